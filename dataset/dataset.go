@@ -1,0 +1,330 @@
+// Package dataset holds multi-domain data for DICA: points X (n x d), the
+// domain each point came from, and either class labels or real targets.
+//
+// A Dataset lives in memory. Data too large for memory reaches the solvers as
+// a Source: a stream of row Blocks that can be read more than once.
+package dataset
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Dataset is an in-memory multi-domain data set.
+//
+// Domain and Label hold indices into DomainNames and ClassNames. Exactly one
+// of Label and Target may be set (supervised DICA, COIR), or neither
+// (UDICA, KPCA).
+type Dataset struct {
+	// X holds one point per row (n x d).
+	X *mat.Dense
+	// Features names the d columns of X; it may be nil.
+	Features []string
+
+	// Domain[p] is the domain of point p, an index into DomainNames.
+	Domain      []int
+	DomainNames []string
+
+	// Label[p] is the class of point p, an index into ClassNames; nil when
+	// the data set has no class labels.
+	Label      []int
+	ClassNames []string
+
+	// Target holds real targets, one row per point (n x t); nil when the data
+	// set has no real targets.
+	Target      *mat.Dense
+	TargetNames []string
+}
+
+// New returns a Dataset of the points in x with the given domain of each
+// point. Domain names are numbered in order of first appearance. The result
+// is validated with Validate.
+func New(x *mat.Dense, domains []string) (*Dataset, error) {
+	if x == nil || x.IsEmpty() {
+		return nil, fmt.Errorf("dataset: no points")
+	}
+	n, _ := x.Dims()
+	if len(domains) != n {
+		return nil, fmt.Errorf("dataset: %d points but %d domain entries", n, len(domains))
+	}
+	var ix Index
+	dom := make([]int, n)
+	for p, s := range domains {
+		dom[p] = ix.ID(s)
+	}
+	ds := &Dataset{X: x, Domain: dom, DomainNames: ix.Names()}
+	if err := ds.Validate(); err != nil {
+		return nil, err
+	}
+	return ds, nil
+}
+
+// SetLabels sets the class label of each point; classes are numbered in order
+// of first appearance.
+func (ds *Dataset) SetLabels(labels []string) error {
+	if len(labels) != ds.N() {
+		return fmt.Errorf("dataset: %d points but %d labels", ds.N(), len(labels))
+	}
+	var ix Index
+	lab := make([]int, len(labels))
+	for p, s := range labels {
+		lab[p] = ix.ID(s)
+	}
+	ds.Label, ds.ClassNames = lab, ix.Names()
+	ds.Target, ds.TargetNames = nil, nil
+	return nil
+}
+
+// SetTargets sets real targets (n x t) for regression.
+func (ds *Dataset) SetTargets(y *mat.Dense, names []string) error {
+	if y == nil || y.IsEmpty() {
+		return fmt.Errorf("dataset: empty targets")
+	}
+	r, t := y.Dims()
+	if r != ds.N() {
+		return fmt.Errorf("dataset: %d points but %d target rows", ds.N(), r)
+	}
+	if names != nil && len(names) != t {
+		return fmt.Errorf("dataset: %d target columns but %d target names", t, len(names))
+	}
+	if err := checkFinite(y, "target"); err != nil {
+		return err
+	}
+	ds.Target, ds.TargetNames = y, names
+	ds.Label, ds.ClassNames = nil, nil
+	return nil
+}
+
+// N returns the number of points.
+func (ds *Dataset) N() int {
+	if ds.X == nil || ds.X.IsEmpty() {
+		return 0
+	}
+	n, _ := ds.X.Dims()
+	return n
+}
+
+// D returns the number of input dimensions.
+func (ds *Dataset) D() int {
+	if ds.X == nil || ds.X.IsEmpty() {
+		return 0
+	}
+	_, d := ds.X.Dims()
+	return d
+}
+
+// NumDomains returns the number of domains.
+func (ds *Dataset) NumDomains() int { return len(ds.DomainNames) }
+
+// NumClasses returns the number of classes, 0 without labels.
+func (ds *Dataset) NumClasses() int { return len(ds.ClassNames) }
+
+// DomainSizes returns the number of points in each domain.
+func (ds *Dataset) DomainSizes() []int {
+	c := make([]int, len(ds.DomainNames))
+	for _, g := range ds.Domain {
+		c[g]++
+	}
+	return c
+}
+
+// ClassSizes returns the number of points in each class (nil without labels).
+func (ds *Dataset) ClassSizes() []int {
+	if ds.Label == nil {
+		return nil
+	}
+	c := make([]int, len(ds.ClassNames))
+	for _, y := range ds.Label {
+		c[y]++
+	}
+	return c
+}
+
+// Validate checks the shapes and values of the data set: at least one point,
+// lengths that agree, finite values (the error names row and column), domain
+// and class indices in range, and at least 2 points in every domain.
+func (ds *Dataset) Validate() error {
+	n := ds.N()
+	if n == 0 {
+		return fmt.Errorf("dataset: no points")
+	}
+	if ds.Features != nil && len(ds.Features) != ds.D() {
+		return fmt.Errorf("dataset: %d columns but %d feature names", ds.D(), len(ds.Features))
+	}
+	if err := checkFinite(ds.X, "input"); err != nil {
+		return err
+	}
+	if len(ds.Domain) != n {
+		return fmt.Errorf("dataset: %d points but %d domain entries", n, len(ds.Domain))
+	}
+	for p, g := range ds.Domain {
+		if g < 0 || g >= len(ds.DomainNames) {
+			return fmt.Errorf("dataset: row %d: domain index %d out of range [0, %d)", p, g, len(ds.DomainNames))
+		}
+	}
+	for i, c := range ds.DomainSizes() {
+		if c < 2 {
+			return fmt.Errorf("dataset: domain %q has %d point(s); every domain needs at least 2", ds.DomainNames[i], c)
+		}
+	}
+	if ds.Label != nil && ds.Target != nil {
+		return fmt.Errorf("dataset: both class labels and real targets are set")
+	}
+	if ds.Label != nil {
+		if len(ds.Label) != n {
+			return fmt.Errorf("dataset: %d points but %d labels", n, len(ds.Label))
+		}
+		for p, y := range ds.Label {
+			if y < 0 || y >= len(ds.ClassNames) {
+				return fmt.Errorf("dataset: row %d: class index %d out of range [0, %d)", p, y, len(ds.ClassNames))
+			}
+		}
+	}
+	if ds.Target != nil {
+		r, t := ds.Target.Dims()
+		if r != n {
+			return fmt.Errorf("dataset: %d points but %d target rows", n, r)
+		}
+		if ds.TargetNames != nil && len(ds.TargetNames) != t {
+			return fmt.Errorf("dataset: %d target columns but %d target names", t, len(ds.TargetNames))
+		}
+		if err := checkFinite(ds.Target, "target"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RequireDomains returns an error unless the data set has at least min domains.
+func (ds *Dataset) RequireDomains(min int) error {
+	if len(ds.DomainNames) < min {
+		return fmt.Errorf("dataset: %d domain(s); this method needs at least %d", len(ds.DomainNames), min)
+	}
+	return nil
+}
+
+// RequireSupervision returns an error unless the data set has real targets or
+// class labels with at least 2 classes that occur.
+func (ds *Dataset) RequireSupervision() error {
+	if ds.Target != nil {
+		return nil
+	}
+	if ds.Label == nil {
+		return fmt.Errorf("dataset: supervised method needs class labels or real targets")
+	}
+	k := 0
+	for _, c := range ds.ClassSizes() {
+		if c > 0 {
+			k++
+		}
+	}
+	if k < 2 {
+		return fmt.Errorf("dataset: one class only (%d class(es) present); supervised DICA needs at least 2", k)
+	}
+	return nil
+}
+
+// Subset returns the data set restricted to the given rows, in that order.
+// Domain and class names are kept (some may then have no points).
+func (ds *Dataset) Subset(rows []int) *Dataset {
+	d := ds.D()
+	x := mat.NewDense(len(rows), d, nil)
+	out := &Dataset{X: x, Features: ds.Features, DomainNames: ds.DomainNames,
+		ClassNames: ds.ClassNames, TargetNames: ds.TargetNames}
+	out.Domain = make([]int, len(rows))
+	if ds.Label != nil {
+		out.Label = make([]int, len(rows))
+	}
+	if ds.Target != nil {
+		_, t := ds.Target.Dims()
+		out.Target = mat.NewDense(len(rows), t, nil)
+	}
+	for i, p := range rows {
+		x.SetRow(i, ds.X.RawRowView(p))
+		out.Domain[i] = ds.Domain[p]
+		if ds.Label != nil {
+			out.Label[i] = ds.Label[p]
+		}
+		if ds.Target != nil {
+			out.Target.SetRow(i, ds.Target.RawRowView(p))
+		}
+	}
+	return out
+}
+
+// Compact renumbers domains and classes so that only those with points
+// remain, keeping their relative order. It is useful after Subset.
+func (ds *Dataset) Compact() {
+	ds.Domain, ds.DomainNames = compact(ds.Domain, ds.DomainNames)
+	if ds.Label != nil {
+		ds.Label, ds.ClassNames = compact(ds.Label, ds.ClassNames)
+	}
+}
+
+func compact(ids []int, names []string) ([]int, []string) {
+	used := make([]bool, len(names))
+	for _, g := range ids {
+		used[g] = true
+	}
+	remap := make([]int, len(names))
+	var out []string
+	for i, u := range used {
+		if u {
+			remap[i] = len(out)
+			out = append(out, names[i])
+		}
+	}
+	nid := make([]int, len(ids))
+	for p, g := range ids {
+		nid[p] = remap[g]
+	}
+	return nid, out
+}
+
+func checkFinite(m *mat.Dense, what string) error {
+	r, c := m.Dims()
+	for i := 0; i < r; i++ {
+		for j, v := range m.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("dataset: %s row %d, column %d: value %v is not finite", what, i, j, v)
+			}
+		}
+		_ = c
+	}
+	return nil
+}
+
+// Index numbers strings in order of first appearance. The zero value is
+// ready to use.
+type Index struct {
+	ids   map[string]int
+	names []string
+}
+
+// ID returns the number of s, adding it if it is new.
+func (ix *Index) ID(s string) int {
+	if id, ok := ix.ids[s]; ok {
+		return id
+	}
+	if ix.ids == nil {
+		ix.ids = make(map[string]int)
+	}
+	id := len(ix.names)
+	ix.ids[s] = id
+	ix.names = append(ix.names, s)
+	return id
+}
+
+// Lookup returns the number of s and whether it is known.
+func (ix *Index) Lookup(s string) (int, bool) {
+	id, ok := ix.ids[s]
+	return id, ok
+}
+
+// Names returns the strings in order of their numbers.
+func (ix *Index) Names() []string { return append([]string(nil), ix.names...) }
+
+// Len returns how many strings are numbered.
+func (ix *Index) Len() int { return len(ix.names) }

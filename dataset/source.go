@@ -1,0 +1,236 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Block is a chunk of consecutive rows of a stream. Its slices are reused
+// from one Read to the next: copy what must outlive the next call.
+type Block struct {
+	// Rows is the number of rows in the block; D the input dimension.
+	Rows, D int
+	// X holds the rows, row-major (Rows*D values).
+	X []float64
+	// Domain[i] is the domain index of row i (an index into Reader.Domains).
+	Domain []int
+	// Label[i] is the class index of row i (an index into Reader.Classes);
+	// nil when the stream has no labels.
+	Label []int
+	// T is the number of target columns; Target holds Rows*T values,
+	// row-major; nil when the stream has no real targets.
+	T      int
+	Target []float64
+}
+
+// Row returns row i of the block's inputs.
+func (b *Block) Row(i int) []float64 { return b.X[i*b.D : (i+1)*b.D] }
+
+// Reset prepares b to hold up to rows rows of d inputs and t targets,
+// reusing its storage where possible.
+func (b *Block) Reset(rows, d int, labels bool, t int) {
+	b.Rows, b.D, b.T = 0, d, t
+	b.X = grow(b.X, rows*d)
+	b.Domain = growInt(b.Domain, rows)
+	if labels {
+		b.Label = growInt(b.Label, rows)
+	} else {
+		b.Label = nil
+	}
+	if t > 0 {
+		b.Target = grow(b.Target, rows*t)
+	} else {
+		b.Target = nil
+	}
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+func growInt(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	return s[:n]
+}
+
+// Schema describes the columns of a stream.
+type Schema struct {
+	// Features names the d input columns.
+	Features []string
+	// Labelled reports whether rows carry class labels.
+	Labelled bool
+	// Targets names the real target columns (nil for none).
+	Targets []string
+}
+
+// D returns the input dimension.
+func (s Schema) D() int { return len(s.Features) }
+
+// Source is a data set that can be read, as a stream of blocks, any number of
+// times. Each pass must yield the same rows in the same order, so that domain
+// and class indices agree between passes.
+type Source interface {
+	// Schema describes the columns.
+	Schema() Schema
+	// Open starts a pass over the rows.
+	Open(ctx context.Context) (Reader, error)
+}
+
+// Reader is one pass over a Source.
+type Reader interface {
+	// Read fills b with the next rows, at most max of them, and returns the
+	// number read. At the end of the stream it returns 0, io.EOF.
+	Read(b *Block, max int) (int, error)
+	// Domains returns the names of the domains seen so far; Block.Domain
+	// values index it. Names are numbered in order of first appearance.
+	Domains() []string
+	// Classes returns the names of the classes seen so far (nil without
+	// labels).
+	Classes() []string
+	// Close releases the pass's resources.
+	Close() error
+}
+
+// Sizer is implemented by sources that know their number of rows without a
+// pass (in-memory data); it lets a fit report progress and skip a sampling
+// pass.
+type Sizer interface {
+	Len() int
+}
+
+// Source returns the data set as a stream (it implements Sizer).
+func (ds *Dataset) Source() Source { return memSource{ds} }
+
+type memSource struct{ ds *Dataset }
+
+func (s memSource) Len() int { return s.ds.N() }
+
+func (s memSource) Schema() Schema {
+	f := s.ds.Features
+	if f == nil {
+		f = make([]string, s.ds.D())
+		for j := range f {
+			f[j] = fmt.Sprintf("x%d", j+1)
+		}
+	}
+	var t []string
+	if s.ds.Target != nil {
+		t = s.ds.TargetNames
+		if t == nil {
+			_, k := s.ds.Target.Dims()
+			t = make([]string, k)
+			for j := range t {
+				t[j] = fmt.Sprintf("y%d", j+1)
+			}
+		}
+	}
+	return Schema{Features: f, Labelled: s.ds.Label != nil, Targets: t}
+}
+
+func (s memSource) Open(ctx context.Context) (Reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &memReader{ds: s.ds, ctx: ctx}, nil
+}
+
+type memReader struct {
+	ds  *Dataset
+	ctx context.Context
+	pos int
+}
+
+func (r *memReader) Read(b *Block, max int) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	ds := r.ds
+	n := ds.N()
+	if r.pos >= n {
+		return 0, io.EOF
+	}
+	rows := min(max, n-r.pos)
+	d := ds.D()
+	t := 0
+	if ds.Target != nil {
+		_, t = ds.Target.Dims()
+	}
+	b.Reset(rows, d, ds.Label != nil, t)
+	for i := 0; i < rows; i++ {
+		p := r.pos + i
+		copy(b.X[i*d:(i+1)*d], ds.X.RawRowView(p))
+		b.Domain[i] = ds.Domain[p]
+		if ds.Label != nil {
+			b.Label[i] = ds.Label[p]
+		}
+		if t > 0 {
+			copy(b.Target[i*t:(i+1)*t], ds.Target.RawRowView(p))
+		}
+	}
+	b.Rows = rows
+	r.pos += rows
+	return rows, nil
+}
+
+func (r *memReader) Domains() []string { return r.ds.DomainNames }
+func (r *memReader) Classes() []string { return r.ds.ClassNames }
+func (r *memReader) Close() error      { return nil }
+
+// Collect reads a whole source into memory. It is meant for small data (the
+// exact path) and for tests.
+func Collect(ctx context.Context, src Source) (*Dataset, error) {
+	sc := src.Schema()
+	r, err := src.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var (
+		x, tg   []float64
+		dom, lb []int
+		b       Block
+	)
+	for {
+		k, err := r.Read(&b, 4096)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		x = append(x, b.X[:k*b.D]...)
+		dom = append(dom, b.Domain[:k]...)
+		if sc.Labelled {
+			lb = append(lb, b.Label[:k]...)
+		}
+		if b.T > 0 {
+			tg = append(tg, b.Target[:k*b.T]...)
+		}
+	}
+	if len(dom) == 0 {
+		return nil, fmt.Errorf("dataset: no points")
+	}
+	ds := &Dataset{
+		X:           newDense(len(dom), sc.D(), x),
+		Features:    sc.Features,
+		Domain:      dom,
+		DomainNames: r.Domains(),
+	}
+	if sc.Labelled {
+		ds.Label, ds.ClassNames = lb, r.Classes()
+	}
+	if len(sc.Targets) > 0 {
+		ds.Target, ds.TargetNames = newDense(len(dom), len(sc.Targets), tg), sc.Targets
+	}
+	return ds, ds.Validate()
+}
+
+func newDense(r, c int, data []float64) *mat.Dense { return mat.NewDense(r, c, data) }
