@@ -1,0 +1,496 @@
+// Package svm trains linear support vector machines by dual coordinate
+// descent, the algorithm of LIBLINEAR (Hsieh, Chang, Lin, Keerthi and
+// Sundararajan, "A Dual Coordinate Descent Method for Large-scale Linear
+// SVM", ICML 2008), for classifying DICA-projected features.
+//
+// For labels y_i in {-1, +1} and augmented inputs x~_i = [x_i, B] (B the bias
+// feature, as LIBLINEAR -B), the primal problem is
+//
+//	min_w  1/2 w'w + C sum_i xi(w; x~_i, y_i)
+//
+// with the hinge (L1) loss xi = max(0, 1 - y_i w'x~_i) or the squared hinge
+// (L2) loss xi = max(0, 1 - y_i w'x~_i)^2. The dual is
+//
+//	min_a  f(a) = 1/2 a'(Q + D)a - e'a   subject to 0 <= a_i <= U,
+//
+// Q_ij = y_i y_j x~_i'x~_j, with U = C, D = 0 for the hinge loss and
+// U = inf, D = I/(2C) for the squared hinge loss. Coordinate descent keeps
+// w = sum_i y_i a_i x~_i, so each coordinate step costs O(d): the gradient
+// is G_i = y_i w'x~_i - 1 + D_ii a_i and a_i <- min(max(a_i - G_i/Q~_ii, 0), U).
+// Coordinates are visited in a random permutation each epoch; optional
+// shrinking removes bound variables whose projected gradient is beyond the
+// previous epoch's extremes (Section 3 of the paper, as LIBLINEAR's
+// solve_l2r_l1l2_svc). Iteration stops when the spread of the projected
+// gradient, max PG - min PG, is at most Tol (LIBLINEAR's eps, default 0.1).
+//
+// Multiclass problems are solved one-vs-rest, as LIBLINEAR does by default.
+package svm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Loss selects the loss function of the primal problem.
+type Loss int
+
+const (
+	// SquaredHinge is the L2 loss max(0, 1 - y w'x)^2 (LIBLINEAR -s 1, the
+	// default).
+	SquaredHinge Loss = iota
+	// Hinge is the L1 loss max(0, 1 - y w'x) (LIBLINEAR -s 3).
+	Hinge
+)
+
+func (l Loss) String() string {
+	switch l {
+	case SquaredHinge:
+		return "squared-hinge"
+	case Hinge:
+		return "hinge"
+	}
+	return fmt.Sprintf("Loss(%d)", int(l))
+}
+
+// Default option values, those of LIBLINEAR.
+const (
+	DefaultC         = 1.0
+	DefaultTol       = 0.1
+	DefaultMaxEpochs = 1000
+	DefaultBias      = 1.0
+)
+
+// Options configures training. The zero value gives LIBLINEAR's defaults
+// for "-s 1 -B 1": C = 1, squared hinge loss, Tol = 0.1, at most 1000
+// epochs, bias feature 1, shrinking on.
+type Options struct {
+	// C is the cost of the loss term; 0 means DefaultC. It must not be
+	// negative.
+	C float64
+	// Loss is the loss function; the zero value is SquaredHinge.
+	Loss Loss
+	// Tol is the stopping tolerance on max PG - min PG (the spread of the
+	// projected gradient over an epoch); 0 means DefaultTol.
+	Tol float64
+	// MaxEpochs bounds the number of passes over the data; 0 means
+	// DefaultMaxEpochs. Reaching it is not an error (LIBLINEAR warns); the
+	// Binary.Converged field reports it.
+	MaxEpochs int
+	// Bias is the value B of the constant feature appended to every input;
+	// its weight is the intercept divided by B and is regularized like the
+	// other weights (LIBLINEAR -B). 0 means DefaultBias; a negative value
+	// means no bias feature (LIBLINEAR -B -1).
+	Bias float64
+	// NoShrink disables shrinking.
+	NoShrink bool
+	// Seed seeds the PCG generator of the per-epoch permutations. Class k of
+	// a one-vs-rest model uses the stream rand.NewPCG(Seed, k).
+	Seed uint64
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.C == 0 {
+		o.C = DefaultC
+	}
+	if !(o.C > 0) || math.IsInf(o.C, 1) {
+		return o, fmt.Errorf("svm: C = %g, want finite C > 0", o.C)
+	}
+	if o.Loss != SquaredHinge && o.Loss != Hinge {
+		return o, fmt.Errorf("svm: unknown loss %d", int(o.Loss))
+	}
+	if o.Tol == 0 {
+		o.Tol = DefaultTol
+	}
+	if !(o.Tol > 0) {
+		return o, fmt.Errorf("svm: Tol = %g, want Tol > 0", o.Tol)
+	}
+	if o.MaxEpochs == 0 {
+		o.MaxEpochs = DefaultMaxEpochs
+	}
+	if o.MaxEpochs < 0 {
+		return o, fmt.Errorf("svm: MaxEpochs = %d, want > 0", o.MaxEpochs)
+	}
+	if o.Bias == 0 {
+		o.Bias = DefaultBias
+	}
+	if math.IsNaN(o.Bias) || math.IsInf(o.Bias, 0) {
+		return o, fmt.Errorf("svm: Bias = %g, want finite", o.Bias)
+	}
+	return o, nil
+}
+
+// Binary is a trained two-class linear SVM: the decision function is
+// f(x) = W'x + Intercept, with Intercept = w_B * B the weight of the bias
+// feature times its value.
+type Binary struct {
+	// W holds the d input weights.
+	W []float64
+	// Intercept is w_B * B (0 without a bias feature).
+	Intercept float64
+	// Alpha holds the n dual variables at the solution; the primal weights
+	// are [W, w_B] = sum_i y_i Alpha_i [x_i, B].
+	Alpha []float64
+	// Epochs is the number of passes over the (active) data.
+	Epochs int
+	// Converged reports whether max PG - min PG <= Tol was reached on the
+	// full set of variables within MaxEpochs.
+	Converged bool
+}
+
+// Decision returns f(x) = W'x + Intercept for the d-vector x.
+func (b *Binary) Decision(x []float64) float64 {
+	s := b.Intercept
+	for j, w := range b.W {
+		s += w * x[j]
+	}
+	return s
+}
+
+// Model is a one-vs-rest multiclass linear SVM.
+type Model struct {
+	// NClass is the number of classes; labels are 0..NClass-1.
+	NClass int
+	// Dim is the number of input features d.
+	Dim int
+	// W is NClass x d; row k holds the weights of class k against the rest.
+	// For two classes a single binary machine is trained (as LIBLINEAR), with
+	// class 1 positive; row 1 holds its weights and row 0 their negation.
+	W *mat.Dense
+	// Intercept holds the NClass intercepts, with the same convention as W.
+	Intercept []float64
+	// Present reports which classes occur in the training labels. Absent
+	// classes get decision value -Inf and are never predicted.
+	Present []bool
+	// Machines holds the binary machines trained (one per present class, or
+	// one for two classes), indexed by class (nil for absent classes, and for
+	// class 0 in the two-class case).
+	Machines []*Binary
+}
+
+// Train trains a one-vs-rest linear SVM on the rows of x (n x d) with labels
+// y in 0..nclass-1. Classes are trained concurrently. It returns an error for
+// mismatched shapes, labels out of range, NaN or Inf inputs (naming the row
+// and column), fewer than two classes present, or invalid options.
+func Train(ctx context.Context, x *mat.Dense, y []int, nclass int, o Options) (*Model, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	n, d, err := check(x, len(y))
+	if err != nil {
+		return nil, err
+	}
+	if nclass < 2 {
+		return nil, fmt.Errorf("svm: nclass = %d, want at least 2", nclass)
+	}
+	present := make([]bool, nclass)
+	npresent := 0
+	for i, l := range y {
+		if l < 0 || l >= nclass {
+			return nil, fmt.Errorf("svm: label y[%d] = %d out of range [0, %d)", i, l, nclass)
+		}
+		if !present[l] {
+			present[l] = true
+			npresent++
+		}
+	}
+	if npresent < 2 {
+		return nil, fmt.Errorf("svm: only %d class present in %d labels, need at least 2", npresent, n)
+	}
+	m := &Model{
+		NClass:    nclass,
+		Dim:       d,
+		W:         mat.NewDense(nclass, d, nil),
+		Intercept: make([]float64, nclass),
+		Present:   present,
+		Machines:  make([]*Binary, nclass),
+	}
+	var classes []int
+	if nclass == 2 {
+		classes = []int{1}
+	} else {
+		for k, p := range present {
+			if p {
+				classes = append(classes, k)
+			}
+		}
+	}
+	errs := make([]error, len(classes))
+	var wg sync.WaitGroup
+	for ci, k := range classes {
+		wg.Go(func() {
+			yk := make([]float64, n)
+			for i, l := range y {
+				if l == k {
+					yk[i] = 1
+				} else {
+					yk[i] = -1
+				}
+			}
+			b, err := solve(ctx, x, yk, o, uint64(k))
+			if err != nil {
+				errs[ci] = err
+				return
+			}
+			m.Machines[k] = b
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for k := range nclass {
+		if b := m.Machines[k]; b != nil {
+			m.W.SetRow(k, b.W)
+			m.Intercept[k] = b.Intercept
+		} else if !present[k] {
+			m.Intercept[k] = math.Inf(-1)
+		}
+	}
+	if nclass == 2 {
+		b := m.Machines[1]
+		for j, w := range b.W {
+			m.W.Set(0, j, -w)
+		}
+		m.Intercept[0] = -b.Intercept
+	}
+	return m, nil
+}
+
+// TrainBinary trains a two-class linear SVM on the rows of x (n x d) with
+// labels y_i in {-1, +1}. Errors are as for Train; both labels must occur.
+func TrainBinary(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Binary, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	n, _, err := check(x, len(y))
+	if err != nil {
+		return nil, err
+	}
+	var pos, neg bool
+	for i, v := range y {
+		switch v {
+		case 1:
+			pos = true
+		case -1:
+			neg = true
+		default:
+			return nil, fmt.Errorf("svm: label y[%d] = %g, want -1 or +1", i, v)
+		}
+	}
+	if !pos || !neg {
+		return nil, fmt.Errorf("svm: only one class present in %d labels, need both -1 and +1", n)
+	}
+	return solve(ctx, x, y, o, 0)
+}
+
+// check validates x against n labels and returns its shape.
+func check(x *mat.Dense, nlabels int) (n, d int, err error) {
+	if x == nil || x.IsEmpty() {
+		return 0, 0, errors.New("svm: empty input matrix")
+	}
+	n, d = x.Dims()
+	if n != nlabels {
+		return 0, 0, fmt.Errorf("svm: %d rows in x but %d labels", n, nlabels)
+	}
+	for i := range n {
+		for j, v := range x.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, 0, fmt.Errorf("svm: x[%d, %d] = %g is not finite", i, j, v)
+			}
+		}
+	}
+	return n, d, nil
+}
+
+// solve runs dual coordinate descent (LIBLINEAR solve_l2r_l1l2_svc) for
+// labels y in {-1, +1}. Options must have defaults applied.
+func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uint64) (*Binary, error) {
+	n, d := x.Dims()
+	bias := o.Bias
+	hasBias := bias > 0
+	var bb float64 // B^2, contribution of the bias feature to x~'x~
+	if hasBias {
+		bb = bias * bias
+	}
+
+	upper, diag := o.C, 0.0
+	if o.Loss == SquaredHinge {
+		upper, diag = math.Inf(1), 0.5/o.C
+	}
+
+	w := make([]float64, d)
+	var wb float64 // weight of the bias feature
+	alpha := make([]float64, n)
+	qd := make([]float64, n)
+	index := make([]int, n)
+	for i := range n {
+		var s float64
+		for _, v := range x.RawRowView(i) {
+			s += v * v
+		}
+		qd[i] = diag + s + bb
+		index[i] = i
+	}
+
+	rng := rand.New(rand.NewPCG(o.Seed, stream))
+	shrink := !o.NoShrink
+	active := n
+	pgMaxOld, pgMinOld := math.Inf(1), math.Inf(-1)
+	res := &Binary{}
+	epoch := 0
+	for epoch < o.MaxEpochs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pgMaxNew, pgMinNew := math.Inf(-1), math.Inf(1)
+		for i := 0; i < active; i++ {
+			j := i + rng.IntN(active-i)
+			index[i], index[j] = index[j], index[i]
+		}
+		for s := 0; s < active; s++ {
+			i := index[s]
+			yi := y[i]
+			xi := x.RawRowView(i)
+			g := wb * bias
+			if !hasBias {
+				g = 0
+			}
+			for j, v := range xi {
+				g += w[j] * v
+			}
+			g = g*yi - 1 + diag*alpha[i]
+
+			var pg float64
+			a := alpha[i]
+			switch {
+			case a == 0:
+				if shrink && g > pgMaxOld {
+					active--
+					index[s], index[active] = index[active], index[s]
+					s--
+					continue
+				}
+				if g < 0 {
+					pg = g
+				}
+			case a == upper:
+				if shrink && g < pgMinOld {
+					active--
+					index[s], index[active] = index[active], index[s]
+					s--
+					continue
+				}
+				if g > 0 {
+					pg = g
+				}
+			default:
+				pg = g
+			}
+			pgMaxNew = math.Max(pgMaxNew, pg)
+			pgMinNew = math.Min(pgMinNew, pg)
+
+			if math.Abs(pg) > 1e-12 {
+				na := math.Min(math.Max(a-g/qd[i], 0), upper)
+				alpha[i] = na
+				step := (na - a) * yi
+				for j, v := range xi {
+					w[j] += step * v
+				}
+				if hasBias {
+					wb += step * bias
+				}
+			}
+		}
+		epoch++
+		if pgMaxNew-pgMinNew <= o.Tol {
+			if active == n {
+				res.Converged = true
+				break
+			}
+			// Converged on the shrunk problem: recheck all variables.
+			active = n
+			pgMaxOld, pgMinOld = math.Inf(1), math.Inf(-1)
+			continue
+		}
+		pgMaxOld, pgMinOld = pgMaxNew, pgMinNew
+		if pgMaxOld <= 0 {
+			pgMaxOld = math.Inf(1)
+		}
+		if pgMinOld >= 0 {
+			pgMinOld = math.Inf(-1)
+		}
+	}
+	res.W = w
+	if hasBias {
+		res.Intercept = wb * bias
+	}
+	res.Alpha = alpha
+	res.Epochs = epoch
+	return res, nil
+}
+
+// Decision returns the n x NClass matrix of one-vs-rest decision values
+// f_k(x_i) = W_k'x_i + Intercept_k for the rows of x (n x Dim). Absent
+// classes have value -Inf. It panics if x has the wrong number of columns.
+func (m *Model) Decision(x *mat.Dense) *mat.Dense {
+	n, d := x.Dims()
+	if d != m.Dim {
+		panic(fmt.Sprintf("svm: input has %d columns, model expects %d", d, m.Dim))
+	}
+	out := mat.NewDense(n, m.NClass, nil)
+	out.Mul(x, m.W.T())
+	for i := range n {
+		row := out.RawRowView(i)
+		for k := range row {
+			row[k] += m.Intercept[k]
+		}
+	}
+	return out
+}
+
+// Predict returns the class with the largest decision value for each row of
+// x (ties go to the smaller label, as LIBLINEAR).
+func (m *Model) Predict(x *mat.Dense) []int {
+	dec := m.Decision(x)
+	n, _ := dec.Dims()
+	pred := make([]int, n)
+	for i := range n {
+		row := dec.RawRowView(i)
+		best := 0
+		for k, v := range row {
+			if v > row[best] {
+				best = k
+			}
+		}
+		pred[i] = best
+	}
+	return pred
+}
+
+// Accuracy returns the fraction of positions where pred equals truth. It
+// panics if the lengths differ and returns NaN for empty slices.
+func Accuracy(pred, truth []int) float64 {
+	if len(pred) != len(truth) {
+		panic(fmt.Sprintf("svm: %d predictions for %d labels", len(pred), len(truth)))
+	}
+	if len(pred) == 0 {
+		return math.NaN()
+	}
+	var ok int
+	for i, p := range pred {
+		if p == truth[i] {
+			ok++
+		}
+	}
+	return float64(ok) / float64(len(pred))
+}
