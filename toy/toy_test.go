@@ -186,8 +186,9 @@ func TestWishartScale(t *testing.T) {
 // TestRegressionTarget checks the target's structure against the shared
 // coefficients: y = sign(b1'x + e1) log|b2'x + c + e2|. Where |b2'x + c| > 3,
 // the log is positive with probability > 0.97, so sign(y) = sign(b1'x + e1);
-// b1'x has standard deviation about sqrt(2)|b1| (about 3), so sign(y) agrees
-// with sign(b1'x) for about 90% of those points. We require 75%. Where
+// b1'x has standard deviation about sqrt(2)|b1|, so sign(y) agrees with
+// sign(b1'x) well above chance (77% for this seed; 50% if y ignored b1'x).
+// We require 65% (over 700 points the binomial sd is under 2%). Where
 // |b2'x + c| < 0.3 the log is mostly negative and the agreement must be
 // below 50%.
 func TestRegressionTarget(t *testing.T) {
@@ -215,9 +216,8 @@ func TestRegressionTarget(t *testing.T) {
 	if far < 50 || near < 20 {
 		t.Fatalf("too few points to test: %d far, %d near", far, near)
 	}
-	t.Logf("far %d %.3f near %d %.3f", far, float64(farAgree)/float64(far), near, float64(nearAgree)/float64(near))
-	if f := float64(farAgree) / float64(far); f < 0.75 {
-		t.Errorf("|b2'x+c| > 3: sign(y) agrees with sign(b1'x) for %.3f of points, want > 0.75", f)
+	if f := float64(farAgree) / float64(far); f < 0.65 {
+		t.Errorf("|b2'x+c| > 3: sign(y) agrees with sign(b1'x) for %.3f of points, want > 0.65", f)
 	}
 	if f := float64(nearAgree) / float64(near); f > 0.5 {
 		t.Errorf("|b2'x+c| < 0.3: sign(y) agrees with sign(b1'x) for %.3f of points, want < 0.5", f)
