@@ -1,0 +1,87 @@
+package kernel
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func randPoints(rng *rand.Rand, n, d int, scale float64) *mat.Dense {
+	a := mat.NewDense(n, d, nil)
+	for i := range n {
+		for j := range d {
+			a.Set(i, j, scale*rng.NormFloat64())
+		}
+	}
+	return a
+}
+
+// TestBlockMatchesEval checks every kernel's Block against its Eval (math.Exp,
+// explicit loops) on shapes that exercise the vector widths and the tails.
+func TestBlockMatchesEval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, sh := range []struct{ r, s, d int }{{1, 1, 1}, {3, 5, 2}, {7, 9, 8}, {16, 33, 5}, {5, 64, 50}, {2, 13, 130}} {
+		for _, scale := range []float64{0.3, 1, 30} {
+			x := randPoints(rng, sh.r, sh.d, scale)
+			z := randPoints(rng, sh.s, sh.d, scale)
+			// A duplicate point: the distance must be exactly 0.
+			if sh.s > 1 {
+				z.SetRow(1, x.RawRowView(0))
+			}
+			for _, k := range []Kernel{RBF{Sigma: 1.3}, RBF{Sigma: 0.05}, Laplacian{Sigma: 2}, Laplacian{Sigma: 0.7, L1: true}, Linear{}} {
+				var got mat.Dense
+				k.Block(&got, x, z)
+				for i := range sh.r {
+					for j := range sh.s {
+						xi, zj := x.RawRowView(i), z.RawRowView(j)
+						want := k.Eval(xi, zj)
+						if _, ok := k.(Linear); !ok {
+							// An independent reference: math.Exp of the
+							// explicitly computed distance.
+							var d2, d1 float64
+							for c := range xi {
+								d2 += (xi[c] - zj[c]) * (xi[c] - zj[c])
+								d1 += math.Abs(xi[c] - zj[c])
+							}
+							switch k := k.(type) {
+							case RBF:
+								want = math.Exp(-d2 / (2 * k.Sigma * k.Sigma))
+							case Laplacian:
+								if k.L1 {
+									want = math.Exp(-d1 / k.Sigma)
+								} else {
+									want = math.Exp(-math.Sqrt(d2) / k.Sigma)
+								}
+							}
+						}
+						g := got.At(i, j)
+						// exp has condition number |arg|: rounding of the
+						// argument is amplified by it.
+						tol := 1e-14 * math.Abs(want)
+						if want > 0 && want < 1 {
+							tol = (4 + 2*math.Abs(math.Log(want))) * 2.3e-16 * want
+						}
+						if math.Abs(g-want) > tol+1e-300 {
+							t.Fatalf("%v %dx%dx%d scale %g: K[%d,%d] = %.17g, want %.17g", k, sh.r, sh.s, sh.d, scale, i, j, g, want)
+						}
+					}
+				}
+				if sh.s > 1 && k.String() != "linear" && got.At(0, 1) != 1 {
+					t.Errorf("%v: k(x, x) = %.17g, want exactly 1", k, got.At(0, 1))
+				}
+			}
+			var sq mat.Dense
+			SqDistBlock(&sq, x, z)
+			for i := range sh.r {
+				for j := range sh.s {
+					want := SqDist(x.RawRowView(i), z.RawRowView(j))
+					if g := sq.At(i, j); math.Abs(g-want) > 1e-14*want {
+						t.Fatalf("SqDistBlock[%d,%d] = %g, want %g", i, j, g, want)
+					}
+				}
+			}
+		}
+	}
+}
