@@ -1,0 +1,530 @@
+// Package csvio reads multi-domain data from CSV files, as users have them,
+// as a dataset.Source: a stream of row blocks that can be read any number of
+// times without holding the data in memory.
+//
+// Each file is one domain (a patient, a sample, a center), named after the
+// file, unless a column holds the domain. Class labels come from a column or
+// from separate row-aligned label files (one label per line, as in the
+// DeepCyTOF data: sample3.csv with labels3.csv), and rows with some label
+// values (such as "0" for ungated cells) can be dropped. Real target columns
+// can be read instead of labels.
+//
+// The parser is hand-written for speed: large buffered reads, no allocation
+// per row, and decimal numbers converted by Clinger's exact fast path with
+// strconv.ParseFloat for everything else, so that every value is the
+// correctly rounded float64 of its text. Errors name the file, the line and
+// the column.
+//
+// CSV details: fields are separated by Options.Comma; a field may be enclosed
+// in double quotes ("" stands for a quote) but may not span lines; spaces and
+// tabs around fields are ignored; empty lines are skipped; "\r\n" line
+// endings, a UTF-8 byte order mark and gzip-compressed files (name ending in
+// ".gz") are accepted. Numbers are anything strconv.ParseFloat accepts
+// (including exponents and hexadecimal floats) that is finite: NaN, Inf,
+// values out of range, empty fields and "NA" are errors.
+package csvio
+
+import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dicalab/dica/dataset"
+)
+
+// HeaderMode says whether the files start with a row of column names.
+type HeaderMode int
+
+const (
+	// DetectHeader (the default) takes the first row of the first file as a
+	// header when one of its fields is not a number, leaving out the columns
+	// that Domain and Label select by position ("3", "V3"), which may hold
+	// text. A header made only of numbers needs WithHeader.
+	DetectHeader HeaderMode = iota
+	// WithHeader says the first row of every file is a header.
+	WithHeader
+	// NoHeader says there is no header: columns are named V1, V2, ...
+	NoHeader
+)
+
+// Options say how to read the files. The zero value reads every column as a
+// feature, one domain per file, without labels.
+type Options struct {
+	// Header says whether the files have a header row (default: detect).
+	// With a header all files must have the same one.
+	Header HeaderMode
+
+	// Features selects the input columns, in this order. A column is named by
+	// its header name, or by its 1-based position as "3" or "V3" (the only
+	// names without a header). Empty means every column not used for the
+	// domain, the label or the targets.
+	Features []string
+
+	// Domain names the column holding the domain of each row (text or
+	// numbers). Empty means one domain per file, named after the file's base
+	// name without extension (".gz" and then one more extension removed):
+	// the base names must then be distinct.
+	Domain string
+
+	// Label names the column holding the class label of each row (text or
+	// numbers, compared as trimmed text).
+	Label string
+
+	// Target names real target columns (regression). A data set has labels
+	// or targets, not both.
+	Target []string
+
+	// LabelFiles gives one label file per data file, in the same order: one
+	// label per line, no header, line i labelling data row i (empty lines
+	// are skipped in both). Exclusive with Label.
+	LabelFiles []string
+
+	// LabelsIgnore lists label values whose rows are dropped (such as "0"
+	// for ungated cells). Their rows are still checked for errors.
+	LabelsIgnore []string
+
+	// Comma is the field separator, a single-byte character (default ',').
+	Comma rune
+
+	// Transform, if not nil, is applied to the features of each row in
+	// place (e.g. log1p or asinh(x/5) of cytometry intensities), after
+	// parsing and before rows are handed out. Its results must be finite.
+	Transform func(row []float64)
+}
+
+// Source reads CSV files as a dataset.Source. Create it with NewSource; it
+// is safe to Open several passes, even concurrently.
+type Source struct {
+	files, labelFiles []string
+	open              func(name string) (io.ReadCloser, error)
+
+	comma     byte
+	header    bool
+	columns   []string // names of the file's columns
+	roles     []role   // role of each file column
+	schema    dataset.Schema
+	domainCol int // -1: one domain per file
+	labelCol  int // -1: no label column
+	fileDoms  []string
+	ignore    map[string]bool
+	transform func([]float64)
+}
+
+// role is what a file column is used for.
+type role struct {
+	kind uint8
+	idx  int // index among the features or the targets
+}
+
+const (
+	skipCol uint8 = iota
+	featureCol
+	targetCol
+	domainCol
+	labelCol
+)
+
+// NewSource returns a Source over the given files, which must exist, be
+// non-empty and have the same columns (the same header, or the same number
+// of fields in their first row). The first row of the first file resolves
+// the column names of Options.
+func NewSource(files []string, o Options) (*Source, error) {
+	return newSource(files, o, func(name string) (io.ReadCloser, error) {
+		return os.Open(name)
+	})
+}
+
+// NewSourceFS is like NewSource with files read from fsys (for instance an
+// embed.FS or a testing/fstest.MapFS).
+func NewSourceFS(fsys fs.FS, files []string, o Options) (*Source, error) {
+	return newSource(files, o, func(name string) (io.ReadCloser, error) {
+		return fsys.Open(name)
+	})
+}
+
+// ReadFile reads one CSV file into memory: it is dataset.Collect of
+// NewSource([]string{path}, o).
+func ReadFile(path string, o Options) (*dataset.Dataset, error) {
+	src, err := NewSource([]string{path}, o)
+	if err != nil {
+		return nil, err
+	}
+	return dataset.Collect(context.Background(), src)
+}
+
+// Schema describes the columns (it implements dataset.Source).
+func (s *Source) Schema() dataset.Schema { return s.schema }
+
+// HasHeader reports whether the files were read as having a header row
+// (the result of header detection with DetectHeader).
+func (s *Source) HasHeader() bool { return s.header }
+
+// Files returns the data files, in reading order.
+func (s *Source) Files() []string { return slices.Clone(s.files) }
+
+func newSource(files []string, o Options, open func(string) (io.ReadCloser, error)) (*Source, error) {
+	if len(files) == 0 {
+		return nil, errors.New("csvio: no files")
+	}
+	s := &Source{
+		files: slices.Clone(files), labelFiles: slices.Clone(o.LabelFiles),
+		comma: ',', domainCol: -1, labelCol: -1, transform: o.Transform,
+	}
+	if o.Comma != 0 {
+		if o.Comma < 0 || o.Comma >= 0x80 || o.Comma == '"' || o.Comma == '\n' || o.Comma == '\r' {
+			return nil, fmt.Errorf("csvio: separator %q: want a single-byte character other than a quote or a line ending", o.Comma)
+		}
+		s.comma = byte(o.Comma)
+	}
+	if o.Label != "" && len(o.LabelFiles) > 0 {
+		return nil, errors.New("csvio: both a label column and label files are given")
+	}
+	if len(o.LabelFiles) > 0 && len(o.LabelFiles) != len(files) {
+		return nil, fmt.Errorf("csvio: %d data files but %d label files", len(files), len(o.LabelFiles))
+	}
+	labelled := o.Label != "" || len(o.LabelFiles) > 0
+	if labelled && len(o.Target) > 0 {
+		return nil, errors.New("csvio: both labels and targets are given; a data set has one or the other")
+	}
+	if len(o.LabelsIgnore) > 0 {
+		if !labelled {
+			return nil, errors.New("csvio: LabelsIgnore without labels (set Label or LabelFiles)")
+		}
+		s.ignore = make(map[string]bool, len(o.LabelsIgnore))
+		for _, v := range o.LabelsIgnore {
+			s.ignore[strings.TrimSpace(v)] = true
+		}
+	}
+	s.open = func(name string) (io.ReadCloser, error) {
+		f, err := open(name)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.HasSuffix(name, ".gz") {
+			return f, nil
+		}
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("csvio: %s: %v", name, err)
+		}
+		return gzipFile{z, f}, nil
+	}
+
+	// First rows of every file.
+	first := make([][]string, len(files))
+	for i, name := range files {
+		row, err := s.firstRow(name)
+		if err != nil {
+			return nil, err
+		}
+		first[i] = row
+	}
+	for _, name := range s.labelFiles {
+		f, err := s.open(name)
+		if err != nil {
+			return nil, fmt.Errorf("csvio: %w", err)
+		}
+		f.Close()
+	}
+	s.columns = first[0]
+	ncol := len(s.columns)
+
+	// Header.
+	switch o.Header {
+	case WithHeader:
+		s.header = true
+	case NoHeader:
+	case DetectHeader:
+		text := map[int]bool{}
+		for _, ref := range []string{o.Domain, o.Label} {
+			if j, ok := position(ref, ncol); ok {
+				text[j] = true
+			}
+		}
+		for j, f := range s.columns {
+			if !text[j] && !isNumber([]byte(f)) {
+				s.header = true
+				break
+			}
+		}
+	default:
+		return nil, fmt.Errorf("csvio: invalid header mode %d", o.Header)
+	}
+	for i, row := range first[1:] {
+		if s.header && !slices.Equal(row, s.columns) {
+			return nil, fmt.Errorf("csvio: %s: header %s differs from %s in %s", files[i+1], strings.Join(row, ","), strings.Join(s.columns, ","), files[0])
+		}
+		if len(row) != ncol {
+			return nil, fmt.Errorf("csvio: %s: first row has %d fields but %s has %d", files[i+1], len(row), files[0], ncol)
+		}
+	}
+	if !s.header {
+		for j := range s.columns {
+			s.columns[j] = "V" + strconv.Itoa(j+1)
+		}
+	}
+
+	// Columns.
+	s.roles = make([]role, ncol)
+	use := func(ref, what string, r role) (int, error) {
+		j, err := s.resolve(ref)
+		if err != nil {
+			return 0, err
+		}
+		if s.roles[j].kind != skipCol {
+			return 0, fmt.Errorf("csvio: column %s (%s) is used twice", ref, what)
+		}
+		s.roles[j] = r
+		return j, nil
+	}
+	var err error
+	if o.Domain != "" {
+		if s.domainCol, err = use(o.Domain, "domain", role{kind: domainCol}); err != nil {
+			return nil, err
+		}
+	}
+	if o.Label != "" {
+		if s.labelCol, err = use(o.Label, "label", role{kind: labelCol}); err != nil {
+			return nil, err
+		}
+	}
+	for k, ref := range o.Target {
+		j, err := use(ref, "target", role{kind: targetCol, idx: k})
+		if err != nil {
+			return nil, err
+		}
+		s.schema.Targets = append(s.schema.Targets, s.columns[j])
+	}
+	if len(o.Features) > 0 {
+		for k, ref := range o.Features {
+			j, err := use(ref, "feature", role{kind: featureCol, idx: k})
+			if err != nil {
+				return nil, err
+			}
+			s.schema.Features = append(s.schema.Features, s.columns[j])
+		}
+	} else {
+		for j, r := range s.roles {
+			if r.kind == skipCol {
+				s.roles[j] = role{kind: featureCol, idx: len(s.schema.Features)}
+				s.schema.Features = append(s.schema.Features, s.columns[j])
+			}
+		}
+	}
+	if len(s.schema.Features) == 0 {
+		return nil, errors.New("csvio: no feature columns left")
+	}
+	s.schema.Labelled = labelled
+
+	// Domains named after the files.
+	if s.domainCol < 0 {
+		seen := map[string]string{}
+		for _, name := range files {
+			d := domainName(name)
+			if prev, dup := seen[d]; dup {
+				return nil, fmt.Errorf("csvio: files %s and %s would both be domain %q; rename one or use a domain column", prev, name, d)
+			}
+			seen[d] = name
+			s.fileDoms = append(s.fileDoms, d)
+		}
+	}
+	return s, nil
+}
+
+// firstRow returns the fields of the first non-empty line of the file.
+func (s *Source) firstRow(name string) ([]string, error) {
+	f, err := s.open(name)
+	if err != nil {
+		return nil, fmt.Errorf("csvio: %w", err)
+	}
+	defer f.Close()
+	var l lineReader
+	l.reset(f, 64<<10)
+	for {
+		line, ok := l.next()
+		if !ok {
+			if l.err != nil {
+				return nil, fmt.Errorf("csvio: %s: %w", name, l.err)
+			}
+			return nil, fmt.Errorf("csvio: %s: no rows", name)
+		}
+		if l.line == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(line) == 0 {
+			continue
+		}
+		row, kind := splitLine(line, s.comma)
+		if kind != errNone {
+			return nil, &ParseError{File: name, Line: l.line, Column: len(row) + 1, Msg: quoteMsg(kind)}
+		}
+		return row, nil
+	}
+}
+
+var bom = []byte("\uFEFF")
+
+// position reads a positional column reference "3" or "V3" (1-based) and
+// returns its 0-based index if it is in range.
+func position(ref string, ncol int) (int, bool) {
+	ref = strings.TrimPrefix(ref, "V")
+	j, err := strconv.Atoi(ref)
+	if err != nil || j < 1 || j > ncol || ref[0] == '+' || ref[0] == '-' {
+		return 0, false
+	}
+	return j - 1, true
+}
+
+// resolve returns the column a reference names: a header name first, then a
+// position.
+func (s *Source) resolve(ref string) (int, error) {
+	if s.header {
+		j := -1
+		for k, c := range s.columns {
+			if c == ref {
+				if j >= 0 {
+					return 0, fmt.Errorf("csvio: column name %q is not unique in the header of %s", ref, s.files[0])
+				}
+				j = k
+			}
+		}
+		if j >= 0 {
+			return j, nil
+		}
+	}
+	if j, ok := position(ref, len(s.columns)); ok {
+		return j, nil
+	}
+	var avail string
+	if s.header {
+		avail = strings.Join(s.columns, ", ")
+	} else {
+		avail = fmt.Sprintf("V1 to V%d or 1 to %d (no header)", len(s.columns), len(s.columns))
+	}
+	return 0, fmt.Errorf("csvio: no column %q in %s; available: %s", ref, s.files[0], avail)
+}
+
+// domainName is the base name of a file without ".gz" and its extension.
+func domainName(name string) string {
+	b := path.Base(filepath.ToSlash(name))
+	b = strings.TrimSuffix(b, ".gz")
+	if e := filepath.Ext(b); e != "" && e != b {
+		b = strings.TrimSuffix(b, e)
+	}
+	return b
+}
+
+type gzipFile struct {
+	*gzip.Reader
+	f io.Closer
+}
+
+func (g gzipFile) Close() error {
+	err := g.Reader.Close()
+	if e := g.f.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// ParseError is an error in the contents of a file, at a line and, when it
+// concerns one field, a column.
+type ParseError struct {
+	File   string
+	Line   int // 1-based line number in the file
+	Column int // 1-based column number; 0 when the error concerns the line
+	Msg    string
+}
+
+// Error formats the error as "file:line: column c: msg".
+func (e *ParseError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("%s:%d: column %d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+func quoteMsg(kind int) string {
+	if kind == errQuoteOpen {
+		return "quoted field not closed on its line"
+	}
+	return "text after the closing quote of a field"
+}
+
+// Glob expands the patterns (filepath.Match syntax) into file names. The
+// matches of each pattern are sorted naturally, numbers in names by value
+// (sample2.csv before sample10.csv), and the patterns' lists are joined in
+// order, without repeating a file. A pattern that matches nothing is an
+// error.
+func Glob(patterns []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range patterns {
+		m, err := filepath.Glob(p)
+		if err != nil {
+			return nil, fmt.Errorf("csvio: pattern %q: %v", p, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("csvio: no file matches %q", p)
+		}
+		slices.SortFunc(m, NaturalCompare)
+		for _, f := range m {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}
+
+// NaturalCompare compares strings with runs of digits compared by numeric
+// value ("sample2" < "sample10"); it returns -1, 0 or +1. Equal-valued runs
+// with different zero padding, and ties, are broken by plain comparison.
+func NaturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			da := strings.TrimLeft(a[si:i], "0")
+			db := strings.TrimLeft(b[sj:j], "0")
+			if c := cmp.Compare(len(da), len(db)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(da, db); c != 0 {
+				return c
+			}
+			continue
+		}
+		if ca != cb {
+			return cmp.Compare(ca, cb)
+		}
+		i++
+		j++
+	}
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -1,0 +1,294 @@
+package csvio
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"strconv"
+	"unsafe"
+)
+
+// lineReader returns the lines of r one at a time from a large reusable
+// buffer, without allocating per line. A line may be longer than the buffer:
+// the buffer then grows.
+type lineReader struct {
+	r          io.Reader
+	buf        []byte
+	start, end int
+	eof        bool
+	err        error
+	line       int // 1-based number of the line last returned
+}
+
+func (l *lineReader) reset(r io.Reader, size int) {
+	if cap(l.buf) < size {
+		l.buf = make([]byte, size)
+	}
+	l.buf = l.buf[:cap(l.buf)]
+	l.r, l.start, l.end, l.eof, l.err, l.line = r, 0, 0, false, nil, 0
+}
+
+// next returns the next line without its line ending ("\n" or "\r\n"). The
+// slice is valid until the following call. At the end of the input it
+// returns nil, false and the read error, if any.
+func (l *lineReader) next() ([]byte, bool) {
+	for {
+		if i := bytes.IndexByte(l.buf[l.start:l.end], '\n'); i >= 0 {
+			s := l.buf[l.start : l.start+i]
+			l.start += i + 1
+			l.line++
+			if n := len(s); n > 0 && s[n-1] == '\r' {
+				s = s[:n-1]
+			}
+			return s, true
+		}
+		if l.eof || l.err != nil {
+			if l.start < l.end && l.err == nil {
+				s := l.buf[l.start:l.end]
+				l.start = l.end
+				l.line++
+				if n := len(s); n > 0 && s[n-1] == '\r' {
+					s = s[:n-1]
+				}
+				return s, true
+			}
+			return nil, false
+		}
+		if l.start > 0 {
+			l.end = copy(l.buf, l.buf[l.start:l.end])
+			l.start = 0
+		}
+		if l.end == len(l.buf) {
+			nb := make([]byte, 2*len(l.buf))
+			copy(nb, l.buf[:l.end])
+			l.buf = nb
+		}
+		n, err := l.r.Read(l.buf[l.end:])
+		l.end += n
+		if err == io.EOF {
+			l.eof = true
+		} else if err != nil {
+			l.err = err
+		}
+	}
+}
+
+// pow10 holds the powers of ten that are exact in float64.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// fastFloat parses a simple decimal ([+-]digits[.digits][(e|E)[+-]digits])
+// at the start of s and returns its value and length. It reports ok = false,
+// leaving the number to strconv.ParseFloat, unless the value can be computed
+// exactly-rounded by Clinger's fast path: a mantissa of at most 2^53 and a
+// decimal exponent of magnitude at most 22, so that m*10^e or m/10^-e is one
+// correctly rounded IEEE operation on exact operands (W. D. Clinger, How to
+// read floating point numbers accurately, PLDI 1990).
+func fastFloat(s []byte) (v float64, n int, ok bool) {
+	i := 0
+	neg := false
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		neg = s[i] == '-'
+		i++
+	}
+	var mant uint64
+	nd := 0 // digits accumulated in mant, leading zeros excluded
+	digits := 0
+	frac := 0
+	for ; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			break
+		}
+		digits++
+		if mant == 0 && c == 0 {
+			continue
+		}
+		mant = mant*10 + uint64(c)
+		nd++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for ; i < len(s); i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				break
+			}
+			digits++
+			frac++
+			if mant == 0 && c == 0 {
+				continue
+			}
+			mant = mant*10 + uint64(c)
+			nd++
+		}
+	}
+	if digits == 0 || nd > 19 {
+		return 0, 0, false
+	}
+	e := 0
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			eneg = s[i] == '-'
+			i++
+		}
+		ed := 0
+		for ; i < len(s); i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				break
+			}
+			ed++
+			if e < 10000 {
+				e = e*10 + int(c)
+			}
+		}
+		if ed == 0 {
+			return 0, 0, false
+		}
+		if eneg {
+			e = -e
+		}
+	}
+	if mant == 0 {
+		if neg {
+			return math.Copysign(0, -1), i, true
+		}
+		return 0, i, true
+	}
+	if mant > 1<<53 {
+		return 0, 0, false
+	}
+	e -= frac
+	f := float64(mant)
+	switch {
+	case e == 0:
+	case e > 0 && e <= 22:
+		f *= pow10[e]
+	case e < 0 && e >= -22:
+		f /= pow10[-e]
+	default:
+		return 0, 0, false
+	}
+	if neg {
+		f = -f
+	}
+	return f, i, true
+}
+
+// parseNumber parses the whole of s as a float64, with fastFloat's fast path
+// and strconv.ParseFloat (read through an unsafe string view, so without
+// allocating) for everything else. It reports ok = false if s is not a
+// number or not finite (NaN, Inf, or out of the float64 range).
+func parseNumber(s []byte) (float64, bool) {
+	if v, n, ok := fastFloat(s); ok && n == len(s) {
+		return v, true
+	}
+	if len(s) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(unsafe.String(&s[0], len(s)), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+// isNumber reports whether s parses as a number, finite or not.
+func isNumber(s []byte) bool {
+	if _, n, ok := fastFloat(s); ok && n == len(s) {
+		return true
+	}
+	_, err := strconv.ParseFloat(string(s), 64)
+	return err == nil || err.(*strconv.NumError).Err == strconv.ErrRange
+}
+
+// trimSpace removes spaces and tabs around s, but not the separator.
+func trimSpace(s []byte, comma byte) []byte {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') && s[0] != comma {
+		s = s[1:]
+	}
+	for n := len(s); n > 0 && (s[n-1] == ' ' || s[n-1] == '\t') && s[n-1] != comma; n = len(s) {
+		s = s[:n-1]
+	}
+	return s
+}
+
+// fieldError kinds returned by nextField.
+const (
+	errNone = iota
+	errQuoteOpen
+	errQuoteText
+)
+
+// nextField returns the field of line starting at pos, without surrounding
+// spaces and, for a field in double quotes, without the quotes and with ""
+// read as " (the unquoted text is written to *scratch when it must be
+// copied). It returns the position after the separator that ends the field,
+// len(line)+1 for the last field.
+func nextField(line []byte, pos int, comma byte, scratch *[]byte) (field []byte, next int, kind int) {
+	rest := line[pos:]
+	// Leading spaces before a quote.
+	q := 0
+	for q < len(rest) && (rest[q] == ' ' || rest[q] == '\t') && rest[q] != comma {
+		q++
+	}
+	if q < len(rest) && rest[q] == '"' {
+		buf := (*scratch)[:0]
+		i := q + 1
+		for {
+			j := bytes.IndexByte(rest[i:], '"')
+			if j < 0 {
+				return nil, len(line) + 1, errQuoteOpen
+			}
+			buf = append(buf, rest[i:i+j]...)
+			i += j + 1
+			if i < len(rest) && rest[i] == '"' {
+				buf = append(buf, '"')
+				i++
+				continue
+			}
+			break
+		}
+		*scratch = buf
+		for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t') && rest[i] != comma {
+			i++
+		}
+		if i == len(rest) {
+			return buf, len(line) + 1, errNone
+		}
+		if rest[i] != comma {
+			return nil, len(line) + 1, errQuoteText
+		}
+		return buf, pos + i + 1, errNone
+	}
+	if j := bytes.IndexByte(rest, comma); j >= 0 {
+		return trimSpace(rest[:j], comma), pos + j + 1, errNone
+	}
+	return trimSpace(rest, comma), len(line) + 1, errNone
+}
+
+// splitLine splits line into its fields (copies), for headers and messages.
+func splitLine(line []byte, comma byte) ([]string, int) {
+	var (
+		out     []string
+		scratch []byte
+	)
+	for pos := 0; pos <= len(line); {
+		f, next, kind := nextField(line, pos, comma, &scratch)
+		if kind != errNone {
+			return out, kind
+		}
+		out = append(out, string(f))
+		pos = next
+	}
+	return out, errNone
+}
+
+// countFields returns the number of fields of line.
+func countFields(line []byte, comma byte) int {
+	f, _ := splitLine(line, comma)
+	return len(f)
+}

@@ -1,0 +1,403 @@
+package csvio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/dicalab/dica/dataset"
+)
+
+var errClosed = errors.New("csvio: Read after Close")
+
+// Buffer sizes of a pass.
+const (
+	dataBuffer  = 1 << 20
+	labelBuffer = 64 << 10
+)
+
+// Open starts a pass over the rows of the files, in order (it implements
+// dataset.Source). Domains and classes are numbered in order of first
+// appearance among the rows handed out (rows with ignored labels do not
+// count), so every pass numbers them the same way.
+func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := &reader{s: s, ctx: ctx, fi: -1}
+	r.data.buf = make([]byte, dataBuffer)
+	return r, nil
+}
+
+// reader is one pass over a Source.
+type reader struct {
+	s   *Source
+	ctx context.Context
+
+	fi         int // index of the current file; -1 before the first
+	f, lf      io.ReadCloser
+	data, labs lineReader
+	rows       int // data rows read in the current file
+	fileDom    int // domain of the current file's rows, -1 until seen
+
+	doms, classes     dataset.Index
+	domIDs, classIDs  map[string]int
+	scratch, scratch2 []byte
+	scratchDom        []byte
+	scratchLab        []byte
+	err               error
+	done              bool
+}
+
+func (r *reader) Domains() []string { return r.doms.Names() }
+
+func (r *reader) Classes() []string {
+	if !r.s.schema.Labelled {
+		return nil
+	}
+	return r.classes.Names()
+}
+
+func (r *reader) Close() error {
+	r.closeFiles()
+	r.done = true
+	if r.err == nil {
+		r.err = errClosed
+	}
+	return nil
+}
+
+func (r *reader) closeFiles() {
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+	if r.lf != nil {
+		r.lf.Close()
+		r.lf = nil
+	}
+}
+
+// id returns the number of the name b in ix, adding it when new; the map
+// lookup does not allocate.
+func id(ix *dataset.Index, m *map[string]int, b []byte) int {
+	if k, ok := (*m)[string(b)]; ok {
+		return k
+	}
+	if *m == nil {
+		*m = make(map[string]int)
+	}
+	s := string(b)
+	k := ix.ID(s)
+	(*m)[s] = k
+	return k
+}
+
+// openNext opens the next file (and label file) and reads its header.
+func (r *reader) openNext() error {
+	r.closeFiles()
+	r.fi++
+	s := r.s
+	name := s.files[r.fi]
+	f, err := s.open(name)
+	if err != nil {
+		return fmt.Errorf("csvio: %w", err)
+	}
+	r.f = f
+	r.data.reset(f, dataBuffer)
+	r.rows = 0
+	r.fileDom = -1
+	if s.labelFiles != nil {
+		lf, err := s.open(s.labelFiles[r.fi])
+		if err != nil {
+			return fmt.Errorf("csvio: %w", err)
+		}
+		r.lf = lf
+		r.labs.reset(lf, labelBuffer)
+	}
+	if s.header {
+		for {
+			line, ok := r.data.next()
+			if !ok {
+				return r.readErr(name, &r.data, "no header")
+			}
+			if r.data.line == 1 {
+				line = bytes.TrimPrefix(line, bom)
+			}
+			if len(line) == 0 {
+				continue
+			}
+			row, kind := splitLine(line, s.comma)
+			if kind != errNone {
+				return &ParseError{File: name, Line: r.data.line, Column: len(row) + 1, Msg: quoteMsg(kind)}
+			}
+			if !slices.Equal(row, s.columns) {
+				return &ParseError{File: name, Line: r.data.line, Msg: "header differs from that of " + s.files[0]}
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// readErr returns the read error of l if any, else a ParseError with msg
+// at the line after the last.
+func (r *reader) readErr(name string, l *lineReader, msg string) error {
+	if l.err != nil {
+		return fmt.Errorf("csvio: %s: %w", name, l.err)
+	}
+	return &ParseError{File: name, Line: l.line + 1, Msg: msg}
+}
+
+// nextLabel returns the next label of the label file.
+func (r *reader) nextLabel() ([]byte, bool) {
+	for {
+		line, ok := r.labs.next()
+		if !ok {
+			return nil, false
+		}
+		if len(line) == 0 {
+			continue
+		}
+		f, _, kind := nextField(line, 0, 0xff, &r.scratch2)
+		if kind != errNone {
+			f = trimSpace(line, 0)
+		}
+		return f, true
+	}
+}
+
+// countRest counts the remaining non-empty lines of l.
+func countRest(l *lineReader) int {
+	n := 0
+	for {
+		line, ok := l.next()
+		if !ok {
+			return n
+		}
+		if len(line) > 0 {
+			n++
+		}
+	}
+}
+
+// endFile checks the end of the current file against its label file.
+func (r *reader) endFile() error {
+	s := r.s
+	name := s.files[r.fi]
+	if r.data.err != nil {
+		return fmt.Errorf("csvio: %s: %w", name, r.data.err)
+	}
+	if s.labelFiles == nil {
+		return nil
+	}
+	lname := s.labelFiles[r.fi]
+	if extra := countRest(&r.labs); extra > 0 {
+		if r.labs.err != nil {
+			return fmt.Errorf("csvio: %s: %w", lname, r.labs.err)
+		}
+		return fmt.Errorf("%s has %d lines but %s has %d rows", lname, r.rows+extra, name, r.rows)
+	}
+	if r.labs.err != nil {
+		return fmt.Errorf("csvio: %s: %w", lname, r.labs.err)
+	}
+	return nil
+}
+
+// Read fills b with up to max rows (it implements dataset.Reader).
+func (r *reader) Read(b *dataset.Block, max int) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if max < 1 {
+		panic("csvio: Read with max < 1")
+	}
+	n, err := r.read(b, max)
+	if err != nil {
+		r.err = err
+		r.closeFiles()
+		return 0, err
+	}
+	if n == 0 {
+		r.err = io.EOF
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r *reader) read(b *dataset.Block, max int) (int, error) {
+	s := r.s
+	d := len(s.schema.Features)
+	t := len(s.schema.Targets)
+	labelled := s.schema.Labelled
+	b.Reset(max, d, labelled, t)
+	ncol := len(s.roles)
+	comma := s.comma
+	k := 0
+	for k < max {
+		if r.f == nil {
+			if r.fi+1 == len(s.files) {
+				break
+			}
+			if err := r.openNext(); err != nil {
+				return 0, err
+			}
+		}
+		line, ok := r.data.next()
+		if !ok {
+			if err := r.endFile(); err != nil {
+				return 0, err
+			}
+			r.closeFiles()
+			continue
+		}
+		if r.data.line == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(line) == 0 {
+			continue
+		}
+		r.rows++
+		name := s.files[r.fi]
+
+		var label []byte
+		if s.labelFiles != nil {
+			l, ok := r.nextLabel()
+			if !ok {
+				if r.labs.err != nil {
+					return 0, fmt.Errorf("csvio: %s: %w", s.labelFiles[r.fi], r.labs.err)
+				}
+				rows := r.rows + countRest(&r.data)
+				if r.data.err != nil {
+					return 0, fmt.Errorf("csvio: %s: %w", name, r.data.err)
+				}
+				return 0, fmt.Errorf("%s has %d lines but %s has %d rows", s.labelFiles[r.fi], r.rows-1, name, rows)
+			}
+			label = l
+		}
+
+		x := b.X[k*d : (k+1)*d]
+		var tg []float64
+		if t > 0 {
+			tg = b.Target[k*t : (k+1)*t]
+		}
+		var dom []byte
+		pos := 0
+		for j := 0; j < ncol; j++ {
+			if pos > len(line) {
+				return 0, &ParseError{File: name, Line: r.data.line, Msg: fieldCount(countFields(line, comma), ncol)}
+			}
+			ro := s.roles[j]
+			if ro.kind == featureCol || ro.kind == targetCol {
+				if v, n, ok := fastFloat(line[pos:]); ok && (pos+n == len(line) || line[pos+n] == comma) {
+					if ro.kind == featureCol {
+						x[ro.idx] = v
+					} else {
+						tg[ro.idx] = v
+					}
+					pos += n + 1
+					continue
+				}
+			}
+			sc := &r.scratch
+			switch ro.kind {
+			case domainCol:
+				sc = &r.scratchDom
+			case labelCol:
+				sc = &r.scratchLab
+			}
+			f, next, kind := nextField(line, pos, comma, sc)
+			if kind != errNone {
+				return 0, &ParseError{File: name, Line: r.data.line, Column: j + 1, Msg: quoteMsg(kind)}
+			}
+			pos = next
+			switch ro.kind {
+			case featureCol, targetCol:
+				v, ok := parseNumber(f)
+				if !ok {
+					return 0, &ParseError{File: name, Line: r.data.line, Column: j + 1, Msg: numberMsg(f)}
+				}
+				if ro.kind == featureCol {
+					x[ro.idx] = v
+				} else {
+					tg[ro.idx] = v
+				}
+			case domainCol:
+				if len(f) == 0 {
+					return 0, &ParseError{File: name, Line: r.data.line, Column: j + 1, Msg: "empty domain"}
+				}
+				dom = f
+			case labelCol:
+				label = f
+			}
+		}
+		if pos <= len(line) {
+			return 0, &ParseError{File: name, Line: r.data.line, Msg: fieldCount(countFields(line, comma), ncol)}
+		}
+		if labelled {
+			if len(label) == 0 {
+				c := s.labelCol + 1
+				if s.labelFiles != nil {
+					return 0, &ParseError{File: s.labelFiles[r.fi], Line: r.labs.line, Msg: "empty label"}
+				}
+				return 0, &ParseError{File: name, Line: r.data.line, Column: c, Msg: "empty label"}
+			}
+			if s.ignore != nil && s.ignore[string(label)] {
+				continue
+			}
+			b.Label[k] = id(&r.classes, &r.classIDs, label)
+		}
+		if s.transform != nil {
+			s.transform(x)
+			for j, v := range x {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return 0, &ParseError{File: name, Line: r.data.line, Column: s.featureColumn(j) + 1,
+						Msg: fmt.Sprintf("transform gives %v", v)}
+				}
+			}
+		}
+		if s.domainCol >= 0 {
+			b.Domain[k] = id(&r.doms, &r.domIDs, dom)
+		} else {
+			if r.fileDom < 0 {
+				r.fileDom = r.doms.ID(s.fileDoms[r.fi])
+			}
+			b.Domain[k] = r.fileDom
+		}
+		k++
+	}
+	b.Rows = k
+	return k, nil
+}
+
+// featureColumn returns the file column of feature j.
+func (s *Source) featureColumn(j int) int {
+	for c, ro := range s.roles {
+		if ro.kind == featureCol && ro.idx == j {
+			return c
+		}
+	}
+	return -1
+}
+
+func fieldCount(got, want int) string {
+	return fmt.Sprintf("%d fields, want %d", got, want)
+}
+
+func numberMsg(f []byte) string {
+	if len(f) > 40 {
+		return fmt.Sprintf("cannot parse %s... as a number", strconv.Quote(string(f[:40])))
+	}
+	if _, err := strconv.ParseFloat(string(f), 64); err == nil || err.(*strconv.NumError).Err == strconv.ErrRange {
+		return fmt.Sprintf("%s is not a finite number", strconv.Quote(string(f)))
+	}
+	return fmt.Sprintf("cannot parse %s as a number", strconv.Quote(string(f)))
+}
