@@ -49,7 +49,7 @@ func randomDecimal(rng *rand.Rand) string {
 			b.WriteByte('.')
 		}
 	case 5: // 17 significant digits, as %v prints
-		b.WriteString(strconv.FormatFloat(rng.NormFloat64()*math.Pow(10, float64(rng.IntN(40)-20)), 'g', -1, 64))
+		b.WriteString(strconv.FormatFloat(math.Abs(rng.NormFloat64())*math.Pow(10, float64(rng.IntN(40)-20)), 'g', -1, 64))
 		return b.String()
 	}
 	if rng.IntN(3) == 0 {

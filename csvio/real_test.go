@@ -1,0 +1,139 @@
+package csvio
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/dicalab/dica/dataset"
+)
+
+// dataDir returns the folder of real data sets ($DICA_DATA, or ../shared/data
+// relative to the repository root), skipping the test when sub is absent.
+func dataDir(tb testing.TB, sub string) string {
+	tb.Helper()
+	dir := os.Getenv("DICA_DATA")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "data")
+	}
+	dir = filepath.Join(dir, sub)
+	if _, err := os.Stat(dir); err != nil {
+		tb.Skipf("real data %s absent (set DICA_DATA): %v", dir, err)
+	}
+	return dir
+}
+
+// cytofFiles returns the 16 CyTOF samples and their label files.
+func cytofFiles(tb testing.TB) (files, labels []string) {
+	dir := dataDir(tb, "multicenter16_cytof")
+	files, err := Glob([]string{filepath.Join(dir, "sample*.csv")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range files {
+		labels = append(labels, filepath.Join(dir, fmt.Sprintf("labels%d.csv", i+1)))
+	}
+	return files, labels
+}
+
+func TestCyTOF(t *testing.T) {
+	files, labels := cytofFiles(t)
+	if len(files) != 16 {
+		t.Fatalf("%d sample files", len(files))
+	}
+	for i, f := range files {
+		if want := fmt.Sprintf("sample%d.csv", i+1); filepath.Base(f) != want {
+			t.Fatalf("file %d is %s, want %s (natural order)", i, f, want)
+		}
+	}
+	for _, tc := range []struct {
+		ignore  []string
+		rows    int
+		classes int
+	}{{[]string{"0"}, 693643, 4}, {nil, 929685, 5}} {
+		src, err := NewSource(files, Options{LabelFiles: labels, LabelsIgnore: tc.ignore})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := dataset.Collect(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds.N() != tc.rows || ds.D() != 8 || ds.NumDomains() != 16 || ds.NumClasses() != tc.classes {
+			t.Errorf("ignore %q: %d rows x %d, %d domains, %d classes; want %d x 8, 16, %d",
+				tc.ignore, ds.N(), ds.D(), ds.NumDomains(), ds.NumClasses(), tc.rows, tc.classes)
+		}
+		if ds.DomainNames[0] != "sample1" || ds.DomainNames[15] != "sample16" {
+			t.Errorf("domains %q", ds.DomainNames)
+		}
+		if tc.ignore != nil && slices.Contains(ds.ClassNames, "0") {
+			t.Errorf("ignored class present: %q", ds.ClassNames)
+		}
+	}
+}
+
+// TestCyTOFValues compares a sample, value by value, with encoding/csv and
+// strconv.ParseFloat.
+func TestCyTOFValues(t *testing.T) {
+	files, _ := cytofFiles(t)
+	name := files[0]
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ReadFile(name, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.N() != len(recs) {
+		t.Fatalf("%d rows, want %d", ds.N(), len(recs))
+	}
+	for p, rec := range recs {
+		for j, s := range rec {
+			want, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ds.X.At(p, j); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("row %d column %d: %v, want %v (%q)", p+1, j+1, got, want, s)
+			}
+		}
+	}
+}
+
+func TestGvHD(t *testing.T) {
+	dir := dataDir(t, "gvhd_mclust")
+	files := []string{filepath.Join(dir, "GvHD.pos.csv"), filepath.Join(dir, "GvHD.control.csv")}
+	src, err := NewSource(files, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dataset.Collect(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !src.HasHeader() || !slices.Equal(ds.Features, []string{"CD4", "CD8b", "CD3", "CD8"}) {
+		t.Errorf("header %v, features %q", src.HasHeader(), ds.Features)
+	}
+	if !slices.Equal(ds.DomainNames, []string{"GvHD.pos", "GvHD.control"}) || !slices.Equal(ds.DomainSizes(), []int{9083, 6809}) {
+		t.Errorf("domains %q sizes %v", ds.DomainNames, ds.DomainSizes())
+	}
+	if ds.Label != nil || ds.Target != nil {
+		t.Error("labels or targets without asking")
+	}
+	// First row of the file: 308,220,157,339.
+	if got := ds.X.RawRowView(0); !slices.Equal(got, []float64{308, 220, 157, 339}) {
+		t.Errorf("first row %v", got)
+	}
+}
