@@ -1,0 +1,37 @@
+// Package fcs reads and writes Flow Cytometry Standard files (FCS 2.0, 3.0
+// and 3.1, list mode), the format every flow and mass cytometer exports, and
+// streams their events as a dataset.Source.
+//
+// # Format
+//
+// An FCS data set is a fixed 58-byte HEADER (version "FCSx.y", then the byte
+// offsets of the TEXT, DATA and ANALYSIS segments as right-justified ASCII
+// numbers), a TEXT segment of delimiter-separated keyword/value pairs (the
+// first byte is the delimiter; a delimiter inside a keyword or value is
+// escaped by doubling it), an optional supplemental TEXT, and a DATA segment
+// holding $TOT events of $PAR parameters each, parameter n taking $PnB bits.
+// $DATATYPE is I (unsigned integers), F (IEEE float32) or D (float64), in the
+// byte order $BYTEORD (1,2,3,4 little-endian; 4,3,2,1 big-endian). Several
+// data sets may be chained in one file through $NEXTDATA.
+//
+// # Real-world files
+//
+// The reader follows flowCore and FlowKit where instruments deviate from the
+// standard: blank or zero-padded HEADER offsets; HEADER DATA offsets that are
+// blank, overlap the TEXT or point past the end of the file while $BEGINDATA /
+// $ENDDATA are sound (then TEXT is trusted; otherwise the HEADER is, as in
+// files whose TEXT offsets are off); $ENDDATA one byte too far; padded
+// numbers; non-integer $PnR; supplemental TEXT offsets that point at
+// non-TEXT bytes (ignored, see File.Warnings). Integer values are masked to
+// the smallest power of two >= $PnR, minus one, as flowCore and FlowKit do.
+// Values are returned as stored ("raw"): $PnE and $PnG are applied only on
+// request (EventOptions.Scale).
+//
+// A file whose DATA segment is cut short is reported by a *TruncatedError
+// holding the expected and present event counts; EventOptions.AllowTruncated
+// reads the complete events present instead.
+//
+// Events are decoded in blocks from a buffered chunk of the file, so a file
+// never has to be in memory twice: File.Events returns an EventReader whose
+// Read fills a row-major []float64.
+package fcs

@@ -1,0 +1,363 @@
+package fcs
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TruncatedError reports a DATA segment holding fewer complete events than
+// $TOT declares.
+type TruncatedError struct {
+	Expected, Present int
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("fcs: file truncated: $TOT declares %d events but only %d complete events are present (use AllowTruncated to read them)", e.Expected, e.Present)
+}
+
+// EventOptions controls how events are read.
+type EventOptions struct {
+	// AllowTruncated reads the complete events present in a truncated file
+	// instead of returning a *TruncatedError.
+	AllowTruncated bool
+	// Scale converts stored values to linear scale as flowCore does: for
+	// $PnE = f1,f2 with f1 > 0, v -> f2 * 10^(f1 * v / $PnR) (f2 = 0 read as
+	// 1); otherwise v -> v / $PnG.
+	Scale bool
+	// BufferBytes is the size of the read buffer (default 1 MiB; at least
+	// one event).
+	BufferBytes int
+}
+
+// EventReader streams the events of a data set in blocks. It is not safe for
+// concurrent use.
+type EventReader struct {
+	f     *File
+	dec   decoder
+	pos   int64 // file offset of the next chunk
+	left  int   // events not yet returned
+	inBuf int   // events not yet read from the file
+	buf   []byte
+	off   int // first undecoded byte of buf
+	end   int // bytes of buf holding data
+	scale bool
+}
+
+// Events returns a reader of the data set's events. It returns an error
+// wrapping ErrNoData when the data set has no DATA segment, and a
+// *TruncatedError when the DATA segment is cut short (unless
+// opts.AllowTruncated).
+func (f *File) Events(opts EventOptions) (*EventReader, error) {
+	n, err := f.present(opts.AllowTruncated)
+	if err != nil {
+		return nil, err
+	}
+	bb := opts.BufferBytes
+	if bb <= 0 {
+		bb = 1 << 20
+	}
+	chunk := max(int64(bb)/f.evBytes, 1)
+	chunk = min(chunk, int64(n))
+	return &EventReader{
+		f:     f,
+		dec:   newDecoder(f),
+		pos:   f.begin,
+		left:  n,
+		inBuf: n,
+		buf:   make([]byte, chunk*f.evBytes),
+		scale: opts.Scale,
+	}, nil
+}
+
+// present returns the number of events to read, or the error for a file
+// without DATA or a truncated one.
+func (f *File) present(allowTrunc bool) (int, error) {
+	if f.tot == 0 {
+		return 0, nil
+	}
+	if f.segLen == 0 || f.begin >= f.size {
+		if f.segLen == 0 {
+			return 0, fmt.Errorf("%w: neither the HEADER nor $BEGINDATA/$ENDDATA locate one (and $TOT is %d)", ErrNoData, f.tot)
+		}
+		return 0, fmt.Errorf("%w: it would start at byte %d but the file has only %d bytes (HEADER and TEXT only?); $TOT is %d", ErrNoData, f.begin, f.size, f.tot)
+	}
+	n := f.EventsPresent()
+	if n < f.tot && !allowTrunc {
+		return n, &TruncatedError{Expected: f.tot, Present: n}
+	}
+	return n, nil
+}
+
+// Len returns the number of events not yet read.
+func (r *EventReader) Len() int { return r.left }
+
+// NumParams returns the number of values of an event.
+func (r *EventReader) NumParams() int { return len(r.f.params) }
+
+// Read decodes up to maxEvents events (and no more than fit in dst) into dst,
+// row-major, one row of NumParams values per event, and returns the number
+// of events read. At the end of the data it returns 0, io.EOF. It returns an
+// error if dst cannot hold one event.
+func (r *EventReader) Read(dst []float64, maxEvents int) (int, error) {
+	if r.left == 0 {
+		return 0, io.EOF
+	}
+	p := len(r.f.params)
+	n := min(maxEvents, len(dst)/p, r.left)
+	if n <= 0 {
+		return 0, fmt.Errorf("fcs: Read into %d values for at most %d events of %d parameters: room for no event", len(dst), maxEvents, p)
+	}
+	eb := int(r.f.evBytes)
+	done := 0
+	for done < n {
+		if r.off == r.end {
+			if err := r.fill(); err != nil {
+				return done, err
+			}
+		}
+		k := min((r.end-r.off)/eb, n-done)
+		out := dst[done*p : (done+k)*p]
+		r.dec.decode(out, r.buf[r.off:r.off+k*eb], k)
+		if r.scale {
+			r.f.scale(out)
+		}
+		r.off += k * eb
+		done += k
+	}
+	r.left -= n
+	return n, nil
+}
+
+func (r *EventReader) fill() error {
+	eb := r.f.evBytes
+	k := min(int64(len(r.buf))/eb, int64(r.inBuf))
+	nb := int(k * eb)
+	m, err := r.f.r.ReadAt(r.buf[:nb], r.pos)
+	if m < nb {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("fcs: reading DATA at byte %d: %w", r.pos, err)
+	}
+	r.pos += int64(nb)
+	r.inBuf -= int(k)
+	r.off, r.end = 0, nb
+	return nil
+}
+
+// ReadAll reads every event into an events x parameters matrix. Its memory
+// is the matrix plus one read buffer.
+func (f *File) ReadAll(opts EventOptions) (*mat.Dense, error) {
+	r, err := f.Events(opts)
+	if err != nil {
+		return nil, err
+	}
+	n, p := r.Len(), f.NumParams()
+	if n == 0 {
+		return &mat.Dense{}, nil
+	}
+	data := make([]float64, n*p)
+	for done := 0; done < n; {
+		k, err := r.Read(data[done*p:], n-done)
+		if err != nil {
+			return nil, err
+		}
+		done += k
+	}
+	return mat.NewDense(n, p, data), nil
+}
+
+// scale applies $PnE / $PnG to a row-major block.
+func (f *File) scale(x []float64) {
+	p := len(f.params)
+	for j, q := range f.params {
+		switch {
+		case q.Decades > 0 && q.Range > 0:
+			off := q.Offset
+			if off == 0 {
+				off = 1
+			}
+			c := q.Decades / q.Range
+			for i := j; i < len(x); i += p {
+				x[i] = off * math.Pow(10, c*x[i])
+			}
+		case q.Gain != 1 && q.Gain > 0:
+			g := 1 / q.Gain
+			for i := j; i < len(x); i += p {
+				x[i] *= g
+			}
+		}
+	}
+}
+
+// decoder turns DATA bytes into float64s.
+type decoder struct {
+	kind  byte // 'F', 'D', 'I'
+	big   bool
+	width []int    // bytes per parameter
+	mask  []uint64 // per parameter, integer data
+	uni   int      // common width in bytes, 0 if mixed
+}
+
+func newDecoder(f *File) decoder {
+	d := decoder{kind: f.dataType, big: f.bigEnd, width: make([]int, len(f.params)), mask: make([]uint64, len(f.params))}
+	for j, p := range f.params {
+		d.width[j] = p.Bits / 8
+		d.mask[j] = intMask(p.Bits, p.Range)
+		if j == 0 {
+			d.uni = d.width[j]
+		} else if d.width[j] != d.uni {
+			d.uni = 0
+		}
+	}
+	return d
+}
+
+// intMask returns the bit mask of integer values with $PnB bits and $PnR
+// rng: the smallest power of two >= rng, minus one, or all bits when rng is
+// absent or needs more bits.
+func intMask(bits int, rng float64) uint64 {
+	all := uint64(math.MaxUint64)
+	if bits < 64 {
+		all = 1<<uint(bits) - 1
+	}
+	if !(rng > 0) || rng > math.Exp2(float64(bits)) {
+		return all
+	}
+	r := uint64(math.Ceil(rng))
+	m := uint64(1)
+	for m < r {
+		m <<= 1
+	}
+	return (m - 1) & all
+}
+
+// decode decodes n events from src into dst (n * len(width) values).
+func (d *decoder) decode(dst []float64, src []byte, n int) {
+	switch {
+	case d.kind == 'F':
+		decodeF32(dst[:n*len(d.width)], src, d.big)
+	case d.kind == 'D':
+		decodeF64(dst[:n*len(d.width)], src, d.big)
+	case d.uni == 2:
+		decodeU16(dst, src, n, d.mask, d.big)
+	case d.uni == 4:
+		decodeU32(dst, src, n, d.mask, d.big)
+	default:
+		d.decodeInt(dst, src, n)
+	}
+}
+
+func decodeF32(dst []float64, src []byte, big bool) {
+	src = src[:4*len(dst)]
+	if big {
+		for i := range dst {
+			dst[i] = float64(math.Float32frombits(binary.BigEndian.Uint32(src[4*i:])))
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:])))
+	}
+}
+
+func decodeF64(dst []float64, src []byte, big bool) {
+	src = src[:8*len(dst)]
+	if big {
+		for i := range dst {
+			dst[i] = math.Float64frombits(binary.BigEndian.Uint64(src[8*i:]))
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:]))
+	}
+}
+
+func decodeU16(dst []float64, src []byte, n int, mask []uint64, big bool) {
+	p := len(mask)
+	src = src[:2*n*p]
+	dst = dst[:n*p]
+	m := make([]uint16, p)
+	for j := range m {
+		m[j] = uint16(mask[j])
+	}
+	for e := 0; e < n; e++ {
+		s := src[2*e*p : 2*(e+1)*p]
+		o := dst[e*p : (e+1)*p]
+		if big {
+			for j := range o {
+				o[j] = float64(binary.BigEndian.Uint16(s[2*j:]) & m[j])
+			}
+		} else {
+			for j := range o {
+				o[j] = float64(binary.LittleEndian.Uint16(s[2*j:]) & m[j])
+			}
+		}
+	}
+}
+
+func decodeU32(dst []float64, src []byte, n int, mask []uint64, big bool) {
+	p := len(mask)
+	src = src[:4*n*p]
+	dst = dst[:n*p]
+	m := make([]uint32, p)
+	for j := range m {
+		m[j] = uint32(mask[j])
+	}
+	for e := 0; e < n; e++ {
+		s := src[4*e*p : 4*(e+1)*p]
+		o := dst[e*p : (e+1)*p]
+		if big {
+			for j := range o {
+				o[j] = float64(binary.BigEndian.Uint32(s[4*j:]) & m[j])
+			}
+		} else {
+			for j := range o {
+				o[j] = float64(binary.LittleEndian.Uint32(s[4*j:]) & m[j])
+			}
+		}
+	}
+}
+
+// decodeInt handles any mix of integer widths from 1 to 8 bytes.
+func (d *decoder) decodeInt(dst []float64, src []byte, n int) {
+	p := len(d.width)
+	k := 0
+	for e := 0; e < n; e++ {
+		for j, w := range d.width {
+			b := src[k : k+w]
+			var v uint64
+			switch {
+			case w == 1:
+				v = uint64(b[0])
+			case w == 2 && d.big:
+				v = uint64(binary.BigEndian.Uint16(b))
+			case w == 2:
+				v = uint64(binary.LittleEndian.Uint16(b))
+			case w == 4 && d.big:
+				v = uint64(binary.BigEndian.Uint32(b))
+			case w == 4:
+				v = uint64(binary.LittleEndian.Uint32(b))
+			case w == 8 && d.big:
+				v = binary.BigEndian.Uint64(b)
+			case w == 8:
+				v = binary.LittleEndian.Uint64(b)
+			case d.big:
+				for _, c := range b {
+					v = v<<8 | uint64(c)
+				}
+			default:
+				for i := w - 1; i >= 0; i-- {
+					v = v<<8 | uint64(b[i])
+				}
+			}
+			dst[e*p+j] = float64(v & d.mask[j])
+			k += w
+		}
+	}
+}

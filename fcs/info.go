@@ -1,0 +1,115 @@
+package fcs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+)
+
+// Info summarizes a data set for display (the `dica info` command); its JSON
+// form has exactly the keys version, datatype, byteorder, events,
+// parameters, first_event and last_event.
+type Info struct {
+	// Version is the HEADER version, e.g. "FCS3.1".
+	Version string `json:"version"`
+	// DataType is $DATATYPE ("I", "F" or "D") and ByteOrder $BYTEORD.
+	DataType  string `json:"datatype"`
+	ByteOrder string `json:"byteorder"`
+	// Events is $TOT.
+	Events int `json:"events"`
+	// Parameters describes each parameter.
+	Parameters []ParamInfo `json:"parameters"`
+	// FirstEvent and LastEvent are the first and last complete events
+	// present, raw (nil when none is present).
+	FirstEvent []float64 `json:"first_event"`
+	LastEvent  []float64 `json:"last_event"`
+}
+
+// ParamInfo is the summary of one parameter: $PnN, $PnS, $PnB and $PnR.
+type ParamInfo struct {
+	Name  string  `json:"name"`
+	Label string  `json:"label"`
+	Bits  int     `json:"bits"`
+	Range float64 `json:"range"`
+}
+
+// Info returns the summary of the data set. For a data set without DATA or
+// a truncated one, it returns the summary (with the events present) together
+// with the error that reading all events would give.
+func (f *File) Info() (Info, error) {
+	in := Info{
+		Version:    f.Version(),
+		DataType:   string(f.dataType),
+		ByteOrder:  f.byteOrd,
+		Events:     f.tot,
+		Parameters: make([]ParamInfo, len(f.params)),
+	}
+	for i, p := range f.params {
+		in.Parameters[i] = ParamInfo{Name: p.Name, Label: p.Label, Bits: p.Bits, Range: p.Range}
+	}
+	n, err := f.present(false)
+	var te *TruncatedError
+	if err != nil && !errors.As(err, &te) {
+		return in, err
+	}
+	if n == 0 {
+		return in, err
+	}
+	in.FirstEvent, err = f.eventAt(0)
+	if err != nil {
+		return in, err
+	}
+	in.LastEvent, err = f.eventAt(n - 1)
+	if err != nil {
+		return in, err
+	}
+	if te != nil {
+		return in, te
+	}
+	return in, nil
+}
+
+// eventAt decodes event i (0-based) without reading the others.
+func (f *File) eventAt(i int) ([]float64, error) {
+	b, err := readAt(f.r, f.begin+int64(i)*f.evBytes, f.evBytes)
+	if err != nil {
+		return nil, fmt.Errorf("fcs: reading event %d: %w", i+1, err)
+	}
+	x := make([]float64, len(f.params))
+	d := newDecoder(f)
+	d.decode(x, b, 1)
+	return x, nil
+}
+
+// WriteText writes the summary as aligned plain text: one line per field,
+// then a table of the parameters with the first and last event values.
+func (in Info) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "version\t%s\n", in.Version)
+	fmt.Fprintf(tw, "datatype\t%s\n", in.DataType)
+	fmt.Fprintf(tw, "byteorder\t%s\n", in.ByteOrder)
+	fmt.Fprintf(tw, "events\t%d\n", in.Events)
+	fmt.Fprintf(tw, "parameters\t%d\n", len(in.Parameters))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tname\tlabel\tbits\trange\tfirst\tlast")
+	for i, p := range in.Parameters {
+		first, last := "-", "-"
+		if i < len(in.FirstEvent) {
+			first = strconv.FormatFloat(in.FirstEvent[i], 'g', -1, 64)
+		}
+		if i < len(in.LastEvent) {
+			last = strconv.FormatFloat(in.LastEvent[i], 'g', -1, 64)
+		}
+		label := p.Label
+		if label == "" {
+			label = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", i+1, p.Name, label, p.Bits, strconv.FormatFloat(p.Range, 'g', -1, 64), first, last)
+	}
+	return tw.Flush()
+}

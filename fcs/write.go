@@ -1,0 +1,391 @@
+package fcs
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// DataSet is one data set to write with Write.
+type DataSet struct {
+	// Params describes the parameters; Name ($PnN) is required, Label
+	// ($PnS) is written when not empty. Bits defaults to 32 for F, 64 for D
+	// and 32 for I (I allows 8, 16, 24, 32, 40, 48, 56, 64). Range ($PnR)
+	// defaults to 2^Bits for I and to the smallest integer above the largest
+	// value (at least 1) for F and D. Gain, Decades and Offset are written
+	// as $PnG (when not 0 or 1) and $PnE.
+	Params []Param
+	// DataType is 'F' (the default when 0), 'D' or 'I'.
+	DataType byte
+	// BigEndian selects $BYTEORD 4,3,2,1 instead of 1,2,3,4.
+	BigEndian bool
+	// Keywords are written after the standard keywords. They must not be
+	// keywords the writer sets ($BEGINDATA, $TOT, $PnB, ...) nor be empty.
+	Keywords []Keyword
+	// Events holds the $TOT x $PAR events (nil for none).
+	Events *mat.Dense
+	// Analysis is written as the ANALYSIS segment when not empty.
+	Analysis []byte
+	// Delimiter is the TEXT delimiter (default '/', or another character if
+	// some keyword or value starts with '/'). Delimiters inside keywords or
+	// values are escaped by doubling them.
+	Delimiter byte
+}
+
+// WriteFile writes the data sets to a new FCS 3.1 file at path (see Write).
+func WriteFile(path string, sets ...*DataSet) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("fcs: %w", err)
+	}
+	if err := Write(f, sets...); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Write writes the data sets as an FCS 3.1 file in list mode, chained by
+// $NEXTDATA. Each data set is a HEADER, a TEXT segment (standard keywords,
+// then the extra ones), the DATA segment and the optional ANALYSIS segment.
+// HEADER offsets above 99,999,999 are written as 0, as the standard asks,
+// readers then take them from $BEGINDATA/$ENDDATA. It returns an error for
+// values that the data type cannot hold (non-integer or out-of-range values
+// for I), empty names or values, and keywords the writer owns.
+func Write(w io.Writer, sets ...*DataSet) error {
+	if len(sets) == 0 {
+		return fmt.Errorf("fcs: Write with no data set")
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	for i, s := range sets {
+		if err := s.write(bw, i == len(sets)-1); err != nil {
+			if len(sets) > 1 {
+				return fmt.Errorf("%w (data set %d)", err, i+1)
+			}
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// reserved lists the keywords set by the writer (upper case); $Pn* ones are
+// matched separately.
+var reserved = map[string]bool{
+	"$BEGINANALYSIS": true, "$ENDANALYSIS": true, "$BEGINSTEXT": true, "$ENDSTEXT": true,
+	"$BEGINDATA": true, "$ENDDATA": true, "$BYTEORD": true, "$DATATYPE": true, "$MODE": true,
+	"$NEXTDATA": true, "$PAR": true, "$TOT": true,
+}
+
+func isParamKey(k string) bool {
+	if !strings.HasPrefix(k, "$P") || len(k) < 4 {
+		return false
+	}
+	i := 2
+	for i < len(k) && k[i] >= '0' && k[i] <= '9' {
+		i++
+	}
+	if i == 2 || i != len(k)-1 {
+		return false
+	}
+	switch k[i] {
+	case 'B', 'E', 'N', 'S', 'R', 'G':
+		return true
+	}
+	return false
+}
+
+type wparam struct {
+	bits  int
+	rng   float64
+	limit uint64 // largest integer value
+}
+
+func (s *DataSet) check() (dt byte, n int, ps []wparam, err error) {
+	dt = s.DataType
+	if dt == 0 {
+		dt = 'F'
+	}
+	if dt != 'F' && dt != 'D' && dt != 'I' {
+		return 0, 0, nil, fmt.Errorf("fcs: cannot write $DATATYPE %q (want F, D or I)", dt)
+	}
+	p := len(s.Params)
+	if p == 0 {
+		return 0, 0, nil, fmt.Errorf("fcs: data set has no parameters")
+	}
+	if s.Events != nil {
+		var c int
+		n, c = s.Events.Dims()
+		if c != p {
+			return 0, 0, nil, fmt.Errorf("fcs: events have %d columns for %d parameters", c, p)
+		}
+	}
+	ps = make([]wparam, p)
+	for j, q := range s.Params {
+		if q.Name == "" {
+			return 0, 0, nil, fmt.Errorf("fcs: parameter %d has no name", j+1)
+		}
+		b := q.Bits
+		switch dt {
+		case 'F':
+			if b == 0 {
+				b = 32
+			}
+			if b != 32 {
+				return 0, 0, nil, fmt.Errorf("fcs: parameter %d: $DATATYPE F needs 32 bits, not %d", j+1, b)
+			}
+		case 'D':
+			if b == 0 {
+				b = 64
+			}
+			if b != 64 {
+				return 0, 0, nil, fmt.Errorf("fcs: parameter %d: $DATATYPE D needs 64 bits, not %d", j+1, b)
+			}
+		case 'I':
+			if b == 0 {
+				b = 32
+			}
+			if b < 8 || b > 64 || b%8 != 0 {
+				return 0, 0, nil, fmt.Errorf("fcs: parameter %d: %d bits is not a multiple of 8 from 8 to 64", j+1, b)
+			}
+		}
+		r := q.Range
+		if r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+			return 0, 0, nil, fmt.Errorf("fcs: parameter %d: bad range %v", j+1, r)
+		}
+		lim := uint64(0)
+		if dt == 'I' {
+			if r == 0 {
+				r = math.Exp2(float64(b))
+			}
+			lim = intMask(b, r)
+		} else if r == 0 {
+			mx := 0.0
+			for i := 0; i < n; i++ {
+				if v := s.Events.At(i, j); v > mx && !math.IsInf(v, 0) {
+					mx = v
+				}
+			}
+			r = math.Max(1, math.Floor(mx)+1)
+		}
+		ps[j] = wparam{bits: b, rng: r, limit: lim}
+	}
+	if dt == 'I' {
+		for i := 0; i < n; i++ {
+			for j := range ps {
+				v := s.Events.At(i, j)
+				if !(v >= 0) || v != math.Trunc(v) || v > float64(ps[j].limit) || v >= math.Exp2(float64(ps[j].bits)) {
+					return 0, 0, nil, fmt.Errorf("fcs: event %d parameter %d: value %v is not an integer in [0, %d] ($PnB %d, $PnR %g)", i+1, j+1, v, ps[j].limit, ps[j].bits, ps[j].rng)
+				}
+			}
+		}
+	}
+	return dt, n, ps, nil
+}
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func (s *DataSet) keywords(dt byte, n int, ps []wparam) ([]Keyword, error) {
+	bo := "1,2,3,4"
+	if s.BigEndian {
+		bo = "4,3,2,1"
+	}
+	kw := []Keyword{
+		{"$BYTEORD", bo}, {"$DATATYPE", string(dt)}, {"$MODE", "L"},
+		{"$PAR", strconv.Itoa(len(ps))}, {"$TOT", strconv.Itoa(n)},
+	}
+	for j, q := range s.Params {
+		pn := "$P" + strconv.Itoa(j+1)
+		kw = append(kw, Keyword{pn + "N", q.Name}, Keyword{pn + "B", strconv.Itoa(ps[j].bits)},
+			Keyword{pn + "E", fmtFloat(q.Decades) + "," + fmtFloat(q.Offset)},
+			Keyword{pn + "R", fmtFloat(ps[j].rng)})
+		if q.Label != "" {
+			kw = append(kw, Keyword{pn + "S", q.Label})
+		}
+		if q.Gain != 0 && q.Gain != 1 {
+			kw = append(kw, Keyword{pn + "G", fmtFloat(q.Gain)})
+		}
+	}
+	seen := map[string]bool{}
+	for _, k := range kw {
+		seen[k.Key] = true
+	}
+	for _, k := range s.Keywords {
+		nk := normKey(k.Key)
+		if reserved[nk] || isParamKey(nk) && seen[nk] || isParamKey(nk) && !strings.HasSuffix(nk, "G") {
+			return nil, fmt.Errorf("fcs: keyword %s is set by the writer", k.Key)
+		}
+		if seen[nk] {
+			return nil, fmt.Errorf("fcs: keyword %s given twice", k.Key)
+		}
+		if strings.TrimSpace(k.Key) == "" || k.Value == "" {
+			return nil, fmt.Errorf("fcs: keyword %q has an empty key or value (not allowed by FCS)", k.Key)
+		}
+		seen[nk] = true
+		kw = append(kw, k)
+	}
+	return kw, nil
+}
+
+// delimiter picks the TEXT delimiter: one that no key or value starts with.
+func (s *DataSet) delimiter(kw []Keyword) (byte, error) {
+	starts := func(d byte) bool {
+		for _, k := range kw {
+			if k.Key[0] == d || k.Value[0] == d {
+				return true
+			}
+		}
+		return false
+	}
+	if s.Delimiter != 0 {
+		if starts(s.Delimiter) {
+			return 0, fmt.Errorf("fcs: a keyword or value starts with the delimiter %q", s.Delimiter)
+		}
+		return s.Delimiter, nil
+	}
+	for _, d := range []byte("/|\\\f!*~^") {
+		if !starts(d) {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("fcs: no TEXT delimiter fits the keywords")
+}
+
+func (s *DataSet) write(w *bufio.Writer, last bool) error {
+	dt, n, ps, err := s.check()
+	if err != nil {
+		return err
+	}
+	kw, err := s.keywords(dt, n, ps)
+	if err != nil {
+		return err
+	}
+	delim, err := s.delimiter(append(kw, Keyword{"$BEGINDATA", "0"}))
+	if err != nil {
+		return err
+	}
+	evBytes := 0
+	for _, p := range ps {
+		evBytes += p.bits / 8
+	}
+	dataLen := int64(n) * int64(evBytes)
+	anLen := int64(len(s.Analysis))
+
+	// The offsets are written in the TEXT whose length depends on them:
+	// iterate to the fixed point (lengths only grow, so this ends).
+	var text []byte
+	var off [6]int64 // TEXT, DATA, ANALYSIS begin/end
+	next := int64(0)
+	for iter := 0; ; iter++ {
+		text = buildText(delim, off, next, kw)
+		var o [6]int64
+		o[0], o[1] = HeaderLen, HeaderLen+int64(len(text))-1
+		end := o[1]
+		if dataLen > 0 {
+			o[2], o[3] = end+1, end+dataLen
+			end = o[3]
+		}
+		if anLen > 0 {
+			o[4], o[5] = end+1, end+anLen
+			end = o[5]
+		}
+		nx := int64(0)
+		if !last {
+			nx = end + 1
+		}
+		if o == off && nx == next {
+			break
+		}
+		if iter > 20 {
+			panic("fcs: TEXT offsets do not converge")
+		}
+		off, next = o, nx
+	}
+	var hdr bytes.Buffer
+	hdr.WriteString("FCS3.1    ")
+	for _, v := range off {
+		if v > 99999999 {
+			v = 0
+		}
+		fmt.Fprintf(&hdr, "%8d", v)
+	}
+	w.Write(hdr.Bytes())
+	w.Write(text)
+	if err := s.writeData(w, dt, n, ps); err != nil {
+		return err
+	}
+	_, err = w.Write(s.Analysis)
+	return err
+}
+
+func buildText(d byte, off [6]int64, next int64, kw []Keyword) []byte {
+	var b bytes.Buffer
+	ds := string(d)
+	esc := strings.NewReplacer(ds, ds+ds)
+	put := func(k, v string) {
+		b.WriteByte(d)
+		b.WriteString(esc.Replace(k))
+		b.WriteByte(d)
+		b.WriteString(esc.Replace(v))
+	}
+	f := func(x int64) string { return strconv.FormatInt(x, 10) }
+	put("$BEGINANALYSIS", f(off[4]))
+	put("$ENDANALYSIS", f(off[5]))
+	put("$BEGINSTEXT", "0")
+	put("$ENDSTEXT", "0")
+	put("$BEGINDATA", f(off[2]))
+	put("$ENDDATA", f(off[3]))
+	put("$NEXTDATA", f(next))
+	for _, k := range kw {
+		put(k.Key, k.Value)
+	}
+	b.WriteByte(d)
+	return b.Bytes()
+}
+
+func (s *DataSet) writeData(w *bufio.Writer, dt byte, n int, ps []wparam) error {
+	var ord binary.ByteOrder = binary.LittleEndian
+	if s.BigEndian {
+		ord = binary.BigEndian
+	}
+	var buf [8]byte
+	for i := 0; i < n; i++ {
+		for j, p := range ps {
+			v := s.Events.At(i, j)
+			var b []byte
+			switch dt {
+			case 'F':
+				ord.PutUint32(buf[:], math.Float32bits(float32(v)))
+				b = buf[:4]
+			case 'D':
+				ord.PutUint64(buf[:], math.Float64bits(v))
+				b = buf[:8]
+			case 'I':
+				u := uint64(v)
+				if v >= 1<<63 {
+					u = uint64(v-(1<<63)) | 1<<63
+				}
+				wb := p.bits / 8
+				for k := 0; k < wb; k++ {
+					sh := 8 * k
+					if s.BigEndian {
+						sh = 8 * (wb - 1 - k)
+					}
+					buf[k] = byte(u >> uint(sh))
+				}
+				b = buf[:wb]
+			}
+			if _, err := w.Write(b); err != nil {
+				return fmt.Errorf("fcs: writing DATA: %w", err)
+			}
+		}
+	}
+	return nil
+}
