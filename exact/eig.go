@@ -1,0 +1,144 @@
+package exact
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// zeroTol is the relative threshold below which an eigenvalue counts as zero:
+// gamma_j is positive when gamma_j > zeroTol * gamma_max.
+const zeroTol = 1e-10
+
+// symDefEig solves the symmetric-definite problem A b = gamma D b for the k
+// largest eigenvalues, where A = G G^T (G n x r) and D = U^T U is given by
+// its Cholesky factor. It returns the eigenvalues, largest first, and
+// B (n x k) with B^T D B = I.
+//
+// With W = U^{-T} G, the problem is equivalent to the standard symmetric
+// problem (W W^T) v = gamma v, b = U^{-1} v. When r <= n/2 the nonzero pairs
+// come exactly from the thin r x r problem W^T W u = gamma u, v = W u /
+// sqrt(gamma); the remaining eigenvalues are zero and their vectors are a
+// seeded orthonormal completion. Otherwise W W^T is formed and decomposed
+// densely. This is the one place a partial (Lanczos) solver would plug in.
+func symDefEig(g *mat.Dense, chol *mat.Cholesky, k int, seed uint64) ([]float64, *mat.Dense, bool) {
+	n, r := g.Dims()
+	u := chol.RawU().(*mat.TriDense).RawTriangular()
+	w := mat.DenseCopyOf(g)
+	// W = U^{-T} G.
+	blas64.Trsm(blas.Left, blas.Trans, 1, u, w.RawMatrix())
+
+	var vals []float64
+	var v *mat.Dense
+	if 2*r <= n {
+		var gram mat.SymDense
+		gram.SymOuterK(1, w.T())
+		var es mat.EigenSym
+		if !es.Factorize(&gram, true) {
+			return nil, nil, false
+		}
+		ev := es.Values(nil) // ascending
+		var vecs mat.Dense
+		es.VectorsTo(&vecs)
+		gmax := ev[len(ev)-1]
+		v = mat.NewDense(n, k, nil)
+		vals = make([]float64, k)
+		m := 0
+		col := make([]float64, n)
+		for j := r - 1; j >= 0 && m < k; j-- {
+			if !(ev[j] > zeroTol*gmax) || gmax <= 0 {
+				break
+			}
+			// v = W u / sqrt(gamma) is a unit vector.
+			blas64.Gemv(blas.NoTrans, 1/math.Sqrt(ev[j]), w.RawMatrix(),
+				blas64.Vector{N: r, Inc: vecs.RawMatrix().Stride, Data: vecs.RawMatrix().Data[j:]},
+				0, blas64.Vector{N: n, Inc: 1, Data: col})
+			v.SetCol(m, col)
+			vals[m] = ev[j]
+			m++
+		}
+		complete(v, m, seed)
+	} else {
+		var c mat.SymDense
+		c.SymOuterK(1, w)
+		var es mat.EigenSym
+		if !es.Factorize(&c, true) {
+			return nil, nil, false
+		}
+		ev := es.Values(nil)
+		var vecs mat.Dense
+		es.VectorsTo(&vecs)
+		v = mat.NewDense(n, k, nil)
+		vals = make([]float64, k)
+		for m := 0; m < k; m++ {
+			j := n - 1 - m
+			vals[m] = ev[j]
+			for p := 0; p < n; p++ {
+				v.Set(p, m, vecs.At(p, j))
+			}
+		}
+	}
+	// B = U^{-1} V.
+	blas64.Trsm(blas.Left, blas.NoTrans, 1, u, v.RawMatrix())
+	return vals, v, true
+}
+
+// complete fills columns m.. of v (whose first m columns are orthonormal)
+// with seeded random unit vectors orthogonal to all previous columns
+// (classical Gram-Schmidt, two passes).
+func complete(v *mat.Dense, m int, seed uint64) {
+	n, k := v.Dims()
+	if m >= k {
+		return
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xc0a1e7e))
+	x := make([]float64, n)
+	for j := m; j < k; j++ {
+		for {
+			for p := range x {
+				x[p] = rng.NormFloat64()
+			}
+			for pass := 0; pass < 2; pass++ {
+				for i := 0; i < j; i++ {
+					var d float64
+					for p := range x {
+						d += v.At(p, i) * x[p]
+					}
+					for p := range x {
+						x[p] -= d * v.At(p, i)
+					}
+				}
+			}
+			var s float64
+			for _, a := range x {
+				s += a * a
+			}
+			if s = math.Sqrt(s); s > 1e-8 {
+				for p := range x {
+					x[p] /= s
+				}
+				v.SetCol(j, x)
+				break
+			}
+		}
+	}
+}
+
+// sortByMagnitude returns the indices of vals ordered by decreasing
+// magnitude (ties by index, for determinism).
+func sortByMagnitude(vals []complex128) []int {
+	idx := make([]int, len(vals))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		return cmplxAbs(vals[idx[a]]) > cmplxAbs(vals[idx[b]])
+	})
+	return idx
+}
+
+func cmplxAbs(z complex128) float64 { return math.Hypot(real(z), imag(z)) }

@@ -1,0 +1,484 @@
+package exact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/kernel"
+)
+
+// JitterScale sets the ridge used when Options.Lambda is 0: the centered
+// kernel matrix is always singular (K 1 = 0), so K Q K + K is too, and Fit
+// uses lambda = JitterScale * tr(K)/n instead (recorded in Model.Jitter).
+// The change to the leading eigenvalues is of that relative order.
+const JitterScale = 1e-8
+
+// Options configures Fit.
+type Options struct {
+	// Method is the member of the family to fit (DICA by default).
+	Method Method
+	// Form is the eigenproblem solved (Canonical by default).
+	Form Form
+	// Components is the number k >= 1 of components returned (at most n).
+	Components int
+	// Lambda >= 0 is the ridge of the denominator K Q K + K + lambda I
+	// (0 means a tiny jitter, see JitterScale).
+	Lambda float64
+	// Epsilon > 0 regularizes the output operator,
+	// P = L (L + n Epsilon I)^{-1}. Required by DICA and COIR, unused
+	// otherwise.
+	Epsilon float64
+	// Kernel is the input kernel; nil means RBF with the median heuristic
+	// sigma = kernel.MedianSigma(X, 1000, Seed).
+	Kernel kernel.Kernel
+	// OutputKernel is the kernel on real targets; nil means RBF with the
+	// median-heuristic sigma of the targets. Class labels always use the
+	// delta kernel.
+	OutputKernel kernel.Kernel
+	// Seed seeds the median heuristic subsample and the completion of
+	// null-space components.
+	Seed uint64
+}
+
+// Model is a fitted DICA-family model: the components are kernel
+// expansions on the training points, z_j(x) = sum_p B[p, j] k_c(x, x_p),
+// with k_c the centered kernel (see Transform).
+type Model struct {
+	// Method and Form are copies of Options.Method and Options.Form.
+	Method Method
+	Form   Form
+	// Options are the options used, with Kernel and OutputKernel resolved
+	// (OutputKernel stays nil for class labels and unsupervised methods).
+	Options Options
+	// X holds the training points (n x d); Kernel is the input kernel.
+	X      *mat.Dense
+	Kernel kernel.Kernel
+	// B holds the coefficients (n x k), one component per column, in the
+	// order of Eigenvalues. In the canonical form B^T D B = I with
+	// D = K Q K + K + lambda I. In the paper form each column is a
+	// unit-norm eigenvector divided by sqrt(eigenvalue) (dica.m); columns
+	// of components that are not positive are zero.
+	B *mat.Dense
+	// Eigenvalues holds the k eigenvalues, largest first (by magnitude, real
+	// parts, in the paper form). Paper-form eigenvalues are n times the
+	// canonical ones (dica.m omits the 1/n).
+	Eigenvalues []float64
+	// Positive is the number of leading components with
+	// gamma_j > 1e-10 * gamma_1: the ones that carry signal. With c classes
+	// and the delta kernel it is at most c - 1. The other components span
+	// the null space of the numerator (eigenvalue 0 up to rounding): they are
+	// arbitrary, and Transform returns them but they carry no information.
+	Positive int
+	// KColMean[p] is the mean of column p of the uncentered training kernel
+	// matrix, and KMean its grand mean; they center new kernel rows.
+	KColMean []float64
+	KMean    float64
+	// Jitter is the ridge used in place of Lambda when Lambda is 0
+	// (0 otherwise).
+	Jitter float64
+
+	train *mat.Dense // K_c B, n x k
+}
+
+// Fit fits the model of o.Method on the data set.
+//
+// The data are validated (dataset.Validate); DICA and COIR need labels or
+// targets and Epsilon > 0. One domain is accepted: then K Q K = 0 and DICA
+// equals COIR, UDICA equals KPCA. Kernel matrices are centered, K = H K H and
+// L = H L H with H = I - 11^T/n, as in the authors' code.
+//
+// Canonical form: D = K Q K + K + lambda I is factored by Cholesky,
+// D = U^T U, with K Q K = (1/N) (K E H_N)(K E H_N)^T formed as a rank-(N-1)
+// update; the numerator is always A = G G^T: G = K Yc S^{-1/2} / sqrt(n)
+// (n x c) for class labels (Yc the centered one-hot labels,
+// S = Yc^T Yc + n eps I, so P = Yc S^{-1} Yc^T exactly), G = K F / sqrt(n)
+// with P = F F^T from the eigendecomposition of L for real targets
+// (eigenvalues of L below 1e-13 of the largest are dropped), and G = K/sqrt(n)
+// for UDICA and KPCA. The eigenproblem is then U^{-T} A U^{-1} v = gamma v,
+// solved through the thin r x r problem when G has r <= n/2 columns.
+//
+// Paper form: the non-symmetric M = D^{-1} P K^2 (DICA, COIR) is low rank,
+// M = (D^{-1} F)(K^2 F)^T, and its nonzero eigenpairs come exactly from the
+// r x r matrix (K^2 F)^T D^{-1} F (mat.Eigen); for UDICA and KPCA,
+// M = D^{-1} K^2 has the eigenvectors of the symmetric-definite pair
+// (K^2, D). Eigenvectors are normalized to unit length and divided by
+// sqrt(eigenvalue).
+//
+// Fit returns an error, never panics, for invalid data or options; it checks
+// ctx between the O(n^3) steps.
+func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("exact: %w", err)
+	}
+	if ds == nil {
+		return nil, errors.New("exact: nil data set")
+	}
+	if err := ds.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkOptions(ds, &o); err != nil {
+		return nil, err
+	}
+	n := ds.N()
+	nf := float64(n)
+
+	if o.Kernel == nil {
+		o.Kernel = kernel.RBF{Sigma: kernel.MedianSigma(ds.X, kernel.DefaultMedianSample, o.Seed)}
+	}
+	labels := ds.Label != nil
+	if o.Method.Supervised() && !labels && o.OutputKernel == nil {
+		o.OutputKernel = kernel.RBF{Sigma: kernel.MedianSigma(ds.Target, kernel.DefaultMedianSample, o.Seed)}
+	}
+	if !o.Method.Supervised() || labels {
+		o.OutputKernel = nil
+	}
+
+	m := &Model{Method: o.Method, Form: o.Form, Options: o, X: mat.DenseCopyOf(ds.X), Kernel: o.Kernel}
+
+	// Centered input kernel.
+	kc := gram(o.Kernel, ds.X)
+	m.KColMean, m.KMean = center(kc)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("exact: %w", err)
+	}
+
+	// Denominator D = K Q K + K + lambda I.
+	lambda := o.Lambda
+	if lambda == 0 {
+		lambda = JitterScale * mat.Trace(kc) / nf
+		if lambda == 0 {
+			lambda = JitterScale
+		}
+		m.Jitter = lambda
+	}
+	d := mat.NewSymDense(n, nil)
+	{
+		raw, kr := d.RawSymmetric(), kc.RawMatrix()
+		for p := 0; p < n; p++ {
+			copy(raw.Data[p*raw.Stride+p:p*raw.Stride+n], kr.Data[p*kr.Stride+p:p*kr.Stride+n])
+			raw.Data[p*raw.Stride+p] += lambda
+		}
+	}
+	if o.Method.UsesDomains() && ds.NumDomains() > 1 {
+		mc := domainMeans(kc, ds.Domain, ds.NumDomains())
+		blas64.Syrk(blas.NoTrans, 1/float64(ds.NumDomains()), mc.RawMatrix(), 1, d.RawSymmetric())
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(d) {
+		return nil, fmt.Errorf("exact: the denominator K Q K + K + lambda I is not positive definite (lambda = %g); use a larger Lambda", lambda)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("exact: %w", err)
+	}
+
+	// Output operator P = F F^T (supervised methods).
+	var f *mat.Dense
+	if o.Method.Supervised() {
+		var err error
+		if labels {
+			f, err = labelFactor(ds.Label, ds.NumClasses(), o.Epsilon)
+		} else {
+			f, err = targetFactor(o.OutputKernel, ds.Target, o.Epsilon)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("exact: %w", err)
+		}
+	}
+
+	k := o.Components
+	var ok bool
+	switch {
+	case o.Form == Canonical && o.Method.Supervised():
+		var g mat.Dense
+		g.Mul(kc, f)
+		g.Scale(1/math.Sqrt(nf), &g)
+		m.Eigenvalues, m.B, ok = symDefEig(&g, &chol, k, o.Seed)
+	case o.Form == Canonical:
+		var g mat.Dense
+		g.Scale(1/math.Sqrt(nf), kc)
+		m.Eigenvalues, m.B, ok = symDefEig(&g, &chol, k, o.Seed)
+	case o.Method.Supervised(): // paper form
+		m.Eigenvalues, m.B, ok = paperLowRank(kc, f, &chol, k)
+	default: // paper form, UDICA or KPCA: eig(D^{-1} K^2) = pair (K^2, D).
+		m.Eigenvalues, m.B, ok = symDefEig(kc, &chol, k, o.Seed)
+		if ok {
+			paperScale(m.B, m.Eigenvalues)
+		}
+	}
+	if !ok {
+		return nil, errors.New("exact: eigendecomposition did not converge")
+	}
+	m.Positive = countPositive(m.Eigenvalues)
+	if o.Form == Paper {
+		zeroNonPositive(m.B, m.Positive)
+	}
+	m.train = mat.NewDense(n, k, nil)
+	m.train.Mul(kc, m.B)
+	return m, nil
+}
+
+func checkOptions(ds *dataset.Dataset, o *Options) error {
+	if !o.Method.valid() {
+		return fmt.Errorf("exact: unknown method %v", o.Method)
+	}
+	if !o.Form.valid() {
+		return fmt.Errorf("exact: unknown form %v", o.Form)
+	}
+	if o.Components < 1 {
+		return fmt.Errorf("exact: Components = %d; need at least 1", o.Components)
+	}
+	if o.Components > ds.N() {
+		return fmt.Errorf("exact: Components = %d exceeds the number of points %d", o.Components, ds.N())
+	}
+	if math.IsNaN(o.Lambda) || math.IsInf(o.Lambda, 0) || o.Lambda < 0 {
+		return fmt.Errorf("exact: Lambda = %v; need a finite value >= 0", o.Lambda)
+	}
+	if o.Method.Supervised() {
+		if err := ds.RequireSupervision(); err != nil {
+			return fmt.Errorf("exact: %v: %w", o.Method, err)
+		}
+		if math.IsNaN(o.Epsilon) || math.IsInf(o.Epsilon, 0) || o.Epsilon <= 0 {
+			return fmt.Errorf("exact: %v needs Epsilon > 0 (got %v)", o.Method, o.Epsilon)
+		}
+	}
+	return nil
+}
+
+// gram returns the kernel matrix of the rows of x, exactly symmetric.
+func gram(k kernel.Kernel, x *mat.Dense) *mat.Dense {
+	n, _ := x.Dims()
+	g := mat.NewDense(n, n, nil)
+	k.Block(g, x, x)
+	raw := g.RawMatrix()
+	for p := 0; p < n; p++ {
+		for q := p + 1; q < n; q++ {
+			a := 0.5 * (raw.Data[p*raw.Stride+q] + raw.Data[q*raw.Stride+p])
+			raw.Data[p*raw.Stride+q], raw.Data[q*raw.Stride+p] = a, a
+		}
+	}
+	return g
+}
+
+// center replaces the symmetric matrix k by H k H and returns the column
+// means and grand mean of the original.
+func center(k *mat.Dense) ([]float64, float64) {
+	n, _ := k.Dims()
+	raw := k.RawMatrix()
+	mean := make([]float64, n)
+	for p := 0; p < n; p++ {
+		row := raw.Data[p*raw.Stride : p*raw.Stride+n]
+		for q, v := range row {
+			mean[q] += v
+		}
+	}
+	var all float64
+	for q := range mean {
+		mean[q] /= float64(n)
+		all += mean[q]
+	}
+	all /= float64(n)
+	for p := 0; p < n; p++ {
+		row := raw.Data[p*raw.Stride : p*raw.Stride+n]
+		for q := range row {
+			row[q] += all - mean[p] - mean[q]
+		}
+	}
+	return mean, all
+}
+
+// domainMeans returns K E H_N (n x N): column i is the mean of the columns
+// of the domain-i points, minus the average of those means over domains.
+func domainMeans(kc *mat.Dense, domains []int, N int) *mat.Dense {
+	n, _ := kc.Dims()
+	size := domainSizes(domains, N)
+	out := mat.NewDense(n, N, nil)
+	kr, or := kc.RawMatrix(), out.RawMatrix()
+	for p := 0; p < n; p++ {
+		krow := kr.Data[p*kr.Stride : p*kr.Stride+n]
+		orow := or.Data[p*or.Stride : p*or.Stride+N]
+		for q, v := range krow {
+			orow[domains[q]] += v
+		}
+		var s float64
+		for i := range orow {
+			orow[i] /= float64(size[i])
+			s += orow[i]
+		}
+		s /= float64(N)
+		for i := range orow {
+			orow[i] -= s
+		}
+	}
+	return out
+}
+
+// labelFactor returns F (n x c) with F F^T = P = Lc (Lc + n eps I)^{-1} for
+// the centered delta kernel Lc = Yc Yc^T: F = Yc C^{-1} with
+// C^T C = S = Yc^T Yc + n eps I (push-through identity).
+func labelFactor(label []int, c int, eps float64) (*mat.Dense, error) {
+	n := len(label)
+	yc := kernelOneHot(label, c)
+	var s mat.SymDense
+	s.SymOuterK(1, yc.T())
+	for j := 0; j < c; j++ {
+		s.SetSym(j, j, s.At(j, j)+float64(n)*eps)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(&s) {
+		return nil, fmt.Errorf("exact: Yc^T Yc + n eps I is not positive definite (eps = %g)", eps)
+	}
+	u := ch.RawU().(*mat.TriDense).RawTriangular()
+	// F = Yc C^{-1}: solve F C = Yc.
+	blas64.Trsm(blas.Right, blas.NoTrans, 1, u, yc.RawMatrix())
+	return yc, nil
+}
+
+// kernelOneHot returns the centered one-hot matrix H Y (n x c).
+func kernelOneHot(label []int, c int) *mat.Dense {
+	n := len(label)
+	y := kernel.Delta{}.OneHot(label, c)
+	frac := make([]float64, c)
+	for _, l := range label {
+		frac[l] += 1 / float64(n)
+	}
+	for p := 0; p < n; p++ {
+		row := y.RawRowView(p)
+		for j := range row {
+			row[j] -= frac[j]
+		}
+	}
+	return y
+}
+
+// targetFactor returns F (n x r) with F F^T = P = Lc (Lc + n eps I)^{-1} for
+// the centered output kernel matrix Lc = V diag(l) V^T:
+// F = V diag(sqrt(l / (l + n eps))), keeping eigenvalues l > 1e-13 l_max
+// (the others contribute less than 1e-13 l_max / (n eps) to P).
+func targetFactor(k kernel.Kernel, y *mat.Dense, eps float64) (*mat.Dense, error) {
+	lc := gram(k, y)
+	center(lc)
+	n, _ := lc.Dims()
+	var es mat.EigenSym
+	if !es.Factorize(mat.NewSymDense(n, lc.RawMatrix().Data), true) {
+		return nil, errors.New("exact: eigendecomposition of the output kernel matrix did not converge")
+	}
+	l := es.Values(nil)
+	var v mat.Dense
+	es.VectorsTo(&v)
+	lmax := l[n-1]
+	var keep []int
+	for j := n - 1; j >= 0; j-- {
+		if l[j] > 1e-13*lmax && l[j] > 0 {
+			keep = append(keep, j)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, errors.New("exact: the centered output kernel matrix is zero (constant targets?)")
+	}
+	f := mat.NewDense(n, len(keep), nil)
+	for c, j := range keep {
+		s := math.Sqrt(l[j] / (l[j] + float64(n)*eps))
+		for p := 0; p < n; p++ {
+			f.Set(p, c, s*v.At(p, j))
+		}
+	}
+	return f, nil
+}
+
+// paperLowRank solves the paper's non-symmetric eig(D^{-1} F F^T K^2) through
+// the r x r matrix (K^2 F)^T (D^{-1} F): with X = D^{-1} F, Z = K^2 F and
+// Z^T X w = mu w, X w is an eigenvector of X Z^T with eigenvalue mu. The top k
+// by magnitude are returned (real parts), unit-norm and divided by sqrt(mu);
+// components beyond r have eigenvalue 0.
+func paperLowRank(kc, f *mat.Dense, chol *mat.Cholesky, k int) ([]float64, *mat.Dense, bool) {
+	n, r := f.Dims()
+	var x, kf, z, small mat.Dense
+	if err := chol.SolveTo(&x, f); err != nil {
+		return nil, nil, false
+	}
+	kf.Mul(kc, f)
+	z.Mul(kc, &kf)
+	small.Mul(z.T(), &x)
+	var eg mat.Eigen
+	if !eg.Factorize(&small, mat.EigenRight) {
+		return nil, nil, false
+	}
+	mu := eg.Values(nil)
+	var w mat.CDense
+	eg.VectorsTo(&w)
+	order := sortByMagnitude(mu)
+	vals := make([]float64, k)
+	b := mat.NewDense(n, k, nil)
+	wr := make([]float64, r)
+	col := make([]float64, n)
+	for m := 0; m < k && m < r; m++ {
+		j := order[m]
+		vals[m] = real(mu[j])
+		for i := range wr {
+			wr[i] = real(w.At(i, j))
+		}
+		// Re(X w) = X Re(w), X real.
+		blas64.Gemv(blas.NoTrans, 1, x.RawMatrix(), blas64.Vector{N: r, Inc: 1, Data: wr}, 0, blas64.Vector{N: n, Inc: 1, Data: col})
+		b.SetCol(m, col)
+	}
+	paperScale(b, vals)
+	return vals, b, true
+}
+
+// paperScale normalizes each column of b to unit length and divides it by
+// sqrt(vals[j]) when vals[j] > 0 (dica.m).
+func paperScale(b *mat.Dense, vals []float64) {
+	n, k := b.Dims()
+	for j := 0; j < k; j++ {
+		col := mat.Col(nil, j, b)
+		s := blas64.Nrm2(blas64.Vector{N: n, Inc: 1, Data: col})
+		if s == 0 {
+			continue
+		}
+		if vals[j] > 0 {
+			s *= math.Sqrt(vals[j])
+		}
+		for p := range col {
+			col[p] /= s
+		}
+		b.SetCol(j, col)
+	}
+}
+
+// zeroNonPositive zeroes the coefficient columns from positive on (the
+// paper form has no meaningful scaling for them).
+func zeroNonPositive(b *mat.Dense, positive int) {
+	n, k := b.Dims()
+	for j := positive; j < k; j++ {
+		for p := 0; p < n; p++ {
+			b.Set(p, j, 0)
+		}
+	}
+}
+
+// countPositive returns the number of leading eigenvalues above
+// zeroTol * vals[0].
+func countPositive(vals []float64) int {
+	if len(vals) == 0 || !(vals[0] > 0) {
+		return 0
+	}
+	c := 0
+	for _, v := range vals {
+		if v > zeroTol*vals[0] {
+			c++
+		} else {
+			break
+		}
+	}
+	return c
+}

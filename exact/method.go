@@ -1,0 +1,108 @@
+// Package exact implements the DICA family of Muandet, Balduzzi & Schölkopf
+// (ICML 2013) literally, on the n x n kernel matrices of the training points:
+// supervised DICA, unsupervised UDICA, kernel PCA and covariance operator
+// inverse regression (COIR), in the library's canonical symmetric-definite
+// form and in the paper's (and the authors' dica.m) non-symmetric form.
+//
+// The cost is O(n^2 d) for the kernel matrix and O(n^3) for the solve, and
+// the memory O(n^2): this path is for small data and for measuring the
+// error of the low-rank approximations, which solve the same canonical
+// problem (see MATH.md in the design notes).
+package exact
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Method selects a member of the DICA family. All four solve
+//
+//	numerator B = denominator B Gamma
+//
+// with centered kernel matrices K (inputs) and L (outputs), Q the
+// distributional-variance matrix of the domains (see Q) and
+// P = L (L + n eps I)^{-1}; in the canonical form:
+type Method int
+
+const (
+	// DICA is supervised domain-invariant component analysis (the paper's
+	// Algorithm 1): (1/n) K P K B = (K Q K + K + lambda I) B Gamma.
+	DICA Method = iota
+	// UDICA is unsupervised DICA (the paper's Algorithm 2):
+	// (1/n) K^2 B = (K Q K + K + lambda I) B Gamma.
+	UDICA
+	// KPCA is kernel principal component analysis, UDICA without the domain
+	// term: (1/n) K^2 B = (K + lambda I) B Gamma.
+	KPCA
+	// COIR is covariance operator inverse regression, DICA without the
+	// domain term: (1/n) K P K B = (K + lambda I) B Gamma.
+	COIR
+)
+
+var methodNames = [...]string{DICA: "dica", UDICA: "udica", KPCA: "kpca", COIR: "coir"}
+
+// String returns the lower-case name of the method ("dica", "udica",
+// "kpca", "coir").
+func (m Method) String() string {
+	if m < 0 || int(m) >= len(methodNames) {
+		return fmt.Sprintf("Method(%d)", int(m))
+	}
+	return methodNames[m]
+}
+
+// Supervised reports whether the method uses labels or targets (DICA, COIR).
+func (m Method) Supervised() bool { return m == DICA || m == COIR }
+
+// UsesDomains reports whether the method penalizes the distributional
+// variance across domains (DICA, UDICA).
+func (m Method) UsesDomains() bool { return m == DICA || m == UDICA }
+
+func (m Method) valid() bool { return m >= 0 && int(m) < len(methodNames) }
+
+// ParseMethod returns the method named s, case-insensitively.
+func ParseMethod(s string) (Method, error) {
+	for i, name := range methodNames {
+		if strings.EqualFold(strings.TrimSpace(s), name) {
+			return Method(i), nil
+		}
+	}
+	return 0, fmt.Errorf("exact: unknown method %q (want one of %s)", s, strings.Join(methodNames[:], ", "))
+}
+
+// Form selects which eigenproblem is solved.
+type Form int
+
+const (
+	// Canonical is the symmetric-definite problem
+	// (1/n) K P K B = (K Q K + K + lambda I) B Gamma, with B^T D B = I for
+	// the denominator D. It is the problem the low-rank path approximates.
+	Canonical Form = iota
+	// Paper is equation (8) of the paper as the authors' dica.m solves it:
+	// the non-symmetric eig((K Q K + K + lambda I)^{-1} L (L + n eps I)^{-1} K^2),
+	// without the 1/n (eigenvalues are n times the paper's), top components
+	// by magnitude, real parts, each unit-norm eigenvector divided by the
+	// square root of its eigenvalue.
+	Paper
+)
+
+var formNames = [...]string{Canonical: "canonical", Paper: "paper"}
+
+// String returns the lower-case name of the form ("canonical", "paper").
+func (f Form) String() string {
+	if f < 0 || int(f) >= len(formNames) {
+		return fmt.Sprintf("Form(%d)", int(f))
+	}
+	return formNames[f]
+}
+
+func (f Form) valid() bool { return f >= 0 && int(f) < len(formNames) }
+
+// ParseForm returns the form named s, case-insensitively.
+func ParseForm(s string) (Form, error) {
+	for i, name := range formNames {
+		if strings.EqualFold(strings.TrimSpace(s), name) {
+			return Form(i), nil
+		}
+	}
+	return 0, fmt.Errorf("exact: unknown form %q (want one of %s)", s, strings.Join(formNames[:], ", "))
+}
