@@ -58,28 +58,80 @@ func (l Loss) String() string {
 	return fmt.Sprintf("Loss(%d)", int(l))
 }
 
+// Solver selects the optimization method.
+type Solver int
+
+const (
+	// Auto, the default, picks Primal for the squared hinge loss when the
+	// number of features is at most AutoPrimalMaxDim, and Dual otherwise.
+	// On data with n >> d and overlapping classes the dual method can need
+	// thousands of epochs (LIBLINEAR then warns "reaching max number of
+	// iterations, using -s 2 may be faster"), while the primal Newton method
+	// converges in a few iterations: on 200k x 10 with 4 overlapping classes,
+	// 0.3 s instead of 35 s.
+	Auto Solver = iota
+	// Dual is dual coordinate descent (LIBLINEAR -s 1 and -s 3).
+	Dual
+	// Primal is the generalized Newton method on the primal squared-hinge
+	// problem (the problem of LIBLINEAR -s 2, which uses a trust-region
+	// Newton method with conjugate gradients; here the (d+1) x (d+1)
+	// generalized Hessian I + 2C sum_{i in I} x~_i x~_i' is formed and
+	// factorized exactly, with I the margin violators, and the step is
+	// chosen by backtracking on the piecewise-quadratic objective). Each
+	// iteration costs O(n d^2), and a few tens of iterations reach the
+	// optimum, so it is much faster than Dual when n >> d and the classes
+	// overlap (many support vectors). It supports SquaredHinge only. The
+	// stopping rule is LIBLINEAR's for -s 2:
+	// ||grad f(w)|| <= Tol * max(1, min(#pos, #neg)) / n * ||grad f(0)||.
+	Primal
+)
+
+func (s Solver) String() string {
+	switch s {
+	case Auto:
+		return "auto"
+	case Dual:
+		return "dual"
+	case Primal:
+		return "primal"
+	}
+	return fmt.Sprintf("Solver(%d)", int(s))
+}
+
 // Default option values, those of LIBLINEAR.
 const (
-	DefaultC         = 1.0
-	DefaultTol       = 0.1
+	DefaultC   = 1.0
+	DefaultTol = 0.1
+	// DefaultPrimalTol is the default Tol of the Primal solver (LIBLINEAR's
+	// eps for -s 2).
+	DefaultPrimalTol = 0.01
+	// AutoPrimalMaxDim is the largest number of features for which Auto
+	// chooses the Primal solver (its Hessian is (d+1) x (d+1)).
+	AutoPrimalMaxDim = 256
 	DefaultMaxEpochs = 1000
 	DefaultBias      = 1.0
 )
 
-// Options configures training. The zero value gives LIBLINEAR's defaults
-// for "-s 1 -B 1": C = 1, squared hinge loss, Tol = 0.1, at most 1000
-// epochs, bias feature 1, shrinking on.
+// Options configures training. The zero value gives the problem of
+// LIBLINEAR "-s 1 -B 1" (C = 1, squared hinge loss, bias feature 1); with
+// Solver: Dual it is also LIBLINEAR's method (Tol = 0.1, at most 1000
+// epochs, shrinking on), while the default Auto solves it in the primal for
+// small d (see Auto).
 type Options struct {
 	// C is the cost of the loss term; 0 means DefaultC. It must not be
 	// negative.
 	C float64
 	// Loss is the loss function; the zero value is SquaredHinge.
 	Loss Loss
-	// Tol is the stopping tolerance on max PG - min PG (the spread of the
-	// projected gradient over an epoch); 0 means DefaultTol.
+	// Solver is the optimization method; the zero value is Auto.
+	Solver Solver
+	// Tol is the stopping tolerance: for Dual, on max PG - min PG (the
+	// spread of the projected gradient over an epoch), 0 meaning
+	// DefaultTol; for Primal, on the relative gradient norm (see Primal), 0
+	// meaning DefaultPrimalTol.
 	Tol float64
-	// MaxEpochs bounds the number of passes over the data; 0 means
-	// DefaultMaxEpochs. Reaching it is not an error (LIBLINEAR warns); the
+	// MaxEpochs bounds the number of passes over the data (Newton
+	// iterations for Primal); 0 means DefaultMaxEpochs. Reaching it is not an error (LIBLINEAR warns); the
 	// Binary.Converged field reports it.
 	MaxEpochs int
 	// Bias is the value B of the constant feature appended to every input;
@@ -104,11 +156,17 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Loss != SquaredHinge && o.Loss != Hinge {
 		return o, fmt.Errorf("svm: unknown loss %d", int(o.Loss))
 	}
-	if o.Tol == 0 {
-		o.Tol = DefaultTol
+	switch o.Solver {
+	case Auto, Dual:
+	case Primal:
+		if o.Loss != SquaredHinge {
+			return o, fmt.Errorf("svm: the primal solver supports the squared hinge loss only, not %v", o.Loss)
+		}
+	default:
+		return o, fmt.Errorf("svm: unknown solver %d", int(o.Solver))
 	}
-	if !(o.Tol > 0) {
-		return o, fmt.Errorf("svm: Tol = %g, want Tol > 0", o.Tol)
+	if !(o.Tol >= 0) {
+		return o, fmt.Errorf("svm: Tol = %g, want Tol >= 0 (0 for the default)", o.Tol)
 	}
 	if o.MaxEpochs == 0 {
 		o.MaxEpochs = DefaultMaxEpochs
@@ -134,12 +192,16 @@ type Binary struct {
 	// Intercept is w_B * B (0 without a bias feature).
 	Intercept float64
 	// Alpha holds the n dual variables at the solution; the primal weights
-	// are [W, w_B] = sum_i y_i Alpha_i [x_i, B].
+	// are [W, w_B] = sum_i y_i Alpha_i [x_i, B]. The Primal solver returns
+	// the dual point given by the optimality conditions,
+	// Alpha_i = 2C max(0, 1 - y_i f(x_i)).
 	Alpha []float64
-	// Epochs is the number of passes over the (active) data.
+	// Epochs is the number of passes over the (active) data, or of Newton
+	// iterations.
 	Epochs int
-	// Converged reports whether max PG - min PG <= Tol was reached on the
-	// full set of variables within MaxEpochs.
+	// Converged reports whether the stopping rule (for Dual,
+	// max PG - min PG <= Tol on the full set of variables) was met within
+	// MaxEpochs.
 	Converged bool
 }
 
@@ -312,10 +374,26 @@ func check(x *mat.Dense, nlabels int) (n, d int, err error) {
 	return n, d, nil
 }
 
-// solve runs dual coordinate descent (LIBLINEAR solve_l2r_l1l2_svc) for
-// labels y in {-1, +1}. Options must have defaults applied.
+// solve runs the chosen solver, for Dual the dual coordinate descent of
+// LIBLINEAR's solve_l2r_l1l2_svc, for labels y in {-1, +1}. Options must
+// have defaults applied (Tol is resolved here, once the solver is known).
 func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uint64) (*Binary, error) {
 	n, d := x.Dims()
+	if o.Solver == Auto {
+		o.Solver = Dual
+		if o.Loss == SquaredHinge && d <= AutoPrimalMaxDim {
+			o.Solver = Primal
+		}
+	}
+	if o.Solver == Primal {
+		if o.Tol == 0 {
+			o.Tol = DefaultPrimalTol
+		}
+		return solvePrimal(ctx, x, y, o)
+	}
+	if o.Tol == 0 {
+		o.Tol = DefaultTol
+	}
 	bias := o.Bias
 	hasBias := bias > 0
 	var bb float64 // B^2, contribution of the bias feature to x~'x~

@@ -101,7 +101,7 @@ func TestSeparable(t *testing.T) {
 	x, y := blobs([][]float64{{-3, -1}, {3, 1}}, 200, 0.7, 1)
 	for _, loss := range []Loss{SquaredHinge, Hinge} {
 		for _, noShrink := range []bool{false, true} {
-			m, err := Train(context.Background(), x, y, 2, Options{Loss: loss, NoShrink: noShrink, Seed: 3})
+			m, err := Train(context.Background(), x, y, 2, Options{Solver: Dual, Loss: loss, NoShrink: noShrink, Seed: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,18 +123,22 @@ func TestDualityGap(t *testing.T) {
 	x, yl := blobs([][]float64{{-1, 0, 0.5}, {1, 0.5, 0}}, 150, 1.2, 2)
 	y := pm1(yl)
 	for _, tc := range []struct {
-		loss Loss
-		c    float64
-		bias float64
+		solver Solver
+		loss   Loss
+		c      float64
+		bias   float64
 	}{
-		{SquaredHinge, 1, 1},
-		{SquaredHinge, 0.05, 2},
-		{Hinge, 1, 1},
-		{Hinge, 10, 0.5},
-		{Hinge, 1, -1},
+		{Dual, SquaredHinge, 1, 1},
+		{Dual, SquaredHinge, 0.05, 2},
+		{Dual, Hinge, 1, 1},
+		{Dual, Hinge, 10, 0.5},
+		{Dual, Hinge, 1, -1},
+		{Primal, SquaredHinge, 1, 1},
+		{Primal, SquaredHinge, 0.05, 2},
+		{Primal, SquaredHinge, 1, -1},
 	} {
-		t.Run(fmt.Sprintf("%v/C=%g/B=%g", tc.loss, tc.c, tc.bias), func(t *testing.T) {
-			o := Options{C: tc.c, Loss: tc.loss, Bias: tc.bias, Tol: 1e-6, MaxEpochs: 100000, Seed: 1}
+		t.Run(fmt.Sprintf("%v/%v/C=%g/B=%g", tc.solver, tc.loss, tc.c, tc.bias), func(t *testing.T) {
+			o := Options{Solver: tc.solver, C: tc.c, Loss: tc.loss, Bias: tc.bias, Tol: 1e-6, MaxEpochs: 100000, Seed: 1}
 			b, err := TrainBinary(context.Background(), x, y, o)
 			if err != nil {
 				t.Fatal(err)
@@ -263,7 +267,7 @@ func TestBruteForce(t *testing.T) {
 	for _, c := range []float64{0.1, 1, 5} {
 		t.Run(fmt.Sprintf("L2/C=%g", c), func(t *testing.T) {
 			want := newtonL2(xa, y, c)
-			b, err := TrainBinary(context.Background(), x, y, Options{C: c, Tol: 1e-10, MaxEpochs: 1000000, Seed: 9})
+			b, err := TrainBinary(context.Background(), x, y, Options{Solver: Dual, C: c, Tol: 1e-10, MaxEpochs: 1000000, Seed: 9})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,6 +275,16 @@ func TestBruteForce(t *testing.T) {
 			for j := range want {
 				if math.Abs(got[j]-want[j]) > 1e-4 {
 					t.Errorf("w[%d] = %.8g, Newton %.8g", j, got[j], want[j])
+				}
+			}
+			b, err = TrainBinary(context.Background(), x, y, Options{Solver: Primal, C: c, Tol: 1e-10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = weights(b, bias)
+			for j := range want {
+				if math.Abs(got[j]-want[j]) > 1e-6 {
+					t.Errorf("primal solver: w[%d] = %.8g, Newton %.8g", j, got[j], want[j])
 				}
 			}
 		})
@@ -297,13 +311,14 @@ func TestMulticlassBlobs(t *testing.T) {
 	centers := [][]float64{{0, 0}, {4, 0}, {2, 3.5}}
 	xtr, ytr := blobs(centers, 300, 0.8, 10)
 	xte, yte := blobs(centers, 300, 0.8, 11)
-	for _, loss := range []Loss{SquaredHinge, Hinge} {
-		m, err := Train(context.Background(), xtr, ytr, 3, Options{Loss: loss, Seed: 1})
+	for _, o := range []Options{{Solver: Dual}, {Loss: Hinge}, {}} {
+		o.Seed = 1
+		m, err := Train(context.Background(), xtr, ytr, 3, o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if acc := Accuracy(m.Predict(xte), yte); acc < 0.95 {
-			t.Errorf("%v: held-out accuracy %g, want > 0.95", loss, acc)
+			t.Errorf("%v %v: held-out accuracy %g, want > 0.95", o.Solver, o.Loss, acc)
 		}
 	}
 }
@@ -332,7 +347,7 @@ func TestAbsentClass(t *testing.T) {
 func TestDeterminism(t *testing.T) {
 	x, y := blobs([][]float64{{0, 0, 0}, {1, 1, 0}, {0, 1, 1}, {1, 0, 1}}, 100, 0.6, 13)
 	train := func(seed uint64) *Model {
-		m, err := Train(context.Background(), x, y, 4, Options{Seed: seed})
+		m, err := Train(context.Background(), x, y, 4, Options{Solver: Dual, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +371,7 @@ func TestShrinkingSameSolution(t *testing.T) {
 	x, yl := blobs([][]float64{{-1, 0}, {1, 0}}, 200, 1, 14)
 	y := pm1(yl)
 	for _, loss := range []Loss{SquaredHinge, Hinge} {
-		o := Options{Loss: loss, Tol: 1e-9, MaxEpochs: 100000, Seed: 2}
+		o := Options{Solver: Dual, Loss: loss, Tol: 1e-9, MaxEpochs: 100000, Seed: 2}
 		a, err := TrainBinary(context.Background(), x, y, o)
 		if err != nil {
 			t.Fatal(err)
@@ -403,6 +418,8 @@ func TestErrors(t *testing.T) {
 		{"tol", x, []int{0, 1, 0, 1}, 2, Options{Tol: -1}, "Tol = -1"},
 		{"loss", x, []int{0, 1, 0, 1}, 2, Options{Loss: 7}, "unknown loss"},
 		{"empty", &mat.Dense{}, nil, 2, Options{}, "empty input"},
+		{"primal hinge", x, []int{0, 1, 0, 1}, 2, Options{Solver: Primal, Loss: Hinge}, "squared hinge loss only"},
+		{"solver", x, []int{0, 1, 0, 1}, 2, Options{Solver: 5}, "unknown solver"},
 	} {
 		_, err := Train(context.Background(), tc.x, tc.y, tc.nclass, tc.o)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -457,7 +474,7 @@ func ExampleTrain() {
 	// Two well-separated clusters on a line, labels 0 and 1.
 	x := mat.NewDense(6, 1, []float64{-3, -2, -1, 1, 2, 3})
 	y := []int{0, 0, 0, 1, 1, 1}
-	m, err := Train(context.Background(), x, y, 2, Options{Tol: 1e-6, Seed: 1})
+	m, err := Train(context.Background(), x, y, 2, Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -482,12 +499,12 @@ func BenchmarkTrain200kx10x4(b *testing.B) {
 		}
 	}
 	x, y := blobs(centers, n/nc, 1.5, 3)
-	for _, loss := range []Loss{SquaredHinge, Hinge} {
-		b.Run(loss.String(), func(b *testing.B) {
+	for _, o := range []Options{{Solver: Primal}, {Solver: Dual}, {Loss: Hinge}} {
+		b.Run(o.Solver.String()+"-"+o.Loss.String(), func(b *testing.B) {
 			var acc float64
 			var epochs int
 			for b.Loop() {
-				m, err := Train(context.Background(), x, y, nc, Options{Loss: loss, Seed: 1})
+				m, err := Train(context.Background(), x, y, nc, o)
 				if err != nil {
 					b.Fatal(err)
 				}
