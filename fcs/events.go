@@ -225,7 +225,7 @@ func intMask(bits int, rng float64) uint64 {
 	if bits < 64 {
 		all = 1<<uint(bits) - 1
 	}
-	if !(rng > 0) || rng > math.Exp2(float64(bits)) {
+	if !(rng > 0) || rng >= math.Exp2(float64(bits)) {
 		return all
 	}
 	r := uint64(math.Ceil(rng))

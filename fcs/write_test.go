@@ -1,0 +1,464 @@
+package fcs
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// randomSet makes a data set of n events whose values fit the parameters.
+func randomSet(rng *rand.Rand, dt byte, bits []int, n int, big bool) *DataSet {
+	ds := &DataSet{DataType: dt, BigEndian: big}
+	x := mat.NewDense(max(n, 1), len(bits), nil)
+	for j, b := range bits {
+		ds.Params = append(ds.Params, Param{Name: fmt.Sprintf("FL%d-A", j+1), Label: fmt.Sprintf("CD%d", 3+j), Bits: b})
+		for i := 0; i < n; i++ {
+			var v float64
+			switch dt {
+			case 'F':
+				v = float64(float32(rng.NormFloat64() * 1000))
+			case 'D':
+				v = rng.NormFloat64() * 1e6
+			case 'I':
+				if b >= 53 {
+					v = float64(rng.Uint64N(1 << 52))
+					if i == 0 {
+						v = math.Exp2(float64(b)) - math.Exp2(float64(b-53)) // largest exact
+					}
+				} else {
+					v = float64(rng.Uint64N(1 << uint(b)))
+					if i == 0 {
+						v = math.Exp2(float64(b)) - 1
+					}
+				}
+			}
+			x.Set(i, j, v)
+		}
+	}
+	if n > 0 {
+		ds.Events = x
+	}
+	return ds
+}
+
+func TestWriteRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, tc := range []struct {
+		dt   byte
+		bits []int
+	}{
+		{'I', []int{8, 8, 8}},
+		{'I', []int{16, 16}},
+		{'I', []int{24, 24, 24, 24}},
+		{'I', []int{32, 32, 32}},
+		{'I', []int{64}},
+		{'I', []int{16, 24, 8, 32, 40, 48, 56, 64}},
+		{'F', []int{32, 32, 32, 32, 32}},
+		{'D', []int{64, 64, 64}},
+	} {
+		for _, big := range []bool{false, true} {
+			for _, n := range []int{0, 1, 1000} {
+				name := fmt.Sprintf("%c%v/big=%v/n=%d", tc.dt, tc.bits, big, n)
+				ds := randomSet(rng, tc.dt, tc.bits, n, big)
+				ds.Keywords = []Keyword{{"$CYT", "test/cytometer"}, {"#Note", "a//b/"}, {"$P1G", "2.5"}}
+				var buf bytes.Buffer
+				if err := Write(&buf, ds); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				raw := buf.Bytes()
+				f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if f.Version() != "FCS3.1" || f.DataType() != tc.dt || f.NumEvents() != n || f.NumParams() != len(tc.bits) {
+					t.Fatalf("%s: read %s %c %d events %d params", name, f.Version(), f.DataType(), f.NumEvents(), f.NumParams())
+				}
+				wantOrd := map[bool]string{false: "1,2,3,4", true: "4,3,2,1"}[big]
+				for k, want := range map[string]string{"$cyt": "test/cytometer", "#NOTE": "a//b/", "$BYTEORD": wantOrd, "$MODE": "L", "$NEXTDATA": "0", "$BEGINANALYSIS": "0", "$p1e": "0,0"} {
+					if v, ok := f.Keyword(k); !ok || v != want {
+						t.Errorf("%s: keyword %s = %q, %v; want %q", name, k, v, ok, want)
+					}
+				}
+				if len(f.Warnings()) != 0 {
+					t.Errorf("%s: warnings %q", name, f.Warnings())
+				}
+				for j, p := range f.Params() {
+					q := ds.Params[j]
+					if p.Name != q.Name || p.Label != q.Label || p.Bits != tc.bits[j] {
+						t.Errorf("%s: param %d = %+v, wrote %+v", name, j, p, q)
+					}
+					if tc.dt == 'I' && p.Range != math.Exp2(float64(tc.bits[j])) {
+						t.Errorf("%s: param %d range %v, want 2^%d", name, j, p.Range, tc.bits[j])
+					}
+				}
+				if g := f.Params()[0].Gain; g != 2.5 {
+					t.Errorf("%s: $P1G read as %v", name, g)
+				}
+				// The escaped delimiter is in the TEXT bytes.
+				if !bytes.Contains(raw, []byte("/#Note/a////b///")) {
+					t.Errorf("%s: TEXT lacks the escaped value", name)
+				}
+				x, err := f.ReadAll(EventOptions{BufferBytes: 100}) // many refills
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if n == 0 {
+					if !x.IsEmpty() {
+						t.Errorf("%s: read %v", name, x)
+					}
+					continue
+				}
+				if !mat.Equal(x, ds.Events) {
+					t.Errorf("%s: events differ", name)
+				}
+				// Independent check of the layout: the first value read by
+				// hand at the HEADER's DATA offset.
+				begin, _ := strconv.Atoi(strings.TrimSpace(string(raw[26:34])))
+				w := tc.bits[0] / 8
+				var v float64
+				b := raw[begin : begin+w]
+				switch {
+				case tc.dt == 'F' && big:
+					v = float64(math.Float32frombits(binary.BigEndian.Uint32(b)))
+				case tc.dt == 'F':
+					v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+				case tc.dt == 'D' && big:
+					v = math.Float64frombits(binary.BigEndian.Uint64(b))
+				case tc.dt == 'D':
+					v = math.Float64frombits(binary.LittleEndian.Uint64(b))
+				default:
+					var u uint64
+					for k := 0; k < w; k++ {
+						if big {
+							u = u<<8 | uint64(b[k])
+						} else {
+							u |= uint64(b[k]) << (8 * k)
+						}
+					}
+					v = float64(u)
+				}
+				if v != ds.Events.At(0, 0) {
+					t.Errorf("%s: first value by hand %v, wrote %v", name, v, ds.Events.At(0, 0))
+				}
+				if end, _ := strconv.Atoi(strings.TrimSpace(string(raw[34:42]))); end != len(raw)-1 {
+					t.Errorf("%s: HEADER DATA end %d, file %d bytes", name, end, len(raw))
+				}
+			}
+		}
+	}
+}
+
+func TestWriteChain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	a := randomSet(rng, 'F', []int{32, 32}, 50, false)
+	b := randomSet(rng, 'I', []int{16, 24, 8}, 70, true)
+	b.Analysis = []byte("gates: none")
+	a.Keywords = []Keyword{{"$SRC", "first"}}
+	b.Keywords = []Keyword{{"$SRC", "second"}}
+	var buf bytes.Buffer
+	if err := Write(&buf, a, b); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.Bytes()
+	sets, err := ParseAll(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 2 {
+		t.Fatalf("%d data sets", len(sets))
+	}
+	// $NEXTDATA points at the second HEADER.
+	nd, _ := sets[0].Keyword("$NEXTDATA")
+	off, _ := strconv.Atoi(nd)
+	if string(raw[off:off+6]) != "FCS3.1" {
+		t.Errorf("$NEXTDATA %d points at %q", off, raw[off:off+6])
+	}
+	for i, ds := range []*DataSet{a, b} {
+		x, err := sets[i].ReadAll(EventOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !mat.Equal(x, ds.Events) {
+			t.Errorf("data set %d: events differ", i+1)
+		}
+		if v, _ := sets[i].Keyword("$SRC"); v != ds.Keywords[0].Value {
+			t.Errorf("data set %d: $SRC %q", i+1, v)
+		}
+	}
+	an, err := sets[1].Analysis()
+	if err != nil || string(an) != "gates: none" {
+		t.Errorf("ANALYSIS = %q, %v", an, err)
+	}
+	if an, err := sets[0].Analysis(); an != nil || err != nil {
+		t.Errorf("first ANALYSIS = %q, %v", an, err)
+	}
+	// Parse reads the first data set only.
+	f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil || f.NumEvents() != 50 {
+		t.Errorf("Parse: %v", err)
+	}
+}
+
+// TestWriteLargeOffsets writes an ANALYSIS segment ending past byte
+// 99,999,999: the HEADER field is then 0 and the reader takes the offset
+// from $ENDANALYSIS.
+func TestWriteLargeOffsets(t *testing.T) {
+	ds := randomSet(rand.New(rand.NewPCG(5, 6)), 'F', []int{32}, 10, false)
+	ds.Analysis = make([]byte, 100_000_000)
+	ds.Analysis[len(ds.Analysis)-1] = 'Z'
+	var pw prefixWriter
+	if err := Write(&pw, ds); err != nil {
+		t.Fatal(err)
+	}
+	h := pw.prefix[:HeaderLen]
+	if got := string(h[42:50]); strings.TrimSpace(got) == "0" {
+		t.Errorf("ANALYSIS start written as 0 although < 1e8")
+	}
+	if got := string(h[50:58]); got != "       0" {
+		t.Errorf("ANALYSIS end field %q, want 0", got)
+	}
+	r := &sparseReader{prefix: pw.prefix, size: pw.n, last: 'Z'}
+	f, err := Parse(r, pw.n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := f.Keyword("$ENDANALYSIS")
+	if want := strconv.FormatInt(pw.n-1, 10); e != want {
+		t.Errorf("$ENDANALYSIS %s, want %s", e, want)
+	}
+	an, err := f.Analysis()
+	if err != nil || len(an) != 100_000_000 || an[len(an)-1] != 'Z' {
+		t.Errorf("Analysis: %d bytes, %v", len(an), err)
+	}
+}
+
+// prefixWriter keeps the first 64 KiB written and counts the rest.
+type prefixWriter struct {
+	prefix []byte
+	n      int64
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	if k := min(len(p), 1<<16-len(w.prefix)); k > 0 {
+		w.prefix = append(w.prefix, p[:k]...)
+	}
+	w.n += int64(len(p))
+	return len(p), nil
+}
+
+// sparseReader serves a prefix, then zeros, then a last byte.
+type sparseReader struct {
+	prefix []byte
+	size   int64
+	last   byte
+}
+
+func (r *sparseReader) ReadAt(p []byte, off int64) (int, error) {
+	for i := range p {
+		o := off + int64(i)
+		switch {
+		case o >= r.size:
+			return i, io.EOF
+		case o < int64(len(r.prefix)):
+			p[i] = r.prefix[o]
+		case o == r.size-1:
+			p[i] = r.last
+		default:
+			p[i] = 0
+		}
+	}
+	return len(p), nil
+}
+
+func TestWriteDelimiter(t *testing.T) {
+	ds := randomSet(rand.New(rand.NewPCG(1, 1)), 'F', []int{32}, 3, false)
+	ds.Keywords = []Keyword{{"PATH", "/data/run1"}, {"RATIO", "a|b"}}
+	var buf bytes.Buffer
+	if err := Write(&buf, ds); err != nil {
+		t.Fatal(err)
+	}
+	raw := buf.Bytes()
+	if raw[58] != '|' {
+		t.Errorf("delimiter %q, want '|' (a value starts with '/')", raw[58])
+	}
+	f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"path": "/data/run1", "ratio": "a|b"} {
+		if v, _ := f.Keyword(k); v != want {
+			t.Errorf("%s = %q, want %q", k, v, want)
+		}
+	}
+	ds.Delimiter = '/'
+	if err := Write(io.Discard, ds); err == nil || !strings.Contains(err.Error(), "starts with the delimiter") {
+		t.Errorf("explicit delimiter: %v", err)
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	base := func() *DataSet { return randomSet(rand.New(rand.NewPCG(2, 2)), 'I', []int{16}, 4, false) }
+	for _, tc := range []struct {
+		mod func(*DataSet)
+		err string
+	}{
+		{func(d *DataSet) { d.Events.Set(1, 0, 65536) }, "not an integer in [0, 65535]"},
+		{func(d *DataSet) { d.Events.Set(1, 0, -1) }, "not an integer"},
+		{func(d *DataSet) { d.Events.Set(1, 0, 2.5) }, "not an integer"},
+		{func(d *DataSet) { d.Params[0].Range = 1000; d.Events.Set(1, 0, 1024) }, "[0, 1023]"},
+		{func(d *DataSet) { d.Params[0].Bits = 12 }, "multiple of 8"},
+		{func(d *DataSet) { d.DataType = 'F' }, "needs 32 bits"},
+		{func(d *DataSet) { d.DataType = 'A' }, "cannot write"},
+		{func(d *DataSet) { d.Params[0].Name = "" }, "no name"},
+		{func(d *DataSet) { d.Keywords = []Keyword{{"$tot", "3"}} }, "set by the writer"},
+		{func(d *DataSet) { d.Keywords = []Keyword{{"$P1N", "x"}} }, "set by the writer"},
+		{func(d *DataSet) { d.Keywords = []Keyword{{"X", ""}} }, "empty"},
+		{func(d *DataSet) { d.Keywords = []Keyword{{"X", "1"}, {"x", "2"}} }, "twice"},
+		{func(d *DataSet) { d.Params = append(d.Params, Param{Name: "b"}) }, "2 parameters"},
+	} {
+		d := base()
+		tc.mod(d)
+		if err := Write(io.Discard, d); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("err = %v, want one containing %q", err, tc.err)
+		}
+	}
+}
+
+// TestReadVariants covers reader paths the writer does not produce:
+// two-byte $BYTEORD, padded numbers, $PnR masks, $PnE/$PnG scaling, blank
+// HEADER DATA offsets, a doubled delimiter ending the TEXT.
+func TestReadVariants(t *testing.T) {
+	mk := func(text string, data []byte, hdrData bool) []byte {
+		tb, te := 58, 58+len(text)-1
+		db, de := te+1, te+len(data)
+		text = strings.ReplaceAll(text, "BEGINPOS", fmt.Sprintf("%08d", db))
+		text = strings.ReplaceAll(text, "ENDPOSIT", fmt.Sprintf("%08d", de))
+		h := fmt.Sprintf("FCS3.0    %8d%8d", tb, te)
+		if hdrData {
+			h += fmt.Sprintf("%08d%08d", db, de)
+		} else {
+			h += strings.Repeat(" ", 16)
+		}
+		h += "       0       0"
+		return append([]byte(h+text), data...)
+	}
+	// 2 events x (16-bit, 16-bit) little-endian, $BYTEORD 1,2.
+	data := []byte{0xff, 0xff, 0x10, 0x00, 0x34, 0x12, 0x02, 0x00}
+	text := `\$BEGINDATA\BEGINPOS\$ENDDATA\ENDPOSIT\$BYTEORD\1,2\$DATATYPE\I\$MODE\L\$PAR\  2\$TOT\ 000002\` +
+		`$P1B\16\$P1R\ 1000\$P1N\A\$P1E\ 2,1\$P2B\16\$P2R\65536\$P2N\B\$P2G\4\$P2S\lab\\el\#EMPTY\\`
+	raw := mk(text, data, false)
+	f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := f.ReadAll(EventOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0xffff & 1023 = 1023; 0x1234 & 1023 = 0x234.
+	if want := mat.NewDense(2, 2, []float64{1023, 16, 0x234, 2}); !mat.Equal(x, want) {
+		t.Errorf("read %v, want %v", mat.Formatted(x), mat.Formatted(want))
+	}
+	if p := f.Params()[1]; p.Label != `lab\el` || p.Gain != 4 {
+		t.Errorf("param 2 = %+v", p)
+	}
+	if v, ok := f.Keyword("#empty"); !ok || v != "" {
+		t.Errorf("#EMPTY = %q, %v", v, ok)
+	}
+	y, err := f.ReadAll(EventOptions{Scale: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// $P1E 2,1 with $P1R 1000: 10^(2 v / 1000); $P2G 4: v / 4.
+	want := []float64{math.Pow(10, 2*1023/1000.0), 4, math.Pow(10, 2*float64(0x234)/1000), 0.5}
+	for i, w := range want {
+		if g := y.RawMatrix().Data[i]; math.Abs(g-w) > 1e-12*w {
+			t.Errorf("scaled value %d = %v, want %v", i, g, w)
+		}
+	}
+	// Two-byte big-endian and an unsupported order.
+	text2 := strings.Replace(text, `1,2`, `2,1`, 1)
+	raw = mk(text2, data, true)
+	f, err = Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ = f.ReadAll(EventOptions{})
+	if want := mat.NewDense(2, 2, []float64{1023, 0x1000, 0x3412 & 1023, 0x200}); !mat.Equal(x, want) {
+		t.Errorf("read %v, want %v", mat.Formatted(x), mat.Formatted(want))
+	}
+	for _, bad := range []struct{ from, to, err string }{
+		{`1,2`, `3,4,1,2`, "not supported"},
+		{`$DATATYPE\I`, `$DATATYPE\A`, "ASCII"},
+		{`$MODE\L`, `$MODE\C`, "list mode"},
+		{`$P1B\16`, `$P1B\12`, "multiple of 8"},
+		{`$PAR\  2`, `$PAR\ 999`, "bad $PAR"},
+		{`$P2B\16\`, ``, "missing required keyword $P2B"},
+	} {
+		raw := mk(strings.Replace(text, bad.from, bad.to, 1), data, true)
+		_, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+		if err == nil || !strings.Contains(err.Error(), bad.err) {
+			t.Errorf("%s -> %s: %v, want %q", bad.from, bad.to, err, bad.err)
+		}
+	}
+	// Truncated by one byte.
+	raw = mk(text, data, true)
+	raw = raw[:len(raw)-1]
+	f, err = Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var te *TruncatedError
+	if _, err := f.Events(EventOptions{}); !errors.As(err, &te) || te.Expected != 2 || te.Present != 1 {
+		t.Errorf("truncated: %v", err)
+	}
+}
+
+func TestEventReader(t *testing.T) {
+	ds := randomSet(rand.New(rand.NewPCG(9, 9)), 'F', []int{32, 32, 32}, 1001, true)
+	var buf bytes.Buffer
+	if err := Write(&buf, ds); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.Events(EventOptions{BufferBytes: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Read(make([]float64, 2), 10); err == nil {
+		t.Errorf("Read into 2 values did not fail")
+	}
+	dst := make([]float64, 3*64)
+	var got []float64
+	for step := 1; ; step = step%97 + 7 {
+		k, err := r.Read(dst, step)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k > step || k > 64 {
+			t.Fatalf("read %d events for max %d", k, step)
+		}
+		got = append(got, dst[:3*k]...)
+	}
+	if !mat.Equal(mat.NewDense(1001, 3, got), ds.Events) {
+		t.Errorf("streamed events differ")
+	}
+	if k, err := r.Read(dst, 5); k != 0 || err != io.EOF {
+		t.Errorf("after the end: %d, %v", k, err)
+	}
+}
