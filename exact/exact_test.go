@@ -220,7 +220,7 @@ func TestGeneralizedResiduals(t *testing.T) {
 			m := fit(t, tc.ds, exact.Options{Method: tc.method, Components: 5, Lambda: tc.lambda, Epsilon: 1e-3, Seed: 1})
 			r := reference(tc.ds, m)
 			na := norm2(r.a)
-			n, k := m.B.Dims()
+			_, k := m.B.Dims()
 			for j := 0; j < k; j++ {
 				b := m.B.ColView(j)
 				var ab, db mat.VecDense
@@ -261,7 +261,6 @@ func TestGeneralizedResiduals(t *testing.T) {
 			if !mat.EqualApprox(&kb, m.TrainProjection(), 1e-9*mat.Norm(&kb, math.Inf(1))) {
 				t.Error("TrainProjection != K_c B")
 			}
-			_ = n
 		})
 	}
 }
@@ -380,13 +379,10 @@ func TestPaperEigenvectors(t *testing.T) {
 	for _, method := range []exact.Method{exact.DICA, exact.UDICA} {
 		m := fit(t, ds, exact.Options{Method: method, Form: exact.Paper, Components: 3, Lambda: 1e-2, Epsilon: 1e-2})
 		r := reference(ds, m)
-		n := float64(ds.N())
 		var dinv, mm mat.Dense
 		if err := dinv.Inverse(r.d); err != nil {
 			t.Fatal(err)
 		}
-		// reference A = (1/n) K P K; the paper numerator is P K^2 = n * ... only
-		// for UDICA (K^2). For DICA rebuild P K^2 from A's factors.
 		num := paperNumerator(ds, m)
 		mm.Mul(&dinv, num)
 		for j := 0; j < m.Positive; j++ {
@@ -398,7 +394,6 @@ func TestPaperEigenvectors(t *testing.T) {
 				t.Errorf("%v paper pair %d: ||M b - mu b|| = %g", method, j, res)
 			}
 		}
-		_ = n
 	}
 }
 

@@ -30,8 +30,9 @@ const (
 
 // TransformOptions configures Transform.
 type TransformOptions struct {
-	// Scale divides component j by sqrt(gamma_j) (dica.m's convention; for
-	// UDICA the training features then have Z^T Z = I up to lambda terms).
+	// Scale divides component j by sqrt(gamma_j) (dica.m's convention). For
+	// UDICA and KPCA in the canonical form the training features then have
+	// Z^T Z = n I, since B^T K^2 B / n = Gamma.
 	// Components that are not positive are set to 0. It is ignored in the
 	// paper form, whose coefficients are already scaled.
 	Scale bool
