@@ -87,43 +87,30 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
 func fastFloat(s []byte) (v float64, n int, ok bool) {
 	i := 0
 	neg := false
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		neg = s[i] == '-'
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		i = 1
+	}
+	start := i
+	var mant uint64
+	for i < len(s) && s[i]-'0' < 10 {
+		mant = mant*10 + uint64(s[i]-'0')
 		i++
 	}
-	var mant uint64
-	nd := 0 // digits accumulated in mant, leading zeros excluded
-	digits := 0
+	digits := i - start
 	frac := 0
-	for ; i < len(s); i++ {
-		c := s[i] - '0'
-		if c > 9 {
-			break
-		}
-		digits++
-		if mant == 0 && c == 0 {
-			continue
-		}
-		mant = mant*10 + uint64(c)
-		nd++
-	}
 	if i < len(s) && s[i] == '.' {
 		i++
-		for ; i < len(s); i++ {
-			c := s[i] - '0'
-			if c > 9 {
-				break
-			}
-			digits++
-			frac++
-			if mant == 0 && c == 0 {
-				continue
-			}
-			mant = mant*10 + uint64(c)
-			nd++
+		fs := i
+		for i < len(s) && s[i]-'0' < 10 {
+			mant = mant*10 + uint64(s[i]-'0')
+			i++
 		}
+		frac = i - fs
+		digits += frac
 	}
-	if digits == 0 || nd > 19 {
+	// More than 19 digits (leading zeros included) may overflow mant.
+	if digits == 0 || digits > 19 {
 		return 0, 0, false
 	}
 	e := 0

@@ -232,3 +232,15 @@ func FuzzParseNumber(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkParseNumber(b *testing.B) {
+	in := [][]byte{[]byte("17.89"), []byte("10.231"), []byte("790.55"), []byte("2.7417"), []byte("0"), []byte("1.0653"), []byte("179.6"), []byte("0.002912")}
+	var sum float64
+	for b.Loop() {
+		for _, s := range in {
+			v, _ := parseNumber(s)
+			sum += v
+		}
+	}
+	_ = sum
+}

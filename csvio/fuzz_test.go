@@ -1,0 +1,129 @@
+package csvio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"testing/fstest"
+
+	"github.com/dicalab/dica/dataset"
+)
+
+// FuzzCSV reads arbitrary bytes as a CSV file, with and without a header and
+// labels in the last column: it must not panic or hang, and when it succeeds
+// the rows must be those of a plain split of the lines with strconv.
+func FuzzCSV(f *testing.F) {
+	for _, s := range []string{
+		"1,2,3\n4,5,6\n",
+		"a,b\n1,2\r\n3,4",
+		"\"x\",\"y\"\n\"1\",2\n3,\"4\"\n",
+		"1,2\n\n3,4\n",
+		"1.5e3,-2\n.5,5.\n",
+		"1,NaN\n",
+		"1,\"2\n",
+		"\uFEFFa;b\n1;2\n",
+		"1, 2 ,3\n4,5,6,\n",
+		"0x1p3,1e400\n",
+		"1,2,A\n3,4,B\n5,6,A\n",
+	} {
+		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(3))
+	}
+	// A few lines of the real files, if present.
+	dir := os.Getenv("DICA_DATA")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "data")
+	}
+	for _, p := range []string{"multicenter16_cytof/sample7.csv", "gvhd_mclust/GvHD.pos.csv"} {
+		if fh, err := os.Open(filepath.Join(dir, p)); err == nil {
+			var b bytes.Buffer
+			sc := bufio.NewScanner(fh)
+			for i := 0; i < 5 && sc.Scan(); i++ {
+				b.Write(sc.Bytes())
+				b.WriteByte('\n')
+			}
+			fh.Close()
+			f.Add(b.Bytes(), uint8(0))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
+		o := Options{Header: HeaderMode(mode % 3)}
+		if mode&4 != 0 {
+			o.Comma = ';'
+		}
+		fsys := fstest.MapFS{"f.csv": {Data: data}}
+		src, err := NewSourceFS(fsys, []string{"f.csv"}, o)
+		if err != nil {
+			return
+		}
+		r, err := src.Open(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var (
+			b    dataset.Block
+			rows [][]float64
+		)
+		for {
+			n, err := r.Read(&b, 3)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return
+			}
+			for i := range n {
+				rows = append(rows, append([]float64(nil), b.Row(i)...))
+			}
+		}
+		// Reference: the non-empty lines, split and parsed with strconv.
+		var want [][]float64
+		data = bytes.TrimPrefix(data, bom)
+		lines := bytes.Split(data, []byte("\n"))
+		first := true
+		for _, line := range lines {
+			line = bytes.TrimSuffix(line, []byte("\r"))
+			if len(line) == 0 {
+				continue
+			}
+			if first && src.HasHeader() {
+				first = false
+				continue
+			}
+			first = false
+			fields, kind := splitLine(line, src.comma)
+			if kind != errNone {
+				t.Fatalf("line %q read without error", line)
+			}
+			row := make([]float64, len(fields))
+			for j, s := range fields {
+				v, err := strconv.ParseFloat(s, 64)
+				if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+					t.Fatalf("field %q of line %q read without error", s, line)
+				}
+				row[j] = v
+			}
+			want = append(want, row)
+		}
+		if len(rows) != len(want) {
+			t.Fatalf("%d rows, want %d", len(rows), len(want))
+		}
+		for i := range want {
+			if len(rows[i]) != len(want[i]) {
+				t.Fatalf("row %d: %v, want %v", i, rows[i], want[i])
+			}
+			for j := range want[i] {
+				if math.Float64bits(rows[i][j]) != math.Float64bits(want[i][j]) {
+					t.Fatalf("row %d: %v, want %v", i, rows[i], want[i])
+				}
+			}
+		}
+	})
+}
