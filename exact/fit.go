@@ -99,8 +99,8 @@ type Model struct {
 // update; the numerator is always A = G G^T: G = K Yc S^{-1/2} / sqrt(n)
 // (n x c) for class labels (Yc the centered one-hot labels,
 // S = Yc^T Yc + n eps I, so P = Yc S^{-1} Yc^T exactly), G = K F / sqrt(n)
-// with P = F F^T from the eigendecomposition of L for real targets
-// (eigenvalues of L below 1e-13 of the largest are dropped), and G = K/sqrt(n)
+// with P = F F^T from a pivoted Cholesky factor of L for real targets (to
+// relative trace 1e-12; see targetFactor), and G = K/sqrt(n)
 // for UDICA and KPCA. The eigenproblem is then U^{-T} A U^{-1} v = gamma v,
 // solved through the thin r x r problem when G has r <= n/2 columns.
 //
@@ -326,21 +326,7 @@ func domainMeans(kc *mat.Dense, domains []int, N int) *mat.Dense {
 // the centered delta kernel Lc = Yc Yc^T: F = Yc C^{-1} with
 // C^T C = S = Yc^T Yc + n eps I (push-through identity).
 func labelFactor(label []int, c int, eps float64) (*mat.Dense, error) {
-	n := len(label)
-	yc := kernelOneHot(label, c)
-	var s mat.SymDense
-	s.SymOuterK(1, yc.T())
-	for j := 0; j < c; j++ {
-		s.SetSym(j, j, s.At(j, j)+float64(n)*eps)
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(&s) {
-		return nil, fmt.Errorf("exact: Yc^T Yc + n eps I is not positive definite (eps = %g)", eps)
-	}
-	u := ch.RawU().(*mat.TriDense).RawTriangular()
-	// F = Yc C^{-1}: solve F C = Yc.
-	blas64.Trsm(blas.Right, blas.NoTrans, 1, u, yc.RawMatrix())
-	return yc, nil
+	return pushThrough(kernelOneHot(label, c), eps)
 }
 
 // kernelOneHot returns the centered one-hot matrix H Y (n x c).
@@ -360,39 +346,115 @@ func kernelOneHot(label []int, c int) *mat.Dense {
 	return y
 }
 
+// pivotTol is the relative trace at which the pivoted Cholesky
+// factorization of the output kernel matrix stops.
+const pivotTol = 1e-12
+
 // targetFactor returns F (n x r) with F F^T = P = Lc (Lc + n eps I)^{-1} for
-// the centered output kernel matrix Lc = V diag(l) V^T:
-// F = V diag(sqrt(l / (l + n eps))), keeping eigenvalues l > 1e-13 l_max
-// (the others contribute less than 1e-13 l_max / (n eps) to P).
+// the centered output kernel matrix Lc. L is factored by pivoted Cholesky,
+// L ~ Psi Psi^T, until the trace of the remainder E (PSD) is below
+// 1e-12 tr(L); then Lc ~ Psi_c Psi_c^T with Psi_c = H Psi and, by the
+// push-through identity, P = Psi_c S^{-1} Psi_c^T with
+// S = Psi_c^T Psi_c + n eps I, so F = Psi_c C^{-1}, C^T C = S. The error in
+// P is at most ||E|| / (n eps) <= 1e-12 tr(L) / (n eps) (1e-12 / eps for
+// RBF). Smooth output kernels on few targets have r << n, so this costs
+// O(n r^2) instead of an O(n^3) eigendecomposition.
 func targetFactor(k kernel.Kernel, y *mat.Dense, eps float64) (*mat.Dense, error) {
-	lc := gram(k, y)
-	center(lc)
-	n, _ := lc.Dims()
-	var es mat.EigenSym
-	if !es.Factorize(mat.NewSymDense(n, lc.RawMatrix().Data), true) {
-		return nil, errors.New("exact: eigendecomposition of the output kernel matrix did not converge")
+	psi := pivotedCholesky(k, y, pivotTol)
+	if psi == nil {
+		return nil, errors.New("exact: the output kernel matrix is zero")
 	}
-	l := es.Values(nil)
-	var v mat.Dense
-	es.VectorsTo(&v)
-	lmax := l[n-1]
-	var keep []int
-	for j := n - 1; j >= 0; j-- {
-		if l[j] > 1e-13*lmax && l[j] > 0 {
-			keep = append(keep, j)
-		}
-	}
-	if len(keep) == 0 {
-		return nil, errors.New("exact: the centered output kernel matrix is zero (constant targets?)")
-	}
-	f := mat.NewDense(n, len(keep), nil)
-	for c, j := range keep {
-		s := math.Sqrt(l[j] / (l[j] + float64(n)*eps))
+	n, r := psi.Dims()
+	// Center the columns: Psi_c = H Psi.
+	for j := 0; j < r; j++ {
+		var s float64
 		for p := 0; p < n; p++ {
-			f.Set(p, c, s*v.At(p, j))
+			s += psi.At(p, j)
+		}
+		s /= float64(n)
+		for p := 0; p < n; p++ {
+			psi.Set(p, j, psi.At(p, j)-s)
 		}
 	}
-	return f, nil
+	return pushThrough(psi, eps)
+}
+
+// pushThrough returns F = Psi C^{-1} with C^T C = Psi^T Psi + n eps I, so
+// that F F^T = Psi Psi^T (Psi Psi^T + n eps I)^{-1}. psi is overwritten.
+func pushThrough(psi *mat.Dense, eps float64) (*mat.Dense, error) {
+	n, r := psi.Dims()
+	var s mat.SymDense
+	s.SymOuterK(1, psi.T())
+	for j := 0; j < r; j++ {
+		s.SetSym(j, j, s.At(j, j)+float64(n)*eps)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(&s) {
+		return nil, fmt.Errorf("exact: Psi^T Psi + n eps I is not positive definite (eps = %g)", eps)
+	}
+	u := ch.RawU().(*mat.TriDense).RawTriangular()
+	// F = Psi C^{-1}: solve F C = Psi.
+	blas64.Trsm(blas.Right, blas.NoTrans, 1, u, psi.RawMatrix())
+	return psi, nil
+}
+
+// pivotedCholesky returns Psi (n x r) with K(y, y) ~ Psi Psi^T, choosing
+// the largest remaining diagonal as pivot, until the remaining trace is at
+// most tol times the trace (or no positive pivot is left). It returns nil
+// for a zero kernel matrix.
+func pivotedCholesky(k kernel.Kernel, y *mat.Dense, tol float64) *mat.Dense {
+	n, _ := y.Dims()
+	d := make([]float64, n)
+	var trace float64
+	for p := range d {
+		d[p] = k.Eval(y.RawRowView(p), y.RawRowView(p))
+		trace += d[p]
+	}
+	if !(trace > 0) {
+		return nil
+	}
+	var cols [][]float64
+	col := make([]float64, n)
+	for len(cols) < n {
+		piv, rest := 0, 0.0
+		for p, v := range d {
+			if v > d[piv] {
+				piv = p
+			}
+			if v > 0 {
+				rest += v
+			}
+		}
+		if rest <= tol*trace || !(d[piv] > 0) {
+			break
+		}
+		yi := y.RawRowView(piv)
+		for p := range col {
+			col[p] = k.Eval(y.RawRowView(p), yi)
+		}
+		for _, c := range cols {
+			a := c[piv]
+			for p := range col {
+				col[p] -= a * c[p]
+			}
+		}
+		s := 1 / math.Sqrt(d[piv])
+		nc := make([]float64, n)
+		for p := range nc {
+			nc[p] = col[p] * s
+			d[p] -= nc[p] * nc[p]
+		}
+		d[piv] = 0
+		cols = append(cols, nc)
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	psi := mat.NewDense(n, len(cols), nil)
+	for j, c := range cols {
+		psi.SetCol(j, c)
+	}
+	return psi
 }
 
 // paperLowRank solves the paper's non-symmetric eig(D^{-1} F F^T K^2) through
