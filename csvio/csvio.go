@@ -100,6 +100,7 @@ type Options struct {
 	// Transform, if not nil, is applied to the features of each row in
 	// place (e.g. log1p or asinh(x/5) of cytometry intensities), after
 	// parsing and before rows are handed out. Its results must be finite.
+	// It must be safe for concurrent use if passes run concurrently.
 	Transform func(row []float64)
 }
 

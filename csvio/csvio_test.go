@@ -163,7 +163,7 @@ func TestColumns(t *testing.T) {
 			"\"bob\",3,4,\"B cell\",40\n" +
 			"\n" +
 			"alice, 5 ,6,T,31\n" +
-			"carol,7,8,B cell,50\n" +
+			"carol,\"7\",8,B cell,50\n" +
 			"bob,9,10,NK,41\r\n" +
 			"carol,11,12,T,52\n" +
 			"bob,13,14,B cell,42")},
@@ -404,6 +404,8 @@ func TestErrors(t *testing.T) {
 		"nothing.csv":   {Data: []byte("\n\n")},
 		"neg.csv":       {Data: []byte("1,2\n-3,4\n")},
 		"d/sample1.csv": {Data: []byte("1,2,3\n")},
+		"nolab.csv":     {Data: []byte("a,b,c\n1,2,x\n3,4, \n")},
+		"nodom.csv":     {Data: []byte("a,b,c\n1,2,x\n3,4,\"\"\n")},
 	}
 	log := func(x []float64) {
 		for j := range x {
@@ -440,6 +442,9 @@ func TestErrors(t *testing.T) {
 		{[]string{"sample1.csv"}, Options{Comma: 'é'}, `csvio: separator 'é': want a single-byte character other than a quote or a line ending`},
 		{[]string{"neg.csv"}, Options{Transform: log}, `neg.csv:2: column 1: transform gives NaN`},
 		{nil, Options{}, `csvio: no files`},
+		{[]string{"nolab.csv"}, Options{Label: "c"}, `nolab.csv:3: column 3: empty label`},
+		{[]string{"nodom.csv"}, Options{Domain: "c"}, `nodom.csv:3: column 3: empty domain`},
+		{[]string{"hdr.csv"}, Options{Features: []string{"CD4"}, Domain: "CD3", Label: "CD3"}, `csvio: column CD3 (label) is used twice`},
 	} {
 		src, err := NewSourceFS(fsys, tc.files, tc.o)
 		if err == nil {
