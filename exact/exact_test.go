@@ -419,28 +419,46 @@ func paperNumerator(ds *dataset.Dataset, m *exact.Model) *mat.Dense {
 // and the projections of new points unchanged (up to the sign of each
 // component). With n <= 1000 the median heuristic uses all points.
 func TestPermutation(t *testing.T) {
-	ds := blobs(9, 3, 40, 3, 3)
+	cls := blobs(9, 3, 40, 3, 3)
+	reg := toy.Regression(toy.Options{Domains: 3, MeanSize: 40, Seed: 9})
 	test := blobs(99, 1, 20, 3, 3).X
-	perm := rand.New(rand.NewPCG(1, 2)).Perm(ds.N())
-	pds := ds.Subset(perm)
+	regTest := toy.Regression(toy.Options{Domains: 1, MeanSize: 20, Seed: 99}).X
+	type tcase struct {
+		name string
+		ds   *dataset.Dataset
+		x    *mat.Dense
+		o    exact.Options
+	}
+	var cases []tcase
 	for _, method := range []exact.Method{exact.DICA, exact.UDICA, exact.KPCA, exact.COIR} {
-		o := exact.Options{Method: method, Components: 2, Lambda: 1e-3, Epsilon: 1e-2}
-		a, b := fit(t, ds, o), fit(t, pds, o)
-		if i, ok := relClose(a.Eigenvalues, b.Eigenvalues, 1e-9); !ok {
-			t.Errorf("%v: eigenvalues %v vs permuted %v (at %d)", method, a.Eigenvalues, b.Eigenvalues, i)
+		for _, form := range []exact.Form{exact.Canonical, exact.Paper} {
+			o := exact.Options{Method: method, Form: form, Components: 2, Lambda: 1e-3, Epsilon: 1e-2}
+			cases = append(cases, tcase{fmt.Sprintf("labels/%v/%v", method, form), cls, test, o})
 		}
-		za, err := a.Transform(test, exact.TransformOptions{})
+	}
+	for _, form := range []exact.Form{exact.Canonical, exact.Paper} {
+		o := exact.Options{Method: exact.DICA, Form: form, Components: 3, Lambda: 1e-3, Epsilon: 1e-3}
+		cases = append(cases, tcase{fmt.Sprintf("targets/dica/%v", form), reg, regTest, o})
+	}
+	for _, tc := range cases {
+		perm := rand.New(rand.NewPCG(1, 2)).Perm(tc.ds.N())
+		a, b := fit(t, tc.ds, tc.o), fit(t, tc.ds.Subset(perm), tc.o)
+		if i, ok := relClose(a.Eigenvalues, b.Eigenvalues, 1e-9); !ok {
+			t.Errorf("%s: eigenvalues %v vs permuted %v (at %d)", tc.name, a.Eigenvalues, b.Eigenvalues, i)
+		}
+		za, err := a.Transform(tc.x, exact.TransformOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		zb, _ := b.Transform(test, exact.TransformOptions{})
-		for j := 0; j < 2; j++ {
+		zb, _ := b.Transform(tc.x, exact.TransformOptions{})
+		_, k := za.Dims()
+		for j := 0; j < k; j++ {
 			ca, cb := mat.Col(nil, j, za), mat.Col(nil, j, zb)
 			if floats.Dot(ca, cb) < 0 {
 				floats.Scale(-1, cb)
 			}
 			if d := floats.Distance(ca, cb, math.Inf(1)); d > 1e-7*floats.Norm(ca, math.Inf(1)) {
-				t.Errorf("%v component %d: projections differ by %g after permutation", method, j, d)
+				t.Errorf("%s component %d: projections differ by %g after permutation", tc.name, j, d)
 			}
 		}
 	}

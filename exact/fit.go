@@ -49,7 +49,8 @@ type Options struct {
 
 // Model is a fitted DICA-family model: the components are kernel
 // expansions on the training points, z_j(x) = sum_p B[p, j] k_c(x, x_p),
-// with k_c the centered kernel (see Transform).
+// with k_c the centered kernel (see Transform). Its methods do not modify
+// it, so a Model may be used by many goroutines at once.
 type Model struct {
 	// Method and Form are copies of Options.Method and Options.Form.
 	Method Method
@@ -67,8 +68,11 @@ type Model struct {
 	// of components that are not positive are zero.
 	B *mat.Dense
 	// Eigenvalues holds the k eigenvalues, largest first (by magnitude, real
-	// parts, in the paper form). Paper-form eigenvalues are n times the
-	// canonical ones (dica.m omits the 1/n).
+	// parts, in the paper form). Paper-form eigenvalues lack the 1/n (as in
+	// dica.m): divided by n they equal the canonical ones for UDICA, KPCA
+	// and COIR, and approximate them for DICA (the problems differ). When
+	// the numerator has rank r < k (low-rank output kernels), eigenvalues
+	// beyond the numerical rank are reported as exactly 0.
 	Eigenvalues []float64
 	// Positive is the number of leading components with
 	// gamma_j > 1e-10 * gamma_1: the ones that carry signal. With c classes
