@@ -1,0 +1,125 @@
+package svm
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// dataDir returns the real-data folder ($DICA_DATA or ../shared/data
+// relative to the repository root), or "" when absent.
+func dataDir() string {
+	if d := os.Getenv("DICA_DATA"); d != "" {
+		return d
+	}
+	d := filepath.Join("..", "..", "shared", "data")
+	if _, err := os.Stat(d); err != nil {
+		return ""
+	}
+	return d
+}
+
+// loadCyTOF reads the labelled cells (labels 1..4, returned as 0..3) of the
+// given multicenter16 samples with the asinh(x/5) transform.
+func loadCyTOF(tb testing.TB, samples ...int) (*mat.Dense, []int) {
+	dir := dataDir()
+	if dir == "" {
+		tb.Skip("real data not found: set DICA_DATA or provide ../shared/data")
+	}
+	dir = filepath.Join(dir, "multicenter16_cytof")
+	var data []float64
+	var labels []int
+	for _, s := range samples {
+		xf, err := os.Open(filepath.Join(dir, fmt.Sprintf("sample%d.csv", s)))
+		if err != nil {
+			tb.Skipf("real data: %v", err)
+		}
+		lf, err := os.Open(filepath.Join(dir, fmt.Sprintf("labels%d.csv", s)))
+		if err != nil {
+			xf.Close()
+			tb.Skipf("real data: %v", err)
+		}
+		xs, ls := bufio.NewScanner(xf), bufio.NewScanner(lf)
+		for xs.Scan() {
+			if !ls.Scan() {
+				tb.Fatalf("sample %d: fewer labels than rows", s)
+			}
+			l, err := strconv.Atoi(strings.TrimSpace(ls.Text()))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if l == 0 {
+				continue
+			}
+			for _, f := range strings.Split(xs.Text(), ",") {
+				v, err := strconv.ParseFloat(f, 64)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				data = append(data, math.Asinh(v/5))
+			}
+			labels = append(labels, l-1)
+		}
+		xf.Close()
+		lf.Close()
+	}
+	return mat.NewDense(len(labels), len(data)/len(labels), data), labels
+}
+
+// TestCyTOF trains on CyTOF samples 1 and 3 and predicts the cell
+// populations of sample 2 (same center as sample 1) and 8 (another one).
+func TestCyTOF(t *testing.T) {
+	xtr, ytr := loadCyTOF(t, 1, 3)
+	sc, err := Standardize(xtr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Train(context.Background(), sc.Apply(xtr), ytr, 4, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := Accuracy(m.Predict(sc.Apply(xtr)), ytr)
+	x2, y2 := loadCyTOF(t, 2)
+	acc2 := Accuracy(m.Predict(sc.Apply(x2)), y2)
+	t.Logf("%d training cells: train accuracy %.4f, sample 2 accuracy %.4f", len(ytr), train, acc2)
+	if train < 0.9 || acc2 < 0.9 {
+		t.Errorf("accuracy train %.4f, sample 2 %.4f, want >= 0.9", train, acc2)
+	}
+}
+
+// BenchmarkCyTOF trains on the labelled cells of samples 1..14 (about 600k
+// cells x 8 markers, 4 classes) and reports the accuracy on samples 15-16.
+func BenchmarkCyTOF(b *testing.B) {
+	var train []int
+	for s := 1; s <= 14; s++ {
+		train = append(train, s)
+	}
+	xtr, ytr := loadCyTOF(b, train...)
+	xte, yte := loadCyTOF(b, 15, 16)
+	sc, err := Standardize(xtr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ztr, zte := sc.Apply(xtr), sc.Apply(xte)
+	for _, o := range []Options{{}, {Solver: Dual}, {Loss: Hinge}} {
+		b.Run(fmt.Sprintf("n=%d/%v-%v", len(ytr), o.Solver, o.Loss), func(b *testing.B) {
+			var acc float64
+			for b.Loop() {
+				m, err := Train(context.Background(), ztr, ytr, 4, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				acc = Accuracy(m.Predict(zte), yte)
+			}
+			b.ReportMetric(acc, "test-acc")
+		})
+	}
+}
