@@ -76,6 +76,8 @@ func parseText(b []byte) ([]Keyword, []string, error) {
 		return nil, nil, fmt.Errorf("fcs: TEXT segment of %d bytes is too short", len(b))
 	}
 	d := b[0]
+	// Bytes from last on are padding.
+	last := len(bytes.TrimRight(b, " \x00\r\n\t"))
 	var (
 		toks []string
 		cur  []byte
@@ -91,7 +93,7 @@ func parseText(b []byte) ([]Keyword, []string, error) {
 		cur = append(cur, b[i:i+j]...)
 		i += j + 1
 		if i < len(b) && b[i] == d {
-			if len(bytes.Trim(b[i+1:], " \x00\r\n\t")) == 0 {
+			if i+1 >= last {
 				// A doubled delimiter ending the segment: read it as the
 				// end of a keyword with an empty value, as flowCore does.
 				toks = append(toks, string(cur), "")

@@ -1,0 +1,162 @@
+package fcs
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fuzzSeeds returns generated files plus the real ones (the first 16 KiB of
+// the large ones) when present.
+func fuzzSeeds(tb testing.TB) [][]byte {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var seeds [][]byte
+	for _, ds := range []*DataSet{
+		randomSet(rng, 'F', []int{32, 32}, 3, false),
+		randomSet(rng, 'D', []int{64}, 2, true),
+		randomSet(rng, 'I', []int{8, 16, 24, 32, 64}, 2, true),
+		randomSet(rng, 'I', []int{16}, 0, false),
+	} {
+		ds.Keywords = []Keyword{{"$SPILLOVER", "1,FL1-A,1"}, {"K", "v//w"}}
+		var b bytes.Buffer
+		if err := Write(&b, ds, ds); err != nil {
+			tb.Fatal(err)
+		}
+		seeds = append(seeds, b.Bytes())
+	}
+	root := os.Getenv("DICA_DATA")
+	if root == "" {
+		root = filepath.Join("..", "..", "shared", "data")
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "fcs", "*", "*"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if len(b) > 1<<14 {
+			b = b[:1<<14]
+		}
+		seeds = append(seeds, b)
+	}
+	return seeds
+}
+
+// checkParse parses data and reads everything it can; it fails on a
+// decoded size that the input cannot justify.
+func checkParse(t *testing.T, data []byte) {
+	sets, err := ParseAll(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		if sets != nil {
+			t.Fatalf("error with data sets: %v", err)
+		}
+		return
+	}
+	for _, f := range sets {
+		if f.NumParams() > len(data) || int64(f.EventsPresent())*int64(f.EventBytes()) > int64(len(data)) {
+			t.Fatalf("%d params, %d events of %d bytes from %d bytes of input", f.NumParams(), f.EventsPresent(), f.EventBytes(), len(data))
+		}
+		f.Info()
+		f.Spillover()
+		f.Analysis()
+		r, err := f.Events(EventOptions{AllowTruncated: true, Scale: true, BufferBytes: 512})
+		if err != nil {
+			var te *TruncatedError
+			if !errors.Is(err, ErrNoData) && !errors.As(err, &te) {
+				t.Fatalf("Events: %v", err)
+			}
+			continue
+		}
+		dst := make([]float64, 7*f.NumParams())
+		total := 0
+		for {
+			k, err := r.Read(dst, 7)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("Read: %v", err)
+			}
+			total += k
+		}
+		if total != f.EventsPresent() {
+			t.Fatalf("read %d events, %d present", total, f.EventsPresent())
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkParse(t, data)
+	})
+}
+
+// TestHostileHeaders checks that absurd $TOT, $PAR and offsets are errors
+// or bounded reads, without allocations the input does not justify.
+func TestHostileHeaders(t *testing.T) {
+	for _, text := range []string{
+		`/$BYTEORD/1,2,3,4/$DATATYPE/F/$PAR/1/$TOT/999999999999/$P1B/32/$BEGINDATA/100/$ENDDATA/999999999999/`,
+		`/$BYTEORD/1,2,3,4/$DATATYPE/I/$PAR/2000000000/$TOT/5/$P1B/64/`,
+		`/$BYTEORD/1,2,3,4/$DATATYPE/I/$PAR/1/$TOT/5/$P1B/64/$SPILLOVER/1000000,1/`,
+		`/$BYTEORD/1,2,3,4/$DATATYPE/I/$PAR/1/$TOT/5/$P1B/64/$NEXTDATA/58/`,
+		`/$BYTEORD/1,2,3,4/$DATATYPE/I/$PAR/1/$TOT/5/$P1B/64/$BEGINSTEXT/60/$ENDSTEXT/99999999/`,
+	} {
+		h := []byte("FCS3.1          58")
+		h = append(h, []byte(padLeft(58+len(text)-1))...)
+		h = append(h, []byte(padLeft(58+len(text))+"99999999       0       0")...)
+		data := append(h[:58], text...)
+		data = append(data, make([]byte, 100)...)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		checkParse(t, data)
+		runtime.ReadMemStats(&after)
+		if d := after.TotalAlloc - before.TotalAlloc; d > 1<<20 {
+			t.Errorf("%s: allocated %d bytes for %d bytes of input", text, d, len(data))
+		}
+	}
+}
+
+// TestLongText checks that parsing stays linear in the TEXT length.
+func TestLongText(t *testing.T) {
+	text := "/K/" + strings.Repeat("a//", 1<<19) + "/"
+	start := time.Now()
+	kw, _, err := parseText([]byte(text))
+	if err != nil || len(kw) != 1 || len(kw[0].Value) != 2<<19 {
+		t.Fatalf("parseText: %v, %d keywords", err, len(kw))
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("parsing %d bytes took %v", len(text), d)
+	}
+}
+
+func padLeft(n int) string {
+	s := []byte("        ")
+	for i := 7; i >= 0 && n > 0; i-- {
+		s[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(s)
+}
+
+func TestFuzzSeeds(t *testing.T) {
+	for _, s := range fuzzSeeds(t) {
+		checkParse(t, s)
+		// Every prefix of the small seeds.
+		if len(s) < 2000 {
+			for n := 0; n < len(s); n += 7 {
+				checkParse(t, s[:n])
+			}
+		}
+	}
+}
