@@ -558,6 +558,7 @@ func TestErrors(t *testing.T) {
 	for p := range oneClass.Label {
 		oneClass.Label[p] = 0
 	}
+	regSmall := toy.Regression(toy.Options{Domains: 2, MeanSize: 10, Dim: 2, Seed: 1})
 	nan := blobs(13, 2, 10, 2, 2)
 	nan.X.Set(3, 1, math.NaN())
 	ok := exact.Options{Components: 2, Lambda: 1e-3, Epsilon: 1e-3}
@@ -584,6 +585,8 @@ func TestErrors(t *testing.T) {
 		{"bad method", nil, good, with(func(o *exact.Options) { o.Method = 7 }), "unknown method Method(7)"},
 		{"bad form", nil, good, with(func(o *exact.Options) { o.Form = -1 }), "unknown form Form(-1)"},
 		{"cancelled", cancelled, good, ok, "context canceled"},
+		{"bad kernel", nil, good, with(func(o *exact.Options) { o.Kernel = kernel.RBF{Sigma: 0} }), "kernel rbf(sigma=0) gives the non-finite value NaN"},
+		{"bad output kernel", nil, regSmall, with(func(o *exact.Options) { o.OutputKernel = kernel.RBF{Sigma: 0} }), "output kernel rbf(sigma=0) gives the non-finite value NaN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := tc.ctx

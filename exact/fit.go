@@ -148,6 +148,9 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 
 	// Centered input kernel.
 	kc := gram(o.Kernel, ds.X)
+	if err := checkGram(kc, o.Kernel); err != nil {
+		return nil, err
+	}
 	m.KColMean, m.KMean = center(kc)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("exact: %w", err)
@@ -273,6 +276,20 @@ func gram(k kernel.Kernel, x *mat.Dense) *mat.Dense {
 	return g
 }
 
+// checkGram returns an error if the kernel matrix has a non-finite entry
+// (for example an RBF kernel with Sigma = 0).
+func checkGram(g *mat.Dense, k kernel.Kernel) error {
+	n, _ := g.Dims()
+	for p := 0; p < n; p++ {
+		for q, v := range g.RawRowView(p) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("exact: kernel %v gives the non-finite value %v for points %d and %d; check its parameters", k, v, p, q)
+			}
+		}
+	}
+	return nil
+}
+
 // center replaces the symmetric matrix k by H k H and returns the column
 // means and grand mean of the original.
 func center(k *mat.Dense) ([]float64, float64) {
@@ -364,9 +381,16 @@ const pivotTol = 1e-12
 // RBF). Smooth output kernels on few targets have r << n, so this costs
 // O(n r^2) instead of an O(n^3) eigendecomposition.
 func targetFactor(k kernel.Kernel, y *mat.Dense, eps float64) (*mat.Dense, error) {
+	n0, _ := y.Dims()
+	for p := 0; p < n0; p++ {
+		yp := y.RawRowView(p)
+		if v := k.Eval(yp, yp); math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("exact: output kernel %v gives the non-finite value %v for target row %d; check its parameters", k, v, p)
+		}
+	}
 	psi := pivotedCholesky(k, y, pivotTol)
 	if psi == nil {
-		return nil, errors.New("exact: the output kernel matrix is zero")
+		return nil, fmt.Errorf("exact: the output kernel matrix of %v is zero", k)
 	}
 	n, r := psi.Dims()
 	// Center the columns: Psi_c = H Psi.
