@@ -39,7 +39,8 @@ const (
 )
 
 // Options configures the generators. Zero fields take the defaults above.
-// Negative values are programmer errors and make the generators panic.
+// Invalid values (see Validate) make the generators panic: callers that take
+// options from users should call Validate first.
 type Options struct {
 	// Domains is the number of (training) domains N.
 	Domains int
@@ -54,9 +55,25 @@ type Options struct {
 	Seed uint64
 }
 
+// Validate returns an error for negative or non-finite fields and for
+// Classes = 1.
+func (o Options) Validate() error {
+	switch {
+	case o.Domains < 0:
+		return fmt.Errorf("toy: Domains = %d; need >= 0 (0 means %d)", o.Domains, DefaultDomains)
+	case o.MeanSize < 0 || math.IsNaN(o.MeanSize) || math.IsInf(o.MeanSize, 0):
+		return fmt.Errorf("toy: MeanSize = %v; need a finite value >= 0 (0 means %d)", o.MeanSize, DefaultMeanSize)
+	case o.Dim < 0:
+		return fmt.Errorf("toy: Dim = %d; need >= 0 (0 means %d)", o.Dim, DefaultDim)
+	case o.Classes < 0 || o.Classes == 1:
+		return fmt.Errorf("toy: Classes = %d; need 0 (meaning %d) or at least 2", o.Classes, DefaultClasses)
+	}
+	return nil
+}
+
 func (o Options) resolve() Options {
-	if o.Domains < 0 || o.MeanSize < 0 || o.Dim < 0 || o.Classes < 0 || o.Classes == 1 {
-		panic(fmt.Sprintf("toy: invalid options %+v", o))
+	if err := o.Validate(); err != nil {
+		panic(err.Error())
 	}
 	if o.Domains == 0 {
 		o.Domains = DefaultDomains

@@ -3,6 +3,7 @@ package toy
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -266,4 +267,33 @@ func rowsOf(ds *dataset.Dataset, i int) *mat.Dense {
 		}
 	}
 	return ds.Subset(rows).X
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Domains: -1}, "Domains = -1"},
+		{Options{MeanSize: -2}, "MeanSize = -2"},
+		{Options{MeanSize: math.NaN()}, "MeanSize = NaN"},
+		{Options{Dim: -3}, "Dim = -3"},
+		{Options{Classes: 1}, "Classes = 1"},
+	} {
+		err := tc.o.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%+v) = %v, want an error mentioning %q", tc.o, err, tc.want)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Regression(%+v) did not panic", tc.o)
+				}
+			}()
+			Regression(tc.o)
+		}()
+	}
+	if err := (Options{}).Validate(); err != nil {
+		t.Errorf("zero Options: %v", err)
+	}
 }
