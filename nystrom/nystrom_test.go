@@ -100,7 +100,7 @@ func TestTransformWhitens(t *testing.T) {
 // (averaged over seeds), and k-means++ landmarks beat uniform ones.
 func TestErrorDecreasesWithM(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	x := randPoints(rng, 500, 5)
+	x := randPoints(rng, 300, 5)
 	k := kernel.RBF{Sigma: kernel.MedianSigma(x, 0, 1)}
 	ms := []int{25, 50, 100, 200}
 	const seeds = 3
