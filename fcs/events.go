@@ -68,7 +68,7 @@ func (f *File) Events(opts EventOptions) (*EventReader, error) {
 		pos:   f.begin,
 		left:  n,
 		inBuf: n,
-		buf:   make([]byte, chunk*f.evBytes),
+		buf:   make([]byte, chunk*f.evBytes+slack),
 		scale: opts.Scale,
 	}, nil
 }
@@ -121,7 +121,7 @@ func (r *EventReader) Read(dst []float64, maxEvents int) (int, error) {
 		}
 		k := min((r.end-r.off)/eb, n-done)
 		out := dst[done*p : (done+k)*p]
-		r.dec.decode(out, r.buf[r.off:r.off+k*eb], k)
+		r.dec.decode(out, r.buf[r.off:r.off+k*eb+slack], k)
 		if r.scale {
 			r.f.scale(out)
 		}
@@ -134,7 +134,7 @@ func (r *EventReader) Read(dst []float64, maxEvents int) (int, error) {
 
 func (r *EventReader) fill() error {
 	eb := r.f.evBytes
-	k := min(int64(len(r.buf))/eb, int64(r.inBuf))
+	k := min(int64(len(r.buf)-slack)/eb, int64(r.inBuf))
 	nb := int(k * eb)
 	m, err := r.f.r.ReadAt(r.buf[:nb], r.pos)
 	if m < nb {
@@ -201,13 +201,27 @@ type decoder struct {
 	width []int    // bytes per parameter
 	mask  []uint64 // per parameter, integer data
 	uni   int      // common width in bytes, 0 if mixed
+	off   []int    // byte offset of each parameter in an event
+	shift []uint8  // big-endian: right shift of an 8-byte load
+	eb    int      // bytes per event
+	wide  bool     // some mask has bit 63 set
 }
 
+// slack is the number of bytes after the data that the integer decoder may
+// load (and mask away): it reads each value with one 8-byte load.
+const slack = 8
+
 func newDecoder(f *File) decoder {
-	d := decoder{kind: f.dataType, big: f.bigEnd, width: make([]int, len(f.params)), mask: make([]uint64, len(f.params))}
+	p := len(f.params)
+	d := decoder{kind: f.dataType, big: f.bigEnd, width: make([]int, p), mask: make([]uint64, p),
+		off: make([]int, p), shift: make([]uint8, p)}
 	for j, p := range f.params {
 		d.width[j] = p.Bits / 8
 		d.mask[j] = intMask(p.Bits, p.Range)
+		d.off[j] = d.eb
+		d.eb += d.width[j]
+		d.shift[j] = uint8(64 - p.Bits)
+		d.wide = d.wide || d.mask[j]>>63 != 0
 		if j == 0 {
 			d.uni = d.width[j]
 		} else if d.width[j] != d.uni {
@@ -236,7 +250,9 @@ func intMask(bits int, rng float64) uint64 {
 	return (m - 1) & all
 }
 
-// decode decodes n events from src into dst (n * len(width) values).
+// decode decodes n events from src into dst (n * len(width) values). For
+// integer data, src must extend slack bytes past the n events (the values
+// of those bytes do not matter).
 func (d *decoder) decode(dst []float64, src []byte, n int) {
 	switch {
 	case d.kind == 'F':
@@ -247,8 +263,41 @@ func (d *decoder) decode(dst []float64, src []byte, n int) {
 		decodeU16(dst, src, n, d.mask, d.big)
 	case d.uni == 4:
 		decodeU32(dst, src, n, d.mask, d.big)
-	default:
+	case d.wide:
 		d.decodeInt(dst, src, n)
+	case d.big:
+		d.decodeBE(dst, src, n)
+	default:
+		d.decodeLE(dst, src, n)
+	}
+}
+
+// decodeBE decodes big-endian integers of any widths up to 63 bits with an
+// 8-byte load, a shift and the mask per value.
+func (d *decoder) decodeBE(dst []float64, src []byte, n int) {
+	p := len(d.off)
+	off, shift, mask := d.off, d.shift[:len(d.off)], d.mask[:len(d.off)]
+	for e := 0; e < n; e++ {
+		s := src[e*d.eb : e*d.eb+d.eb+slack]
+		o := dst[e*p : (e+1)*p]
+		for j, k := range off {
+			v := binary.BigEndian.Uint64(s[k:]) >> shift[j]
+			o[j] = float64(int64(v & mask[j]))
+		}
+	}
+}
+
+// decodeLE is decodeBE for little-endian data: the mask alone drops the
+// bytes of the next values.
+func (d *decoder) decodeLE(dst []float64, src []byte, n int) {
+	p := len(d.off)
+	off, mask := d.off, d.mask[:len(d.off)]
+	for e := 0; e < n; e++ {
+		s := src[e*d.eb : e*d.eb+d.eb+slack]
+		o := dst[e*p : (e+1)*p]
+		for j, k := range off {
+			o[j] = float64(int64(binary.LittleEndian.Uint64(s[k:]) & mask[j]))
+		}
 	}
 }
 

@@ -77,6 +77,7 @@ func (f *File) eventAt(i int) ([]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fcs: reading event %d: %w", i+1, err)
 	}
+	b = append(b, make([]byte, slack)...)
 	x := make([]float64, len(f.params))
 	d := newDecoder(f)
 	d.decode(x, b, 1)
@@ -109,7 +110,7 @@ func (in Info) WriteText(w io.Writer) error {
 		if label == "" {
 			label = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", i+1, p.Name, label, p.Bits, strconv.FormatFloat(p.Range, 'g', -1, 64), first, last)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", i+1, p.Name, label, p.Bits, strconv.FormatFloat(p.Range, 'f', -1, 64), first, last)
 	}
 	return tw.Flush()
 }

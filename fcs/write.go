@@ -190,7 +190,7 @@ func (s *DataSet) check() (dt byte, n int, ps []wparam, err error) {
 	return dt, n, ps, nil
 }
 
-func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 func (s *DataSet) keywords(dt byte, n int, ps []wparam) ([]Keyword, error) {
 	bo := "1,2,3,4"

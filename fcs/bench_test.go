@@ -1,0 +1,53 @@
+package fcs
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchDecode measures decoding throughput in MB/s of DATA bytes.
+func benchDecode(b *testing.B, dt byte, bits []int, big bool) {
+	const n = 200_000
+	ds := randomSet(rand.New(rand.NewPCG(1, 2)), dt, bits, n, big)
+	var buf bytes.Buffer
+	if err := Write(&buf, ds); err != nil {
+		b.Fatal(err)
+	}
+	raw := buf.Bytes()
+	f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(n) * int64(f.EventBytes()))
+	dst := make([]float64, 4096*len(bits))
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := f.Events(EventOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			_, err := r.Read(dst, 4096)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkDecodeF32(b *testing.B) { benchDecode(b, 'F', rep(32, 16), true) }
+func BenchmarkDecodeF32LE(b *testing.B) {
+	benchDecode(b, 'F', rep(32, 16), false)
+}
+func BenchmarkDecodeD64(b *testing.B) { benchDecode(b, 'D', rep(64, 16), true) }
+func BenchmarkDecodeI16(b *testing.B) { benchDecode(b, 'I', rep(16, 16), true) }
+func BenchmarkDecodeI32(b *testing.B) { benchDecode(b, 'I', rep(32, 16), false) }
+func BenchmarkDecodeMixed(b *testing.B) {
+	benchDecode(b, 'I', []int{16, 16, 32, 8, 16, 32, 16, 16, 32, 8}, true)
+}
+func BenchmarkDecodeI24(b *testing.B) { benchDecode(b, 'I', rep(24, 16), true) }
