@@ -547,3 +547,39 @@ func TestGlob(t *testing.T) {
 		t.Errorf("ReadFile: %d rows, domains %q", ds.N(), ds.DomainNames)
 	}
 }
+
+// TestManyNames uses more classes and domains than the small lookup cache
+// holds, and checks their numbering in order of first appearance.
+func TestManyNames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var b strings.Builder
+	b.WriteString("x,dom,lab\n")
+	var doms, labs dataset.Index
+	var wantDom, wantLab []int
+	for p := range 2000 {
+		d := fmt.Sprintf("d%d", rng.IntN(30))
+		l := fmt.Sprintf("c%d", rng.IntN(40))
+		fmt.Fprintf(&b, "%d,%s,%s\n", p, d, l)
+		if l == "c3" || l == "c17" {
+			continue
+		}
+		wantDom = append(wantDom, doms.ID(d))
+		wantLab = append(wantLab, labs.ID(l))
+	}
+	fsys := fstest.MapFS{"m.csv": {Data: []byte(b.String())}}
+	src, err := NewSourceFS(fsys, []string{"m.csv"}, Options{Domain: "dom", Label: "lab", LabelsIgnore: []string{"c3", "c17"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dataset.Collect(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ds.Domain, wantDom) || !slices.Equal(ds.DomainNames, doms.Names()) ||
+		!slices.Equal(ds.Label, wantLab) || !slices.Equal(ds.ClassNames, labs.Names()) {
+		t.Errorf("domains %q classes %q; want %q %q", ds.DomainNames, ds.ClassNames, doms.Names(), labs.Names())
+	}
+	if len(ds.ClassNames) != 38 || len(ds.DomainNames) != 30 {
+		t.Errorf("%d classes, %d domains", len(ds.ClassNames), len(ds.DomainNames))
+	}
+}

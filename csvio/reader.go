@@ -45,13 +45,14 @@ type reader struct {
 	rows       int // data rows read in the current file
 	fileDom    int // domain of the current file's rows, -1 until seen
 
-	doms, classes     dataset.Index
-	domIDs, classIDs  map[string]int
-	scratch, scratch2 []byte
-	scratchDom        []byte
-	scratchLab        []byte
-	err               error
-	done              bool
+	doms, classes      dataset.Index
+	domIDs, classIDs   map[string]int
+	domCache, clsCache smallCache
+	scratch, scratch2  []byte
+	scratchDom         []byte
+	scratchLab         []byte
+	err                error
+	done               bool
 }
 
 func (r *reader) Domains() []string { return r.doms.Names() }
@@ -96,6 +97,54 @@ func id(ix *dataset.Index, m *map[string]int, b []byte) int {
 	k := ix.ID(s)
 	(*m)[s] = k
 	return k
+}
+
+// smallCache maps a few strings to numbers; for the handful of classes or
+// domains of typical data a linear search is faster than a map.
+type smallCache struct {
+	keys []string
+	vals []int
+}
+
+const smallCacheSize = 16
+
+func (c *smallCache) get(b []byte) (int, bool) {
+	for k, key := range c.keys {
+		if key == string(b) {
+			return c.vals[k], true
+		}
+	}
+	return 0, false
+}
+
+func (c *smallCache) put(b []byte, v int) {
+	if len(c.keys) < smallCacheSize {
+		c.keys = append(c.keys, string(b))
+		c.vals = append(c.vals, v)
+	}
+}
+
+// classOf returns the class number of a label, or -1 if it is ignored.
+func (r *reader) classOf(label []byte) int {
+	if c, ok := r.clsCache.get(label); ok {
+		return c
+	}
+	c := -1
+	if !r.s.ignore[string(label)] {
+		c = id(&r.classes, &r.classIDs, label)
+	}
+	r.clsCache.put(label, c)
+	return c
+}
+
+// domainOf returns the number of a domain.
+func (r *reader) domainOf(dom []byte) int {
+	if c, ok := r.domCache.get(dom); ok {
+		return c
+	}
+	c := id(&r.doms, &r.domIDs, dom)
+	r.domCache.put(dom, c)
+	return c
 }
 
 // openNext opens the next file (and label file) and reads its header.
@@ -350,10 +399,11 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 				}
 				return 0, &ParseError{File: name, Line: r.data.line, Column: c, Msg: "empty label"}
 			}
-			if s.ignore != nil && s.ignore[string(label)] {
+			c := r.classOf(label)
+			if c < 0 {
 				continue
 			}
-			b.Label[k] = id(&r.classes, &r.classIDs, label)
+			b.Label[k] = c
 		}
 		if s.transform != nil {
 			s.transform(x)
@@ -365,7 +415,7 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 			}
 		}
 		if s.domainCol >= 0 {
-			b.Domain[k] = id(&r.doms, &r.domIDs, dom)
+			b.Domain[k] = r.domainOf(dom)
 		} else {
 			if r.fileDom < 0 {
 				r.fileDom = r.doms.ID(s.fileDoms[r.fi])
