@@ -91,6 +91,8 @@ type Exact struct {
 	Alpha []float64
 	// Mean is the fitted constant (0 unless Options.Center).
 	Mean float64
+
+	chol mat.Cholesky // of K + Lambda I
 }
 
 // FitExact fits f(x) = Mean + k(x, X) alpha with alpha from (1) by a Cholesky
@@ -116,15 +118,48 @@ func FitExact(x *mat.Dense, y []float64, k kernel.Kernel, o Options) (*Exact, er
 		}
 		sym.SetSym(i, i, sym.At(i, i)+o.Lambda)
 	}
-	var chol mat.Cholesky
-	if !chol.Factorize(sym) {
+	e := &Exact{Kernel: k, X: mat.DenseCopyOf(x), Mean: mean}
+	if !e.chol.Factorize(sym) {
 		return nil, fmt.Errorf("krr: K + %g I is not positive definite (%d points, kernel %v); increase Lambda", o.Lambda, n, k)
 	}
 	var a mat.VecDense
-	if err := chol.SolveVecTo(&a, mat.NewVecDense(n, yc)); err != nil {
+	if err := e.chol.SolveVecTo(&a, mat.NewVecDense(n, yc)); err != nil {
 		return nil, fmt.Errorf("krr: %v", err)
 	}
-	return &Exact{Kernel: k, X: mat.DenseCopyOf(x), Alpha: a.RawVector().Data, Mean: mean}, nil
+	e.Alpha = a.RawVector().Data
+	return e, nil
+}
+
+// Variance returns the GP posterior variance of the latent function,
+// k(x_i, x_i) - k(x_i, X)(K + Lambda I)^{-1} k(X, x_i), for the rows of x
+// (add Lambda for the predictive variance of a noisy observation). It
+// panics if x has the wrong number of columns.
+func (e *Exact) Variance(x *mat.Dense) []float64 {
+	r, d := x.Dims()
+	if _, dx := e.X.Dims(); d != dx {
+		panic(fmt.Sprintf("krr: input has %d columns, model expects %d", d, dx))
+	}
+	out := make([]float64, r)
+	var kb, sol mat.Dense
+	for lo := 0; lo < r; lo += DefaultBlockRows {
+		hi := min(lo+DefaultBlockRows, r)
+		kb.Reset()
+		e.Kernel.Block(&kb, e.X, x.Slice(lo, hi, 0, d))
+		sol.Reset()
+		if err := e.chol.SolveTo(&sol, &kb); err != nil {
+			panic(err)
+		}
+		n, _ := kb.Dims()
+		for c := range hi - lo {
+			xi := x.RawRowView(lo + c)
+			v := e.Kernel.Eval(xi, xi)
+			for j := range n {
+				v -= kb.At(j, c) * sol.At(j, c)
+			}
+			out[lo+c] = v
+		}
+	}
+	return out
 }
 
 // Predict returns f(x_i) = Mean + k(x_i, X) alpha for the rows of x, computed

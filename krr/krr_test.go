@@ -159,6 +159,25 @@ func TestExactClosedForm(t *testing.T) {
 			if d := maxAbsDiff(e.Predict(xt), want); d > 1e-9 {
 				t.Errorf("max |pred - closed form| = %g", d)
 			}
+			// Posterior variance k(x,x) - k_x'(K + lambda I)^{-1} k_x.
+			kk := gram(tc.k, x, x)
+			for i := range 60 {
+				kk.Set(i, i, kk.At(i, i)+tc.lambda)
+			}
+			var inv mat.Dense
+			if err := inv.Inverse(kk); err != nil {
+				t.Fatal(err)
+			}
+			kx := gram(tc.k, x, xt)
+			var q mat.Dense
+			q.Mul(&inv, kx)
+			got := e.Variance(xt)
+			for i := range got {
+				v := tc.k.Eval(xt.RawRowView(i), xt.RawRowView(i)) - mat.Dot(kx.ColView(i), q.ColView(i))
+				if math.Abs(got[i]-v) > 1e-9 {
+					t.Errorf("variance[%d] = %g, want %g", i, got[i], v)
+				}
+			}
 		})
 	}
 }
@@ -177,6 +196,9 @@ func TestGPInterpolates(t *testing.T) {
 	}
 	if d := maxAbsDiff(e.Predict(x), y); d > 1e-6 {
 		t.Errorf("at training points max |f - y| = %g, want interpolation", d)
+	}
+	if v := e.Variance(x); maxAbsDiff(v, make([]float64, n)) > 1e-6 {
+		t.Errorf("posterior variance at training points %v, want ~0", v)
 	}
 	mid := mat.NewDense(n-1, 1, nil)
 	for i := range n - 1 {
