@@ -126,6 +126,9 @@ func (s *Source) inspect(path string) (sourceFile, []string, error) {
 	}
 	if s.opts.Compensate || s.opts.Spillover != nil {
 		sp := s.opts.Spillover
+		if sp != nil && (sp.Matrix == nil || len(sp.Channels) == 0) {
+			return sf, nil, fmt.Errorf("fcs: SourceOptions.Spillover has no matrix or no channels")
+		}
 		if sp == nil {
 			if sp, err = f.Spillover(); err != nil {
 				return sf, nil, fmt.Errorf("fcs: %s: compensation asked: %w", path, err)

@@ -462,3 +462,58 @@ func TestEventReader(t *testing.T) {
 		t.Errorf("after the end: %d, %v", k, err)
 	}
 }
+
+// TestDataOffsets checks the choice between HEADER and TEXT DATA offsets on
+// synthetic files: 2 events of one 32-bit float, TEXT at 58.
+func TestDataOffsets(t *testing.T) {
+	data := make([]byte, 8)
+	binary.BigEndian.PutUint32(data, math.Float32bits(1.5))
+	binary.BigEndian.PutUint32(data[4:], math.Float32bits(-2.25))
+	build := func(hb, he, tb, te string) []byte {
+		text := "/$BYTEORD/4,3,2,1/$DATATYPE/F/$PAR/1/$TOT/2/$P1B/32/$BEGINDATA/" + tb + "/$ENDDATA/" + te + "/"
+		// TEXT is 58..58+len-1; DATA follows at d.
+		d := 58 + len(text)
+		r := strings.NewReplacer("<D>", strconv.Itoa(d), "<E>", strconv.Itoa(d+7), "<F>", strconv.Itoa(d+8), "<X>", strconv.Itoa(d+500), "<T>", "060")
+		text = r.Replace(text)
+		if 58+len(text) != d {
+			t.Fatalf("placeholder changed the TEXT length")
+		}
+		h := fmt.Sprintf("FCS3.1    %8d%8d%8s%8s       0       0", 58, d-1, r.Replace(hb), r.Replace(he))
+		return append([]byte(h+text), data...)
+	}
+	for _, tc := range []struct {
+		name           string
+		hb, he, tb, te string
+		err            string
+	}{
+		{"agree", "<D>", "<E>", "<D>", "<E>", ""},
+		{"header blank", "", "", "<D>", "<E>", ""},
+		{"header zero", "0", "0", "<D>", "<E>", ""},
+		{"$ENDDATA one past the end", "<D>", "<F>", "<D>", "<F>", ""},
+		{"header start inside TEXT", "<T>", "<E>", "<D>", "<E>", ""},
+		{"header end past the file", "<D>", "<X>", "<D>", "<E>", ""},
+		{"TEXT wrong, header right", "<D>", "<E>", "<T>", "<X>", ""},
+		{"both past the file", "<D>", "<X>", "<D>", "<X>", ""},
+		{"no DATA", "0", "0", "0", "0", "no DATA segment"},
+	} {
+		raw := build(tc.hb, tc.he, tc.tb, tc.te)
+		f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		x, err := f.ReadAll(EventOptions{})
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: err %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if got := x.RawMatrix().Data; len(got) != 2 || got[0] != 1.5 || got[1] != -2.25 {
+			t.Errorf("%s: read %v", tc.name, got)
+		}
+	}
+}
