@@ -235,3 +235,55 @@ parameters  2
 	}
 	os.Remove(p)
 }
+
+func TestOpenAllAndDefaults(t *testing.T) {
+	paths, events := writeDomains(t, 2)
+	// Default channels: every $PnN, when the files agree.
+	src, err := NewSource(paths, SourceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := src.Schema().Features; !reflect.DeepEqual(f, []string{"FSC-A", "FL1-A", "FL2-A", "Time"}) {
+		t.Errorf("features %v", f)
+	}
+	if d := src.Domains(); !reflect.DeepEqual(d, []string{"sampleA.fcs", "sampleB.fcs"}) {
+		t.Errorf("domains %v", d)
+	}
+	ds, err := dataset.Collect(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(ds.X.Slice(0, 50, 0, 4), events[0]) || !mat.Equal(ds.X.Slice(50, 137, 0, 4), events[1]) {
+		t.Errorf("raw rows differ")
+	}
+
+	// A chained file on disk, and a file with other parameters.
+	p := filepath.Join(t.TempDir(), "chain.fcs")
+	a := &DataSet{Params: []Param{{Name: "X"}}, Events: mat.NewDense(1, 1, []float64{1}), BigEndian: true}
+	b := &DataSet{Params: []Param{{Name: "X"}, {Name: "Y", Label: "CD4"}}, Events: mat.NewDense(1, 2, []float64{2, 3})}
+	if err := WriteFile(p, a, b); err != nil {
+		t.Fatal(err)
+	}
+	sets, err := OpenAll(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 2 || sets[0].ByteOrder() != "4,3,2,1" || sets[1].ByteOrder() != "1,2,3,4" || !reflect.DeepEqual(sets[1].Labels(), []string{"", "CD4"}) {
+		t.Errorf("OpenAll: %d sets", len(sets))
+	}
+	kw := sets[1].Keywords()
+	if kw[0].Key != "$BEGINANALYSIS" || kw[len(kw)-1].Key != "$P2S" {
+		t.Errorf("keyword order %v", kw)
+	}
+	for _, s := range sets {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := NewSource([]string{paths[0], p}, SourceOptions{}); err == nil || !strings.Contains(err.Error(), "choose SourceOptions.Channels") {
+		t.Errorf("mismatched parameters: %v", err)
+	}
+	if err := WriteFile(filepath.Join(t.TempDir(), "no", "dir.fcs"), a); err == nil {
+		t.Errorf("WriteFile into a missing directory did not fail")
+	}
+}
