@@ -70,7 +70,7 @@ func (f *File) parseSpill(v string) (*Spillover, error) {
 		}
 		names, vals = f.Names()[:k], tok[1:]
 	default:
-		return nil, fmt.Errorf("%d values for a %dx%d matrix with channel names", len(tok), k, k)
+		return nil, fmt.Errorf("%d comma-separated fields for %d channels, want %d (count, names, matrix) or %d (count, matrix)", len(tok), k, 1+k+k*k, 1+k*k)
 	}
 	s := &Spillover{Channels: append([]string(nil), names...), Params: make([]int, k)}
 	for i, name := range names {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -516,4 +517,68 @@ func TestDataOffsets(t *testing.T) {
 			t.Errorf("%s: read %v", tc.name, got)
 		}
 	}
+}
+
+func TestSpilloverKeywords(t *testing.T) {
+	params := []Param{{Name: "FSC-A"}, {Name: "FL1-A", Label: "CD3"}, {Name: "FL2-A", Label: "CD8"}}
+	for _, tc := range []struct {
+		key, val string
+		params   []int
+		m        []float64
+		err      string
+	}{
+		{"$SPILLOVER", "2,FL2-A,FL1-A,1,0.1,0.02,1", []int{2, 1}, []float64{1, 0.1, 0.02, 1}, ""},
+		{"SPILL", "2, CD3 , CD8 ,1,0.1,0.02,1", []int{1, 2}, []float64{1, 0.1, 0.02, 1}, ""},
+		{"$SPILL", "2,2,3,1,0.5,0,1", []int{1, 2}, []float64{1, 0.5, 0, 1}, ""},
+		{"$COMP", "2,1,0.25,0,1", []int{0, 1}, []float64{1, 0.25, 0, 1}, ""},
+		{"SPILLOVER", "2,FL1-A,APC-A,1,0,0,1", nil, nil, `channel "APC-A" is not a parameter`},
+		{"$SPILLOVER", "2,FL1-A,FL2-A,1,0,0", nil, nil, "6 comma-separated fields for 2 channels, want 7"},
+		{"$SPILLOVER", "x,FL1-A", nil, nil, "bad channel count"},
+		{"$SPILLOVER", "1,FL1-A,NaN", nil, nil, "bad matrix value"},
+		{"$COMP", "4,1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1", nil, nil, "unnamed 4x4 matrix for 3 parameters"},
+	} {
+		ds := &DataSet{Params: params, Keywords: []Keyword{{tc.key, tc.val}}}
+		var buf bytes.Buffer
+		if err := Write(&buf, ds); err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := f.Spillover()
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), tc.key) {
+				t.Errorf("%s %q: err %v, want %q", tc.key, tc.val, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s %q: %v", tc.key, tc.val, err)
+			continue
+		}
+		if sp.Keyword != tc.key || !reflect.DeepEqual(sp.Params, tc.params) || !mat.Equal(sp.Matrix, mat.NewDense(2, 2, tc.m)) {
+			t.Errorf("%s %q: %+v", tc.key, tc.val, sp)
+		}
+	}
+	f, err := Parse(bytes.NewReader(mustWrite(t, &DataSet{Params: params})), 0)
+	if err == nil {
+		t.Errorf("Parse with size 0: %v", f)
+	}
+	b := mustWrite(t, &DataSet{Params: params})
+	f, err = Parse(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Spillover(); !errors.Is(err, ErrNoSpillover) {
+		t.Errorf("no spillover: %v", err)
+	}
+}
+
+func mustWrite(t *testing.T, ds ...*DataSet) []byte {
+	var buf bytes.Buffer
+	if err := Write(&buf, ds...); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
