@@ -27,26 +27,72 @@ func distBlock(dst *mat.Dense, x, z mat.Matrix, g float64, mode int) {
 	if r == 0 || s == 0 {
 		return
 	}
-	// Z^T, d x s, contiguous: row k holds coordinate k of every z_j.
-	zt := make([]float64, d*s)
+	if d == 0 {
+		// Zero-dimensional points are all at distance 0.
+		v := 0.0
+		if mode != modeSqDist {
+			v = 1
+		}
+		for i := range r {
+			row := dst.RawRowView(i)[:s]
+			for j := range row {
+				row[j] = v
+			}
+		}
+		return
+	}
+	// Z^T, d x sp, contiguous: row k holds coordinate k of every z_j. The
+	// vector code works on blocks of 4 columns, so with it the columns are
+	// padded (with zeros) to a multiple of 4 and each row is computed into a
+	// buffer when s is not a multiple of 4.
+	sp := s
+	if hasAVX2FMA {
+		sp = (s + 3) &^ 3
+	}
+	zt := make([]float64, d*sp)
 	zr := zd.RawMatrix()
 	for j := range s {
 		zj := zr.Data[j*zr.Stride : j*zr.Stride+d]
 		for k, v := range zj {
-			zt[k*s+j] = v
+			zt[k*sp+j] = v
 		}
 	}
+	var buf []float64
+	if sp != s {
+		buf = make([]float64, sp)
+	}
 	for i := range r {
-		distRow(dst.RawRowView(i)[:s], xd.RawRowView(i)[:d], zt, g, mode)
+		row := dst.RawRowView(i)[:s]
+		xi := xd.RawRowView(i)[:d]
+		if !hasAVX2FMA {
+			distRow(row, xi, zt, sp, g, mode)
+			continue
+		}
+		out := row
+		if buf != nil {
+			out = buf
+		}
+		for j := 0; j < sp; {
+			j += distRowAVX2(out[j:], xi, zt[j:], sp, g, mode)
+			if j < sp {
+				// A block with a subnormal, infinite or NaN result.
+				distRow(out[j:j+4], xi, zt[j:], sp, g, mode)
+				j += 4
+			}
+		}
+		if buf != nil {
+			copy(row, buf[:s])
+		}
 	}
 }
 
-// distRow computes one row of distBlock.
-func distRow(row, x, zt []float64, g float64, mode int) {
+// distRow computes len(row) entries of a row of distBlock: row[j] is
+// f(sum_k (x_k - zt[k*stride + j])^2).
+func distRow(row, x, zt []float64, stride int, g float64, mode int) {
 	s := len(row)
 	clear(row)
 	for k, a := range x {
-		zk := zt[k*s : k*s+s]
+		zk := zt[k*stride : k*stride+s]
 		for j, v := range zk {
 			t := a - v
 			row[j] += t * t

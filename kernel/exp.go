@@ -65,12 +65,32 @@ func expSlow(x float64) float64 {
 	return math.Exp(x)
 }
 
-// ExpSlice sets dst[i] = exp(src[i]) for every i, with a table-driven
-// exponential that is within about 1 ulp of math.Exp (relative error below
-// 4.5e-16 over the whole range; exactly 0 below -746, +Inf above
-// 709.78, NaN for NaN) and several times faster. dst and src may be the same
-// slice. ExpSlice panics if len(dst) < len(src).
+// ExpSlice sets dst[i] = exp(src[i]) for every i. The result is within
+// about 1 ulp of math.Exp (relative difference below 4.5e-16 over the whole
+// range; exactly 0 below -746, +Inf above 709.78, NaN for NaN) and several
+// times faster: on amd64 CPUs with AVX2 and FMA it runs 4 lanes at a time
+// (a table-free degree-13 polynomial after reduction by ln 2), elsewhere it
+// is a scalar table-driven exp. dst and src must be the same slice or not
+// overlap. ExpSlice panics if len(dst) < len(src).
 func ExpSlice(dst, src []float64) {
+	dst = dst[:len(src)]
+	i := 0
+	if hasAVX2FMA {
+		n4 := len(src) &^ 3
+		for i < n4 {
+			i += expAVX2(dst[i:n4], src[i:n4])
+			if i < n4 {
+				// A block with a subnormal, infinite or NaN result.
+				expScalar(dst[i:i+4], src[i:i+4])
+				i += 4
+			}
+		}
+	}
+	expScalar(dst[i:], src[i:])
+}
+
+// expScalar sets dst[i] = exp(src[i]) with the scalar table-driven exp.
+func expScalar(dst, src []float64) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		if x >= expFastLo && x <= expFastHi {

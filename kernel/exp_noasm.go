@@ -1,0 +1,9 @@
+//go:build !amd64 || noasm
+
+package kernel
+
+const hasAVX2FMA = false
+
+func expAVX2(dst, src []float64) int { return 0 }
+
+func distRowAVX2(row, x, zt []float64, stride int, g float64, mode int) int { return 0 }
