@@ -1,0 +1,372 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/exact"
+	"github.com/dicalab/dica/kernel"
+)
+
+const fitUsage = `Usage: dica fit --data FILES [flags] --out MODEL
+
+Fit a DICA model: components under which the samples (domains) look alike
+while what predicts the label is kept.
+
+Examples:
+
+  # CyTOF, one CSV per sample, gated populations in label files:
+  dica fit --data 'sample*.csv' --labels 'labels*.csv' --labels-ignore 0 \
+      --transform log1p --sigma 1 --rank 500 --out cytof.dica --report json
+
+  # One CSV, domain and label columns by name, exact n x n solver:
+  dica fit --data cells.csv --domain patient --label population \
+      --features CD3,CD4,CD8 --solver exact --components 5 --out m.dica
+
+  # Unsupervised (no labels), FCS files, each file one domain:
+  dica fit --method udica --data '*.fcs' --transform asinh:150 --out u.dica
+` + dataHelp
+
+// modelFlags are the flags that configure a fit.
+type modelFlags struct {
+	method, solver, form, landmarks, report, out string
+	components, rank, outputRank                 int
+	lambda, epsilon, sigma, sigmaY               float64
+	orthogonal, quiet                            bool
+	seed                                         uint64
+}
+
+func (m *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.method, "method", "dica", "`method`: dica (supervised), udica (unsupervised), kpca, coir")
+	fs.StringVar(&m.solver, "solver", "nystrom", "`solver`: nystrom, rff (random Fourier features) or exact (n x n, small data)")
+	fs.StringVar(&m.form, "form", "canonical", "exact solver's eigenproblem: canonical or paper (the authors' dica.m)")
+	fs.IntVar(&m.components, "components", dica.DefaultComponents, "number of components `k`")
+	fs.Float64Var(&m.lambda, "lambda", 0, "ridge `lambda` on the complexity term")
+	fs.Float64Var(&m.epsilon, "epsilon", dica.DefaultEpsilon, "`epsilon` of the inverse-regression operator")
+	fs.Float64Var(&m.sigma, "sigma", 0, "RBF bandwidth on inputs (0: median heuristic)")
+	fs.Float64Var(&m.sigmaY, "sigma-y", 0, "RBF bandwidth on real targets (0: median heuristic)")
+	fs.IntVar(&m.rank, "rank", dica.DefaultRank, "rank `m`: Nystrom landmarks or random features")
+	fs.IntVar(&m.outputRank, "output-rank", 0, "Nystrom landmarks on real targets (0: min(rank, 200))")
+	fs.StringVar(&m.landmarks, "landmarks", "uniform", "Nystrom landmarks: uniform or kmeans")
+	fs.BoolVar(&m.orthogonal, "orthogonal", false, "orthogonal random features (rff solver)")
+	fs.Uint64Var(&m.seed, "seed", 1, "random `seed` (same seed, same model, whatever the number of cores)")
+	fs.StringVar(&m.report, "report", "", "print a report on stdout: json or text")
+	fs.BoolVar(&m.quiet, "quiet", false, "no progress on stderr")
+}
+
+func (m *modelFlags) config() (dica.Config, error) {
+	var c dica.Config
+	var err error
+	if c.Method, err = exact.ParseMethod(m.method); err != nil {
+		return c, usageErr("--method: %v", err)
+	}
+	if c.Solver, err = dica.ParseSolver(m.solver); err != nil {
+		return c, usageErr("--solver: %v", err)
+	}
+	if c.Form, err = exact.ParseForm(m.form); err != nil {
+		return c, usageErr("--form: %v", err)
+	}
+	if c.Landmarks, err = dica.ParseLandmarks(m.landmarks); err != nil || c.Landmarks == dica.GivenLandmarks {
+		return c, usageErr("--landmarks %q: want uniform or kmeans", m.landmarks)
+	}
+	if m.components < 1 {
+		return c, usageErr("--components %d: need at least 1", m.components)
+	}
+	if m.rank < 1 {
+		return c, usageErr("--rank %d: need at least 1", m.rank)
+	}
+	if m.sigma < 0 || m.sigmaY < 0 {
+		return c, usageErr("--sigma and --sigma-y must be > 0 (or 0 for the median heuristic)")
+	}
+	switch m.report {
+	case "", "json", "text":
+	default:
+		return c, usageErr("--report %q: want json or text", m.report)
+	}
+	c.Components, c.Lambda, c.Epsilon = m.components, m.lambda, m.epsilon
+	c.Sigma, c.SigmaY, c.Rank, c.OutputRank = m.sigma, m.sigmaY, m.rank, m.outputRank
+	c.Orthogonal, c.Seed = m.orthogonal, m.seed
+	return c, nil
+}
+
+func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fit", fitUsage, stderr)
+	var df dataFlags
+	var mf modelFlags
+	df.register(fs, true)
+	mf.register(fs)
+	fs.StringVar(&mf.out, "out", "", "write the model to this `file`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := mf.config()
+	if err != nil {
+		return err
+	}
+	src, err := df.source(fs.Args())
+	if err != nil {
+		return err
+	}
+	pr := newProgress(mf.quiet)
+	cfg.Progress = pr.update
+	start := time.Now()
+	model, err := dica.Fit(ctx, src, cfg)
+	pr.done()
+	if err != nil {
+		return err
+	}
+	secs := time.Since(start).Seconds()
+	if mf.out != "" {
+		if err := model.Save(mf.out); err != nil {
+			return err
+		}
+	}
+	return report(stdout, mf.report, model, secs)
+}
+
+// fitReport is the JSON report of a fit.
+type fitReport struct {
+	N                  int64     `json:"n"`
+	D                  int       `json:"d"`
+	Domains            int       `json:"domains"`
+	Classes            int       `json:"classes"`
+	Method             string    `json:"method"`
+	Solver             string    `json:"solver"`
+	Form               string    `json:"form"`
+	Rank               int       `json:"rank,omitempty"`
+	Eigenvalues        []float64 `json:"eigenvalues"`
+	ComponentsPositive int       `json:"components_positive"`
+	Sigma              float64   `json:"sigma"`
+	SigmaY             float64   `json:"sigma_y"`
+	Lambda             float64   `json:"lambda"`
+	Epsilon            float64   `json:"epsilon"`
+	Seconds            float64   `json:"seconds"`
+	DistVarInput       float64   `json:"distributional_variance_input"`
+	DistVarProjected   float64   `json:"distributional_variance_projected"`
+	DomainNames        []string  `json:"domain_names"`
+	ClassNames         []string  `json:"class_names,omitempty"`
+	Features           []string  `json:"features"`
+	PeakRSSMB          float64   `json:"peak_rss_mb,omitempty"`
+}
+
+func sigmaOf(k kernel.Kernel) float64 {
+	switch k := k.(type) {
+	case kernel.RBF:
+		return k.Sigma
+	case kernel.Laplacian:
+		return k.Sigma
+	}
+	return 0
+}
+
+func newReport(m *dica.Model, secs float64) fitReport {
+	c := m.Config()
+	s := m.Summary
+	r := fitReport{
+		N: s.N, D: len(s.Features), Domains: len(s.Domains), Classes: len(s.Classes),
+		Method: strings.ToLower(c.Method.String()), Solver: c.Solver.String(),
+		Eigenvalues: m.Eigenvalues, ComponentsPositive: m.Positive,
+		Sigma: sigmaOf(c.Kernel), SigmaY: sigmaOf(c.OutputKernel),
+		Lambda: c.Lambda, Epsilon: c.Epsilon, Seconds: secs,
+		DistVarInput: m.InputVariance, DistVarProjected: m.ProjectedVariance,
+		DomainNames: s.Domains, ClassNames: s.Classes, Features: s.Features,
+		PeakRSSMB: peakRSSMB(),
+	}
+	if c.Solver == dica.Exact {
+		r.Form = strings.ToLower(c.Form.String())
+	} else {
+		r.Rank = c.Rank
+	}
+	return r
+}
+
+func report(w io.Writer, kind string, m *dica.Model, secs float64) error {
+	switch kind {
+	case "":
+		return nil
+	case "json":
+		b, err := json.Marshal(newReport(m, secs))
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	r := newReport(m, secs)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "cells\t%d\n", r.N)
+	fmt.Fprintf(tw, "markers\t%d\t%s\n", r.D, strings.Join(r.Features, ","))
+	fmt.Fprintf(tw, "domains\t%d\n", r.Domains)
+	if r.Classes > 0 {
+		fmt.Fprintf(tw, "classes\t%d\t%s\n", r.Classes, strings.Join(r.ClassNames, ","))
+	}
+	fmt.Fprintf(tw, "method\t%s\tsolver %s\n", r.Method, r.Solver)
+	fmt.Fprintf(tw, "sigma\t%.4g\n", r.Sigma)
+	fmt.Fprintf(tw, "components\t%d positive of %d returned\n", r.ComponentsPositive, len(r.Eigenvalues))
+	fmt.Fprintf(tw, "eigenvalues\t%s\n", fmtFloats(r.Eigenvalues))
+	fmt.Fprintf(tw, "distributional variance\t%.4g input, %.4g projected\n", r.DistVarInput, r.DistVarProjected)
+	fmt.Fprintf(tw, "seconds\t%.2f\n", r.Seconds)
+	return tw.Flush()
+}
+
+func fmtFloats(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.4g", x)
+	}
+	return strings.Join(s, " ")
+}
+
+// peakRSSMB returns the peak resident set size of the process in MB, or 0
+// where /proc is not available.
+func peakRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:")), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+const accumulateUsage = `Usage: dica accumulate --data SHARD_FILES [--sample-data ALL_FILES] [flags] --out PART.stats
+
+Accumulate the sufficient statistics of one shard of a data set, so that
+shards can be processed in separate processes or machines and merged with
+'dica merge'. Every shard must be given the same fit flags and the same
+--sample-data (the files the landmarks and bandwidths are chosen from: by
+default the shard itself, which only agrees across shards with --solver rff
+and a given --sigma).
+
+Example:
+
+  for i in 1 2 3 4; do
+    dica accumulate --data "sample$i.csv" --sample-data 'sample*.csv' \
+        --labels "labels$i.csv" --sample-labels 'labels*.csv' --labels-ignore 0 \
+        --transform log1p --sigma 1 --rank 500 --out part$i.stats
+  done
+  dica merge part*.stats --out cytof.dica
+` + dataHelp
+
+func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("accumulate", accumulateUsage, stderr)
+	var df, sf dataFlags
+	var mf modelFlags
+	df.register(fs, true)
+	mf.register(fs)
+	fs.Var(&sf.data, "sample-data", "`files` to choose landmarks and bandwidths from (default: --data)")
+	fs.Var(&sf.labels, "sample-labels", "label `files` of --sample-data")
+	fs.StringVar(&mf.out, "out", "", "write the statistics to this `file`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if mf.out == "" {
+		return usageErr("--out is required")
+	}
+	cfg, err := mf.config()
+	if err != nil {
+		return err
+	}
+	if cfg.Solver == dica.Exact {
+		return usageErr("the exact solver has no statistics to accumulate; use nystrom or rff")
+	}
+	src, err := df.source(fs.Args())
+	if err != nil {
+		return err
+	}
+	planSrc := src
+	if len(sf.data) > 0 {
+		s2 := df
+		s2.data, s2.labels = sf.data, sf.labels
+		if planSrc, err = s2.source(nil); err != nil {
+			return fmt.Errorf("--sample-data: %w", err)
+		}
+	}
+	pr := newProgress(mf.quiet)
+	cfg.Progress = pr.update
+	p, err := dica.NewPlan(ctx, planSrc, cfg)
+	if err != nil {
+		pr.done()
+		return err
+	}
+	st, err := p.Accumulate(ctx, src)
+	pr.done()
+	if err != nil {
+		return err
+	}
+	b, err := st.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(mf.out, b, 0o644); err != nil {
+		return err
+	}
+	if !mf.quiet {
+		fp := p.Fingerprint()
+		fmt.Fprintf(stderr, "%s: %d cells, %d domains, plan %x\n", mf.out, st.N(), len(st.Domains), fp[:6])
+	}
+	return nil
+}
+
+const mergeUsage = `Usage: dica merge PART.stats... --out MODEL [--report json]
+
+Merge statistics written by 'dica accumulate' (with identical fit flags and
+sample data) and solve: the model equals the fit of all shards at once.
+`
+
+func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("merge", mergeUsage, stderr)
+	var out, rep string
+	fs.StringVar(&out, "out", "", "write the model to this `file`")
+	fs.StringVar(&rep, "report", "", "print a report on stdout: json or text")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	files, err := expand(fs.Args(), "statistics")
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usageErr("no statistics files")
+	}
+	start := time.Now()
+	var total *dica.Stats
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var st dica.Stats
+		if err := st.UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if total == nil {
+			total = &st
+		} else if err := total.Merge(&st); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	m, err := total.Solve()
+	if err != nil {
+		return err
+	}
+	if out != "" {
+		if err := m.Save(out); err != nil {
+			return err
+		}
+	}
+	return report(stdout, rep, m, time.Since(start).Seconds())
+}

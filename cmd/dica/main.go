@@ -1,0 +1,145 @@
+// Command dica fits Domain-Invariant Component Analysis to cytometry data
+// (FCS or CSV files, one domain per sample) and projects cells with a fitted
+// model.
+//
+// Run "dica help" for the commands and "dica CMD -h" for a command's flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+)
+
+type command struct {
+	summary string
+	usage   string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"fit":        {"fit a model to data", fitUsage, runFit},
+		"transform":  {"project cells with a fitted model (CSV or FCS out)", transformUsage, runTransform},
+		"accumulate": {"accumulate statistics of one shard of the data", accumulateUsage, runAccumulate},
+		"merge":      {"merge shard statistics and solve into a model", mergeUsage, runMerge},
+		"info":       {"describe an FCS file", infoUsage, runInfo},
+		"demo":       {"fit KPCA, UDICA, COIR and DICA on built-in toy data", demoUsage, runDemo},
+		"eval":       {"leave-domains-out evaluation of methods and solvers", evalUsage, runEval},
+	}
+}
+
+const topUsage = `dica: Domain-Invariant Component Analysis for cytometry.
+
+DICA learns components under which cells from different samples (patients,
+centers, instruments) look alike while what predicts the cell population is
+kept, so a classifier trained on some samples works on new ones.
+
+Usage:
+
+  dica <command> [flags] [files]
+
+Commands:
+%s
+Examples:
+
+  # Built-in toy data, no files needed:
+  dica demo
+
+  # 16 CyTOF samples (one CSV per sample, no header), gated populations in
+  # row-aligned label files, ungated cells (label 0) left out:
+  dica fit --data 'sample*.csv' --labels 'labels*.csv' --labels-ignore 0 \
+      --transform log1p --rank 500 --out cytof.dica
+
+  # FCS files, one sample each, a few markers by name, unsupervised:
+  dica fit --method udica --data 'patient*.fcs' --channels CD4,CD8,CD3 \
+      --transform asinh:150 --compensate --out gvhd.dica
+
+  # Project new cells and write them back as FCS (channels + components):
+  dica transform --model gvhd.dica --data new.fcs --out new_dica.fcs
+
+Run 'dica <command> -h' for a command's flags.
+`
+
+func usage(w io.Writer) {
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-11s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintf(w, topUsage, b.String())
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" {
+		if len(args) > 1 {
+			if c, ok := commands()[args[1]]; ok {
+				fmt.Fprint(stdout, c.usage)
+				return 0
+			}
+		}
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands()[name]
+	if !ok {
+		fmt.Fprintf(stderr, "dica: unknown command %q\n\n", name)
+		usage(stderr)
+		return 2
+	}
+	err := c.run(ctx, args[1:], stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "dica %s: %v\n\nRun 'dica %s -h' for help.\n", name, err, name)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "dica %s: %v\n", name, err)
+		return 1
+	}
+}
+
+// errUsage marks errors in the command line itself.
+var errUsage = errors.New("usage")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// newFlags returns a flag set that prints the command's usage text.
+func newFlags(name, text string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("dica "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, text)
+		fmt.Fprintln(stderr, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}

@@ -1,0 +1,272 @@
+// Package dica fits Domain-Invariant Component Analysis (Muandet, Balduzzi &
+// Schölkopf, ICML 2013) at scale.
+//
+// A fit is a plan (kernels and a feature map phi: R^d -> R^m chosen from a
+// sample of the data), one streaming pass over the data accumulating
+// sufficient statistics (per-domain and per-class feature sums, and the
+// m x m Gram sum only when the method needs it), and a solve of a small
+// generalized eigenproblem (MATH.md, "The low-rank reduction"). The data is
+// never held as an n x m matrix, so n is limited by the disk, not memory.
+//
+// The exact n x n path (package exact) is available through Solver = Exact
+// for small data and for measuring the approximation error.
+package dica
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/exact"
+	"github.com/dicalab/dica/kernel"
+)
+
+// Method selects the member of the DICA family (MATH.md, "special cases").
+type Method = exact.Method
+
+// The methods.
+const (
+	// DICA: supervised, domain-invariant (the paper's Algorithm 1).
+	DICA = exact.DICA
+	// UDICA: unsupervised, domain-invariant (the paper's Algorithm 2).
+	UDICA = exact.UDICA
+	// KPCA: kernel PCA (no domain term, no labels).
+	KPCA = exact.KPCA
+	// COIR: covariance operator inverse regression (no domain term).
+	COIR = exact.COIR
+)
+
+// Form selects the eigenproblem of the exact path (MATH.md, "Two
+// eigenproblems").
+type Form = exact.Form
+
+// The forms.
+const (
+	Canonical = exact.Canonical
+	Paper     = exact.Paper
+)
+
+// Solver selects how the kernel is represented.
+type Solver int
+
+// The solvers.
+const (
+	// Nystrom features from m landmarks (the default).
+	Nystrom Solver = iota
+	// RFF: random Fourier features (m features as m/2 sin/cos pairs).
+	RFF
+	// Exact: the n x n path of package exact; the data must fit in memory.
+	Exact
+)
+
+var solverNames = []string{"nystrom", "rff", "exact"}
+
+func (s Solver) String() string {
+	if s >= 0 && int(s) < len(solverNames) {
+		return solverNames[s]
+	}
+	return fmt.Sprintf("Solver(%d)", int(s))
+}
+
+// ParseSolver parses "nystrom", "rff" or "exact".
+func ParseSolver(s string) (Solver, error) {
+	for i, n := range solverNames {
+		if strings.EqualFold(s, n) {
+			return Solver(i), nil
+		}
+	}
+	return 0, fmt.Errorf("dica: unknown solver %q (want nystrom, rff or exact)", s)
+}
+
+// Landmarks selects how Nystrom landmarks are chosen.
+type Landmarks int
+
+// The landmark choices.
+const (
+	// UniformLandmarks: m points drawn uniformly without replacement.
+	UniformLandmarks Landmarks = iota
+	// KMeansLandmarks: k-means++ seeding and a few Lloyd steps on a sample.
+	KMeansLandmarks
+	// GivenLandmarks: Config.LandmarkPoints.
+	GivenLandmarks
+)
+
+var landmarkNames = []string{"uniform", "kmeans", "given"}
+
+func (l Landmarks) String() string {
+	if l >= 0 && int(l) < len(landmarkNames) {
+		return landmarkNames[l]
+	}
+	return fmt.Sprintf("Landmarks(%d)", int(l))
+}
+
+// ParseLandmarks parses "uniform", "kmeans" or "given".
+func ParseLandmarks(s string) (Landmarks, error) {
+	for i, n := range landmarkNames {
+		if strings.EqualFold(s, n) {
+			return Landmarks(i), nil
+		}
+	}
+	return 0, fmt.Errorf("dica: unknown landmark choice %q (want uniform or kmeans)", s)
+}
+
+// Defaults used when the corresponding Config field is zero.
+const (
+	DefaultComponents = 10
+	DefaultEpsilon    = 1e-4
+	DefaultRank       = 500
+	DefaultBlockRows  = 1024
+	// DefaultSample is the size of the reservoir sample a fit draws in its
+	// planning pass (median heuristic, landmarks): max(DefaultSample, 20 m).
+	DefaultSample = 20000
+	// DefaultMedianSample is the number of sampled points whose pairwise
+	// distances give the median-heuristic bandwidth.
+	DefaultMedianSample = 1000
+	// NullTol is the relative threshold below which an eigenvalue is not
+	// signal: gamma <= NullTol * gamma_max.
+	NullTol = 1e-10
+)
+
+// Config configures a fit. The zero value with Method set is a sensible
+// configuration: Nystrom with DefaultRank uniform landmarks, RBF kernels
+// with median-heuristic bandwidths, lambda = 0, eps = DefaultEpsilon.
+type Config struct {
+	Method     Method
+	Components int     // k, the number of components (DefaultComponents)
+	Lambda     float64 // ridge on the complexity term (>= 0)
+	Epsilon    float64 // eps of P = L (L + n eps I)^{-1} (DefaultEpsilon)
+
+	// Kernel is the input kernel; nil means RBF with sigma = Sigma, or by
+	// the median heuristic when Sigma is 0.
+	Kernel kernel.Kernel
+	Sigma  float64
+	// OutputKernel is the kernel on real targets (regression); nil means
+	// RBF with sigma_y = SigmaY, or the median heuristic when SigmaY is 0.
+	// Class labels always use the delta kernel.
+	OutputKernel kernel.Kernel
+	SigmaY       float64
+
+	Solver Solver
+	// Rank is m: landmarks (Nystrom) or features (RFF) (DefaultRank).
+	Rank int
+	// Landmarks chooses Nystrom landmarks; LandmarkPoints holds them for
+	// GivenLandmarks.
+	Landmarks      Landmarks
+	LandmarkPoints *mat.Dense
+	// LloydIters is the number of Lloyd steps after k-means++ (default 5).
+	LloydIters int
+	// Orthogonal selects orthogonal random features (RFF only).
+	Orthogonal bool
+	// RCond is the relative eigenvalue cutoff inside K_mm^{-1/2} and in the
+	// lambda > 0 reduction (default 1e-12).
+	RCond float64
+	// OutputRank is the number of Nystrom landmarks on the targets for the
+	// RBF output kernel (default min(Rank, 200)).
+	OutputRank int
+
+	// Form is the eigenproblem of the exact path (Canonical by default).
+	Form Form
+
+	// Seed makes the fit reproducible: the same seed gives a bit-identical
+	// model whatever GOMAXPROCS is.
+	Seed uint64
+	// Sample is the reservoir size of the planning pass (DefaultSample).
+	Sample int
+	// BlockRows is the number of rows per block of the streaming pass
+	// (DefaultBlockRows). It does not change the result beyond rounding.
+	BlockRows int
+	// Workers is the number of goroutines of the streaming pass
+	// (GOMAXPROCS when 0). It never changes the result.
+	Workers int
+	// Progress, when set, is called from one goroutine with the number of
+	// rows processed so far in the current pass and the pass name.
+	Progress func(pass string, rows int64)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Components == 0 {
+		c.Components = DefaultComponents
+	}
+	if c.Epsilon == 0 {
+		c.Epsilon = DefaultEpsilon
+	}
+	if c.Rank == 0 {
+		c.Rank = DefaultRank
+	}
+	if c.LloydIters == 0 {
+		c.LloydIters = 5
+	}
+	if c.RCond == 0 {
+		c.RCond = 1e-12
+	}
+	if c.OutputRank == 0 {
+		c.OutputRank = min(c.Rank, 200)
+	}
+	if c.Sample == 0 {
+		c.Sample = max(DefaultSample, 20*c.Rank)
+	}
+	if c.BlockRows == 0 {
+		c.BlockRows = DefaultBlockRows
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	return c
+}
+
+func (c Config) check() error {
+	switch c.Method {
+	case DICA, UDICA, KPCA, COIR:
+	default:
+		return fmt.Errorf("dica: unknown method %v", c.Method)
+	}
+	if c.Components < 1 {
+		return fmt.Errorf("dica: components = %d; need at least 1", c.Components)
+	}
+	if c.Lambda < 0 || isBad(c.Lambda) {
+		return fmt.Errorf("dica: lambda = %v; need a finite value >= 0", c.Lambda)
+	}
+	if c.Epsilon <= 0 || isBad(c.Epsilon) {
+		return fmt.Errorf("dica: epsilon = %v; need a finite value > 0", c.Epsilon)
+	}
+	if c.Sigma < 0 || isBad(c.Sigma) || c.SigmaY < 0 || isBad(c.SigmaY) {
+		return fmt.Errorf("dica: sigma must be finite and > 0 (or 0 for the median heuristic)")
+	}
+	switch c.Solver {
+	case Nystrom, RFF, Exact:
+	default:
+		return fmt.Errorf("dica: unknown solver %v", c.Solver)
+	}
+	if c.Solver != Exact && c.Rank < 1 {
+		return fmt.Errorf("dica: rank m = %d; need m >= 1", c.Rank)
+	}
+	if c.Solver == RFF && (c.Rank < 2 || c.Rank%2 != 0) {
+		return fmt.Errorf("dica: rank m = %d; random Fourier features need an even m >= 2 (sin/cos pairs)", c.Rank)
+	}
+	if c.Solver == Nystrom && c.Landmarks == GivenLandmarks && (c.LandmarkPoints == nil || c.LandmarkPoints.IsEmpty()) {
+		return fmt.Errorf("dica: landmarks = given but no landmark points")
+	}
+	if c.Solver != Exact && c.Form == Paper {
+		return fmt.Errorf("dica: the paper form is only available with the exact solver")
+	}
+	if c.OutputRank < 1 {
+		return fmt.Errorf("dica: output rank = %d; need at least 1", c.OutputRank)
+	}
+	if c.BlockRows < 1 || c.Workers < 1 || c.Sample < 1 {
+		return fmt.Errorf("dica: block rows, workers and sample size must be positive")
+	}
+	return nil
+}
+
+// needsGram reports whether the statistics must include sum phi phi^T.
+func (c Config) needsGram() bool {
+	return c.Lambda > 0 || c.Method == UDICA || c.Method == KPCA
+}
+
+// supervised reports whether the method uses labels or targets.
+func (c Config) supervised() bool { return c.Method == DICA || c.Method == COIR }
+
+// domainTerm reports whether the method uses the domain variance C_Q.
+func (c Config) domainTerm() bool { return c.Method == DICA || c.Method == UDICA }

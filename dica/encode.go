@@ -1,0 +1,256 @@
+package dica
+
+import (
+	"fmt"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/kernel"
+)
+
+const (
+	kernNone = iota
+	kernRBF
+	kernLaplacian
+	kernLaplacianL1
+	kernLinear
+)
+
+func encodeKernel(e *encoder, k kernel.Kernel) {
+	switch k := k.(type) {
+	case nil:
+		e.int(kernNone)
+	case kernel.RBF:
+		e.int(kernRBF)
+		e.f64(k.Sigma)
+	case kernel.Laplacian:
+		if k.L1 {
+			e.int(kernLaplacianL1)
+		} else {
+			e.int(kernLaplacian)
+		}
+		e.f64(k.Sigma)
+	case kernel.Linear:
+		e.int(kernLinear)
+	default:
+		panic(fmt.Sprintf("dica: cannot encode kernel %T", k))
+	}
+}
+
+func decodeKernel(d *decoder) kernel.Kernel {
+	switch t := d.int(); t {
+	case kernNone:
+		return nil
+	case kernRBF:
+		return kernel.RBF{Sigma: d.f64()}
+	case kernLaplacian:
+		return kernel.Laplacian{Sigma: d.f64()}
+	case kernLaplacianL1:
+		return kernel.Laplacian{Sigma: d.f64(), L1: true}
+	case kernLinear:
+		return kernel.Linear{}
+	default:
+		d.fail("unknown kernel type %d", t)
+		return nil
+	}
+}
+
+// checkKernel rejects kernels the file format cannot describe.
+func checkKernel(k kernel.Kernel) error {
+	switch k.(type) {
+	case nil, kernel.RBF, kernel.Laplacian, kernel.Linear:
+		return nil
+	}
+	return fmt.Errorf("dica: kernel %T is not supported (use RBF, Laplacian or linear)", k)
+}
+
+func (s *mapSpec) encode(e *encoder) {
+	e.int(s.kind)
+	encodeKernel(e, s.kern)
+	e.dense(s.landmarks)
+	e.f64(s.rcond)
+	e.int(s.d)
+	e.int(s.m)
+	e.bool(s.orthogonal)
+	e.u64(s.seed)
+}
+
+func decodeMapSpec(d *decoder) mapSpec {
+	var s mapSpec
+	s.kind = d.int()
+	s.kern = decodeKernel(d)
+	s.landmarks = d.dense()
+	s.rcond = d.f64()
+	s.d = d.int()
+	s.m = d.int()
+	s.orthogonal = d.bool()
+	s.seed = d.u64()
+	return s
+}
+
+// encode writes everything that determines the statistics and the solve.
+func (p *Plan) encode(e *encoder) {
+	c := p.Config
+	e.int(int(c.Method))
+	e.int(c.Components)
+	e.f64(c.Lambda)
+	e.f64(c.Epsilon)
+	encodeKernel(e, c.Kernel)
+	encodeKernel(e, c.OutputKernel)
+	e.int(int(c.Solver))
+	e.int(c.Rank)
+	e.int(int(c.Landmarks))
+	e.bool(c.Orthogonal)
+	e.f64(c.RCond)
+	e.int(c.OutputRank)
+	e.int(int(c.Form))
+	e.u64(c.Seed)
+	e.strs(p.Schema.Features)
+	e.bool(p.Schema.Labelled)
+	e.strs(p.Schema.Targets)
+	p.in.encode(e)
+	e.bool(p.out != nil)
+	if p.out != nil {
+		p.out.encode(e)
+	}
+}
+
+func decodePlan(d *decoder) (*Plan, error) {
+	var c Config
+	c.Method = Method(d.int())
+	c.Components = d.int()
+	c.Lambda = d.f64()
+	c.Epsilon = d.f64()
+	c.Kernel = decodeKernel(d)
+	c.OutputKernel = decodeKernel(d)
+	c.Solver = Solver(d.int())
+	c.Rank = d.int()
+	c.Landmarks = Landmarks(d.int())
+	c.Orthogonal = d.bool()
+	c.RCond = d.f64()
+	c.OutputRank = d.int()
+	c.Form = Form(d.int())
+	c.Seed = d.u64()
+	p := &Plan{Config: c.withDefaults()}
+	p.Config.Workers = 0
+	p.Schema = dataset.Schema{Features: d.strs(), Labelled: d.bool(), Targets: d.strs()}
+	p.in = decodeMapSpec(d)
+	if d.bool() {
+		o := decodeMapSpec(d)
+		p.out = &o
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if err := p.finish(); err != nil {
+		return nil, err
+	}
+	p.Config = p.Config.withDefaults()
+	return p, nil
+}
+
+const (
+	statsMagic   = "DICASTAT"
+	statsVersion = 1
+)
+
+// MarshalBinary encodes the statistics with their plan (configuration,
+// kernels, feature maps, seed) in a versioned format with a checksum.
+func (s *Stats) MarshalBinary() ([]byte, error) {
+	var e encoder
+	s.plan.encode(&e)
+	a := &s.acc
+	e.int(a.mraw)
+	e.int(a.rraw)
+	e.bool(a.gram)
+	e.u64(uint64(a.n))
+	e.strs(s.Domains)
+	e.ints(int64s(padCounts(a.domCount, len(s.Domains))))
+	for i := range s.Domains {
+		e.f64s(rowOr(a.domSum, i, a.mraw))
+	}
+	e.strs(s.Classes)
+	e.ints(int64s(padCounts(a.clsCount, len(s.Classes))))
+	for i := range s.Classes {
+		e.f64s(rowOr(a.clsSum, i, a.mraw))
+	}
+	e.f64s(a.sumPsi)
+	e.f64s(a.sumPsiPsi)
+	e.f64s(a.sumPhiPsi)
+	e.f64s(a.gramSum)
+	return seal(statsMagic, statsVersion, e.b), nil
+}
+
+func rowOr(rows [][]float64, i, m int) []float64 {
+	if i < len(rows) {
+		return rows[i]
+	}
+	return make([]float64, m)
+}
+
+// UnmarshalBinary decodes statistics written by MarshalBinary.
+func (s *Stats) UnmarshalBinary(data []byte) error {
+	payload, err := unseal(data, statsMagic, "statistics", statsVersion)
+	if err != nil {
+		return err
+	}
+	d := &decoder{b: payload}
+	p, err := decodePlan(d)
+	if err != nil {
+		return fmt.Errorf("dica: statistics: %w", err)
+	}
+	var a accum
+	a.mraw, a.rraw, a.gram = d.int(), d.int(), d.bool()
+	a.n = int64(d.u64())
+	doms := d.strs()
+	a.domCount = toInt64s(d.ints())
+	for range doms {
+		a.domSum = append(a.domSum, d.f64s())
+	}
+	cls := d.strs()
+	a.clsCount = toInt64s(d.ints())
+	for range cls {
+		a.clsSum = append(a.clsSum, d.f64s())
+	}
+	a.sumPsi, a.sumPsiPsi, a.sumPhiPsi, a.gramSum = d.f64s(), d.f64s(), d.f64s(), d.f64s()
+	if d.err != nil {
+		return fmt.Errorf("dica: statistics: %w", d.err)
+	}
+	if len(d.b) != 0 {
+		return fmt.Errorf("dica: statistics: %d unexpected bytes at the end", len(d.b))
+	}
+	// Shapes.
+	ok := a.mraw == rawDim(p.inMap) && len(a.domCount) == len(doms) && len(a.clsCount) == len(cls)
+	for _, r := range slices.Concat(a.domSum, a.clsSum) {
+		ok = ok && len(r) == a.mraw
+	}
+	if a.gram {
+		ok = ok && len(a.gramSum) == a.mraw*a.mraw
+	}
+	if a.rraw > 0 {
+		ok = ok && p.outMap != nil && a.rraw == rawDim(p.outMap) && len(a.sumPsi) == a.rraw &&
+			len(a.sumPsiPsi) == a.rraw*a.rraw && len(a.sumPhiPsi) == a.mraw*a.rraw
+	}
+	if !ok {
+		return fmt.Errorf("dica: statistics: inconsistent shapes")
+	}
+	*s = Stats{plan: p, acc: a, Domains: doms, Classes: cls}
+	return nil
+}
+
+// exactPlan wraps the kernel expansion of an exact fit as a plan, so exact
+// and low-rank models share one representation and file format.
+func exactPlan(cfg Config, sc dataset.Schema, k kernel.Kernel, x *mat.Dense) (*Plan, error) {
+	p := &Plan{Config: cfg, Schema: sc, in: mapSpec{kind: mapKernelRows, kern: k, landmarks: x}}
+	if err := p.finish(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+const mapKernelRows = 3
+
+var _ approx.Map = approx.KernelRows{}

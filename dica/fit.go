@@ -1,0 +1,143 @@
+package dica
+
+import (
+	"context"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/exact"
+	"github.com/dicalab/dica/kernel"
+)
+
+// Fit fits a DICA model to the data of src.
+//
+// With the Nystrom and RFF solvers it makes a sampling pass (bandwidths,
+// landmarks; skipped when nothing needs a sample), one streaming pass of
+// sufficient statistics on Config.Workers goroutines, and a small solve; the
+// memory used is O((N + c) m + m^2) whatever the number of points. With the
+// Exact solver the data is read into memory and package exact solves the
+// n x n problem. Fit stops early with ctx's error when ctx is cancelled.
+func Fit(ctx context.Context, src dataset.Source, cfg Config) (*Model, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Solver == Exact {
+		return fitExact(ctx, src, cfg)
+	}
+	p, err := NewPlan(ctx, src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := p.Accumulate(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	return st.Solve()
+}
+
+// Solve solves the DICA eigenproblem from the statistics and returns the
+// model.
+func (s *Stats) Solve() (*Model, error) {
+	fs, err := s.features()
+	if err != nil {
+		return nil, err
+	}
+	sol, err := fs.solve(s.plan.Config)
+	if err != nil {
+		return nil, err
+	}
+	sum := Summary{
+		N:            s.acc.n,
+		Features:     s.plan.Schema.Features,
+		Domains:      s.Domains,
+		DomainCounts: s.DomainCounts(),
+		Classes:      s.Classes,
+		ClassCounts:  s.ClassCounts(),
+		Targets:      s.plan.Schema.Targets,
+	}
+	m := newModel(s.plan, sol, fs.mu, sum)
+	N := float64(fs.N)
+	m.InputVariance = sqFrob(fs.mc) / N
+	if m.W != nil {
+		var p mat.Dense
+		p.Mul(fs.mc, m.W)
+		m.ProjectedVariance = sqFrob(&p) / N
+	}
+	return m, nil
+}
+
+func sqFrob(a *mat.Dense) float64 {
+	n := mat.Norm(a, 2)
+	return n * n
+}
+
+func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, error) {
+	ds, err := dataset.Collect(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.domainTerm() {
+		if err := ds.RequireDomains(2); err != nil {
+			return nil, err
+		}
+	}
+	k := cfg.Kernel
+	if k == nil && cfg.Sigma > 0 {
+		k = cfgKernel(cfg.Sigma)
+	}
+	ok := cfg.OutputKernel
+	if ok == nil && cfg.SigmaY > 0 {
+		ok = cfgKernel(cfg.SigmaY)
+	}
+	em, err := exact.Fit(ctx, ds, exact.Options{
+		Method:       cfg.Method,
+		Form:         cfg.Form,
+		Components:   cfg.Components,
+		Lambda:       cfg.Lambda,
+		Epsilon:      cfg.Epsilon,
+		Kernel:       k,
+		OutputKernel: ok,
+		Seed:         cfg.Seed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return FromExact(em, ds, cfg)
+}
+
+// FromExact wraps a model of package exact: the kernel expansion
+// z(x) = B^T (k(x) - mean_p k(., x_p)) is the feature-space form with
+// phi(x) = [k(x, x_1) .. k(x, x_n)] (for the canonical form B^T 1 = 0, so
+// the double-centering term vanishes).
+func FromExact(em *exact.Model, ds *dataset.Dataset, cfg Config) (*Model, error) {
+	cfg = cfg.withDefaults()
+	cfg.Solver = Exact
+	cfg.Kernel = em.Kernel
+	cfg.OutputKernel = em.Options.OutputKernel
+	cfg.Rank = ds.N()
+	sc := ds.Source().Schema()
+	p, err := exactPlan(cfg, sc, em.Kernel, mat.DenseCopyOf(em.X))
+	if err != nil {
+		return nil, err
+	}
+	n := ds.N()
+	k := len(em.Eigenvalues)
+	w := mat.NewDense(n, max(k, 1), nil)
+	if em.B != nil {
+		_, bc := em.B.Dims()
+		w.Slice(0, n, 0, bc).(*mat.Dense).Copy(em.B)
+	}
+	sol := &solution{w: w, values: em.Eigenvalues}
+	sum := Summary{N: int64(n), Features: sc.Features, Domains: ds.DomainNames,
+		Classes: ds.ClassNames, Targets: sc.Targets}
+	for _, c := range ds.DomainSizes() {
+		sum.DomainCounts = append(sum.DomainCounts, int64(c))
+	}
+	for _, c := range ds.ClassSizes() {
+		sum.ClassCounts = append(sum.ClassCounts, int64(c))
+	}
+	return newModel(p, sol, append([]float64(nil), em.KColMean...), sum), nil
+}
+
+func cfgKernel(sigma float64) kernel.Kernel { return kernel.RBF{Sigma: sigma} }

@@ -1,0 +1,364 @@
+package dica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/dataset"
+)
+
+// Summary describes the data a model was fitted on.
+type Summary struct {
+	N            int64
+	Features     []string
+	Domains      []string
+	DomainCounts []int64
+	Classes      []string
+	ClassCounts  []int64
+	Targets      []string
+}
+
+// Model is a fitted DICA transformation z(x) = W^T (phi(x) - mu) (MATH.md,
+// "Out-of-sample projection"): a feature map phi, the weights W (m x k) of
+// the components with a positive eigenvalue, and the training mean feature
+// mu. A Model is safe for concurrent use.
+type Model struct {
+	plan *Plan
+	// W holds one column per returned component (m x Positive).
+	W *mat.Dense
+	// Mean is the mean training feature mu.
+	Mean []float64
+	// Eigenvalues are all the eigenvalues the solver returned, largest
+	// first, including those that are not signal (<= NullTol * largest).
+	Eigenvalues []float64
+	// Positive is the number of components with gamma > NullTol * gamma_max;
+	// only these are returned by Transform. With a delta output kernel and c
+	// classes it is at most c - 1.
+	Positive int
+	// Summary describes the training data.
+	Summary Summary
+	// InputVariance is the distributional variance of the training domains
+	// in the feature space, (1/N) sum_i ||M_i - M_bar||^2 = tr(KQ) for
+	// K = Phi Phi^T (the paper's V_H(S), Theorem 2).
+	InputVariance float64
+	// ProjectedVariance is the distributional variance of the training
+	// domains in the projection, with a linear kernel on z:
+	// (1/N) sum_i ||W^T (M_i - M_bar)||^2 = tr(W^T C_Q W).
+	ProjectedVariance float64
+
+	// Derived: for a factored map, z = wraw^T raw(x) - offset.
+	wraw   *mat.Dense
+	offset []float64
+}
+
+// Config returns the resolved configuration of the fit (kernels with their
+// bandwidths).
+func (m *Model) Config() Config { return m.plan.Config }
+
+// Map returns the input feature map.
+func (m *Model) Map() approx.Map { return m.plan.inMap }
+
+// Components returns the number of components Transform returns.
+func (m *Model) Components() int { return m.Positive }
+
+// Null returns how many of the returned eigenvalues are not signal.
+func (m *Model) Null() int { return len(m.Eigenvalues) - m.Positive }
+
+// newModel builds a model from a solution: drops the null components, fixes
+// signs and precomputes the raw-coordinate weights.
+func newModel(p *Plan, sol *solution, mu []float64, sum Summary) *Model {
+	vals := sol.values
+	gmax := 0.0
+	if len(vals) > 0 {
+		gmax = vals[0]
+	}
+	pos := 0
+	for _, g := range vals {
+		if g > NullTol*gmax && g > 0 {
+			pos++
+		}
+	}
+	md := p.inMap.Dim()
+	w := mat.NewDense(md, max(pos, 1), nil)
+	if pos > 0 {
+		for j := 0; j < pos; j++ {
+			col := mat.Col(nil, j, sol.w)
+			fixSign(col)
+			w.SetCol(j, col)
+		}
+	}
+	if pos == 0 {
+		w = nil
+	}
+	m := &Model{plan: p, W: w, Mean: mu, Eigenvalues: vals, Positive: pos, Summary: sum}
+	m.derive()
+	return m
+}
+
+func (m *Model) derive() {
+	if m.Positive == 0 {
+		return
+	}
+	if t := mapTransform(m.plan.inMap); t != nil {
+		m.wraw = new(mat.Dense)
+		m.wraw.Mul(t, m.W)
+	} else {
+		m.wraw = m.W
+	}
+	m.offset = make([]float64, m.Positive)
+	blas64.Gemv(blas.Trans, 1, m.W.RawMatrix(), blas64.Vector{N: len(m.Mean), Inc: 1, Data: m.Mean}, 0,
+		blas64.Vector{N: m.Positive, Inc: 1, Data: m.offset})
+}
+
+// TransformOptions change how points are projected.
+type TransformOptions struct {
+	// Scale divides component j by sqrt(gamma_j) (the convention of the
+	// authors' dica.m).
+	Scale bool
+	// BatchCenter centers with the mean feature of the batch itself instead
+	// of the training mean (dica.m's transductive convention: it also
+	// removes the new domain's mean shift; one point projects to 0).
+	BatchCenter bool
+}
+
+// Transform projects the rows of x (r x d) and returns Z (r x Positive),
+// z(x) = W^T (phi(x) - mu). Rows are processed in blocks on all cores.
+func (m *Model) Transform(x *mat.Dense, o TransformOptions) (*mat.Dense, error) {
+	if m.Positive == 0 {
+		return nil, fmt.Errorf("dica: the model has no component with a positive eigenvalue")
+	}
+	r, d := x.Dims()
+	if d != m.plan.inMap.InputDim() {
+		return nil, fmt.Errorf("dica: data has %d columns, the model expects %d (%v)", d, m.plan.inMap.InputDim(), m.Summary.Features)
+	}
+	if err := finite(x); err != nil {
+		return nil, err
+	}
+	z := mat.NewDense(r, m.Positive, nil)
+	const blk = 512
+	nb := (r + blk - 1) / blk
+	var wg sync.WaitGroup
+	next := make(chan int, nb)
+	for b := 0; b < nb; b++ {
+		next <- b
+	}
+	close(next)
+	for w := 0; w < min(runtime.GOMAXPROCS(0), nb); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var f *mat.Dense
+			for b := range next {
+				lo, hi := b*blk, min((b+1)*blk, r)
+				f = m.project(f, z.Slice(lo, hi, 0, m.Positive).(*mat.Dense), x.Slice(lo, hi, 0, d).(*mat.Dense))
+			}
+		}()
+	}
+	wg.Wait()
+	if o.BatchCenter {
+		// z = W^T(phi - batch mean) = z_train_centered - mean(z).
+		for j := 0; j < m.Positive; j++ {
+			col := mat.Col(nil, j, z)
+			var s float64
+			for _, v := range col {
+				s += v
+			}
+			s /= float64(r)
+			for i := range col {
+				col[i] -= s
+			}
+			z.SetCol(j, col)
+		}
+	}
+	if o.Scale {
+		for j := 0; j < m.Positive; j++ {
+			sc := 1 / math.Sqrt(m.Eigenvalues[j])
+			for i := 0; i < r; i++ {
+				z.Set(i, j, z.At(i, j)*sc)
+			}
+		}
+	}
+	return z, nil
+}
+
+// project computes rows of Z for a block of x, reusing the feature buffer f.
+func (m *Model) project(f, z, x *mat.Dense) *mat.Dense {
+	rows, _ := x.Dims()
+	f = reuseDense(f, rows, rawDim(m.plan.inMap))
+	rawMap(m.plan.inMap, f, x)
+	z.Mul(f, m.wraw)
+	for i := 0; i < rows; i++ {
+		row := z.RawRowView(i)
+		for j := range row {
+			row[j] -= m.offset[j]
+		}
+	}
+	return f
+}
+
+// TransformStream projects every row of src and calls emit, in row order,
+// with each block and its projection (the slices are reused afterwards).
+func (m *Model) TransformStream(ctx context.Context, src dataset.Source, blockRows int, emit func(b *dataset.Block, z *mat.Dense, domains, classes []string) error) error {
+	if m.Positive == 0 {
+		return fmt.Errorf("dica: the model has no component with a positive eigenvalue")
+	}
+	if d := src.Schema().D(); d != m.plan.inMap.InputDim() {
+		return fmt.Errorf("dica: data has %d columns, the model expects %d", d, m.plan.inMap.InputDim())
+	}
+	if blockRows <= 0 {
+		blockRows = 4096
+	}
+	r, err := src.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var b dataset.Block
+	for {
+		k, err := r.Read(&b, blockRows)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		x := mat.NewDense(k, b.D, b.X[:k*b.D])
+		z, err := m.Transform(x, TransformOptions{})
+		if err != nil {
+			return err
+		}
+		if err := emit(&b, z, r.Domains(), r.Classes()); err != nil {
+			return err
+		}
+	}
+}
+
+func finite(x *mat.Dense) error {
+	r, _ := x.Dims()
+	for i := 0; i < r; i++ {
+		for j, v := range x.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("dica: row %d, column %d: value %v is not finite", i+1, j+1, v)
+			}
+		}
+	}
+	return nil
+}
+
+const (
+	modelMagic   = "DICAMODL"
+	modelVersion = 1
+)
+
+// MarshalBinary encodes the model in a versioned format with a checksum.
+func (m *Model) MarshalBinary() ([]byte, error) {
+	var e encoder
+	m.plan.encode(&e)
+	e.dense(m.W)
+	e.f64s(m.Mean)
+	e.f64s(m.Eigenvalues)
+	e.int(m.Positive)
+	s := m.Summary
+	e.u64(uint64(s.N))
+	e.strs(s.Features)
+	e.strs(s.Domains)
+	e.ints(int64s(s.DomainCounts))
+	e.strs(s.Classes)
+	e.ints(int64s(s.ClassCounts))
+	e.strs(s.Targets)
+	e.f64(m.InputVariance)
+	e.f64(m.ProjectedVariance)
+	return seal(modelMagic, modelVersion, e.b), nil
+}
+
+// UnmarshalBinary decodes a model written by MarshalBinary. A truncated,
+// corrupted or future-version file is an error.
+func (m *Model) UnmarshalBinary(data []byte) error {
+	payload, err := unseal(data, modelMagic, "model", modelVersion)
+	if err != nil {
+		return err
+	}
+	d := &decoder{b: payload}
+	p, err := decodePlan(d)
+	if err != nil {
+		return fmt.Errorf("dica: model: %w", err)
+	}
+	out := Model{plan: p}
+	out.W = d.dense()
+	out.Mean = d.f64s()
+	out.Eigenvalues = d.f64s()
+	out.Positive = d.int()
+	out.Summary.N = int64(d.u64())
+	out.Summary.Features = d.strs()
+	out.Summary.Domains = d.strs()
+	out.Summary.DomainCounts = toInt64s(d.ints())
+	out.Summary.Classes = d.strs()
+	out.Summary.ClassCounts = toInt64s(d.ints())
+	out.Summary.Targets = d.strs()
+	out.InputVariance = d.f64()
+	out.ProjectedVariance = d.f64()
+	if d.err != nil {
+		return fmt.Errorf("dica: model: %w", d.err)
+	}
+	if len(d.b) != 0 {
+		return fmt.Errorf("dica: model: %d unexpected bytes at the end", len(d.b))
+	}
+	md := p.inMap.Dim()
+	if out.Positive > 0 {
+		if out.W == nil || out.W.RawMatrix().Rows != md || out.W.RawMatrix().Cols != out.Positive || len(out.Mean) != md {
+			return fmt.Errorf("dica: model: weights do not match the feature map (%d features)", md)
+		}
+	}
+	out.derive()
+	*m = out
+	return nil
+}
+
+// Save writes the model to a file.
+func (m *Model) Save(path string) error {
+	b, err := m.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// Load reads a model written by Save.
+func Load(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Model
+	if err := m.UnmarshalBinary(b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &m, nil
+}
+
+func int64s(v []int64) []int {
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
+func toInt64s(v []int) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}

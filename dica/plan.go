@@ -1,0 +1,252 @@
+package dica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/kernel"
+	"github.com/dicalab/dica/nystrom"
+	"github.com/dicalab/dica/rff"
+)
+
+// Plan is everything a streaming pass needs before it starts: the resolved
+// configuration (kernels with their bandwidths), the column schema and the
+// feature maps on inputs and (for regression) on targets. Plans built with
+// the same configuration from the same data are identical; statistics can
+// only be merged when their plans are (their Fingerprints agree).
+type Plan struct {
+	Config Config
+	Schema dataset.Schema
+
+	in  mapSpec
+	out *mapSpec // nil unless the output kernel is an RBF on real targets
+
+	inMap  approx.Map
+	outMap approx.Map
+	fp     [32]byte
+}
+
+// mapSpec is the serializable description of a feature map.
+type mapSpec struct {
+	kind       int // mapNystrom, mapRFF
+	kern       kernel.Kernel
+	landmarks  *mat.Dense
+	rcond      float64
+	d, m       int
+	orthogonal bool
+	seed       uint64
+}
+
+const (
+	mapNystrom = 1
+	mapRFF     = 2
+)
+
+func (s mapSpec) build() (approx.Map, error) {
+	switch s.kind {
+	case mapNystrom:
+		return nystrom.New(s.kern, s.landmarks, s.rcond)
+	case mapRFF:
+		return rff.New(s.kern, s.d, s.m, s.orthogonal, s.seed)
+	case mapKernelRows:
+		return approx.KernelRows{Kernel: s.kern, Points: s.landmarks}, nil
+	}
+	return nil, fmt.Errorf("dica: unknown feature map kind %d", s.kind)
+}
+
+// InputMap returns the feature map on inputs.
+func (p *Plan) InputMap() approx.Map { return p.inMap }
+
+// OutputMap returns the feature map on real targets, or nil.
+func (p *Plan) OutputMap() approx.Map { return p.outMap }
+
+// Fingerprint identifies the plan: a SHA-256 of its encoding (configuration,
+// kernels, feature maps, seed).
+func (p *Plan) Fingerprint() [32]byte { return p.fp }
+
+// NewPlan draws a seeded reservoir sample of the source in one pass and
+// builds the plan from it: median-heuristic bandwidths where none is given,
+// Nystrom landmarks (uniform or k-means++ on the sample) or random Fourier
+// features. The exact solver has no plan: use Fit.
+func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Solver == Exact {
+		return nil, fmt.Errorf("dica: the exact solver streams nothing and has no plan")
+	}
+	sc := src.Schema()
+	if sc.D() == 0 {
+		return nil, fmt.Errorf("dica: the data has no input columns")
+	}
+	if cfg.supervised() && !sc.Labelled && len(sc.Targets) == 0 {
+		return nil, fmt.Errorf("dica: method %v needs class labels or real targets", cfg.Method)
+	}
+	needY := cfg.supervised() && !sc.Labelled && len(sc.Targets) > 0
+	needSample := cfg.Kernel == nil && cfg.Sigma == 0 ||
+		cfg.Solver == Nystrom && cfg.Landmarks != GivenLandmarks ||
+		needY
+	var (
+		xs, ys *mat.Dense
+		n      int64
+	)
+	if needSample {
+		var err error
+		xs, ys, n, err = reservoir(ctx, src, cfg.Sample, cfg.Seed, needY, cfg.Progress)
+		if err != nil {
+			return nil, err
+		}
+	}
+	p := &Plan{Config: cfg, Schema: sc}
+	// Input kernel.
+	k := cfg.Kernel
+	if k == nil {
+		sigma := cfg.Sigma
+		if sigma == 0 {
+			sigma = kernel.MedianSigma(xs, DefaultMedianSample, cfg.Seed)
+		}
+		k = kernel.RBF{Sigma: sigma}
+	}
+	p.Config.Kernel = k
+	switch cfg.Solver {
+	case Nystrom:
+		var lm *mat.Dense
+		var err error
+		switch cfg.Landmarks {
+		case UniformLandmarks:
+			if int64(cfg.Rank) > n {
+				return nil, fmt.Errorf("dica: m = %d landmarks but only %d points", cfg.Rank, n)
+			}
+			lm, err = nystrom.Uniform(xs, cfg.Rank, cfg.Seed)
+		case KMeansLandmarks:
+			if int64(cfg.Rank) > n {
+				return nil, fmt.Errorf("dica: m = %d landmarks but only %d points", cfg.Rank, n)
+			}
+			lm, err = nystrom.KMeansPP(xs, cfg.Rank, cfg.LloydIters, cfg.Seed)
+		case GivenLandmarks:
+			lm = mat.DenseCopyOf(cfg.LandmarkPoints)
+			if _, d := lm.Dims(); d != sc.D() {
+				return nil, fmt.Errorf("dica: landmarks have %d columns, the data %d", d, sc.D())
+			}
+		default:
+			return nil, fmt.Errorf("dica: unknown landmark choice %v", cfg.Landmarks)
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.in = mapSpec{kind: mapNystrom, kern: k, landmarks: lm, rcond: cfg.RCond}
+	case RFF:
+		p.in = mapSpec{kind: mapRFF, kern: k, d: sc.D(), m: cfg.Rank, orthogonal: cfg.Orthogonal, seed: cfg.Seed}
+	}
+	if needY {
+		ok := cfg.OutputKernel
+		if ok == nil {
+			sy := cfg.SigmaY
+			if sy == 0 {
+				sy = kernel.MedianSigma(ys, DefaultMedianSample, cfg.Seed+1)
+			}
+			ok = kernel.RBF{Sigma: sy}
+		}
+		p.Config.OutputKernel = ok
+		r := min(int64(cfg.OutputRank), n)
+		ylm, err := nystrom.Uniform(ys, int(r), cfg.Seed+2)
+		if err != nil {
+			return nil, err
+		}
+		p.out = &mapSpec{kind: mapNystrom, kern: ok, landmarks: ylm, rcond: cfg.RCond}
+	}
+	if err := p.finish(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// finish builds the maps from their specs and computes the fingerprint.
+func (p *Plan) finish() error {
+	var err error
+	if p.inMap, err = p.in.build(); err != nil {
+		return err
+	}
+	if p.out != nil {
+		if p.outMap, err = p.out.build(); err != nil {
+			return fmt.Errorf("dica: output feature map: %w", err)
+		}
+	}
+	var e encoder
+	p.encode(&e)
+	p.fp = fingerprint(e.b)
+	return nil
+}
+
+// reservoir draws a uniform sample of at most size rows (Algorithm R with a
+// PCG generator seeded by seed) and returns it with the number of rows seen.
+func reservoir(ctx context.Context, src dataset.Source, size int, seed uint64, withY bool, progress func(string, int64)) (xs, ys *mat.Dense, n int64, err error) {
+	sc := src.Schema()
+	d, t := sc.D(), len(sc.Targets)
+	r, err := src.Open(ctx)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer r.Close()
+	rng := rand.New(rand.NewPCG(seed, 0x5eed5a3b1e))
+	xbuf := make([]float64, 0, size*d)
+	var ybuf []float64
+	var b dataset.Block
+	for {
+		k, err := r.Read(&b, 4096)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, 0, err
+		}
+		for i := 0; i < k; i++ {
+			row := b.Row(i)
+			for j, v := range row {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return nil, nil, 0, fmt.Errorf("dica: row %d, column %d (%s): value %v is not finite", n+1, j+1, sc.Features[j], v)
+				}
+			}
+			var yrow []float64
+			if withY {
+				yrow = b.Target[i*t : (i+1)*t]
+			}
+			if n < int64(size) {
+				xbuf = append(xbuf, row...)
+				ybuf = append(ybuf, yrow...)
+			} else if j := rng.Int64N(n + 1); j < int64(size) {
+				copy(xbuf[int(j)*d:], row)
+				if withY {
+					copy(ybuf[int(j)*t:], yrow)
+				}
+			}
+			n++
+		}
+		if progress != nil {
+			progress("sample", n)
+		}
+	}
+	if n == 0 {
+		return nil, nil, 0, fmt.Errorf("dica: no points")
+	}
+	rows := len(xbuf) / d
+	xs = mat.NewDense(rows, d, xbuf)
+	if withY {
+		ys = mat.NewDense(rows, t, ybuf)
+	}
+	return xs, ys, n, nil
+}
+
+func isBad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }

@@ -1,0 +1,500 @@
+package dica
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/approx"
+)
+
+// featureStats are the statistics in feature coordinates (dimension m).
+type featureStats struct {
+	n    float64
+	mu   []float64     // mean feature
+	mc   *mat.Dense    // N x m: domain means minus their unweighted mean
+	c    *mat.SymDense // Phi_c^T Phi_c (nil unless needed)
+	g    *mat.Dense    // m x r: numerator factor, G = g g^T (supervised)
+	m, N int
+}
+
+// transformRaw returns T^T v for a raw-coordinate vector.
+func transformRaw(t *mat.Dense, v []float64) []float64 {
+	if t == nil {
+		return slices.Clone(v)
+	}
+	_, m := t.Dims()
+	out := make([]float64, m)
+	blas64.Gemv(blas.Trans, 1, t.RawMatrix(), blas64.Vector{N: len(v), Inc: 1, Data: v}, 0,
+		blas64.Vector{N: m, Inc: 1, Data: out})
+	return out
+}
+
+func mapTransform(m approx.Map) *mat.Dense {
+	if f, ok := m.(approx.Factored); ok {
+		return f.Transform()
+	}
+	return nil
+}
+
+// features converts the raw statistics into feature coordinates and checks
+// the data requirements of the method.
+func (s *Stats) features() (*featureStats, error) {
+	cfg := s.plan.Config
+	a := &s.acc
+	if a.n == 0 {
+		return nil, fmt.Errorf("dica: no points")
+	}
+	counts := s.DomainCounts()
+	for i, c := range counts {
+		if c < 2 {
+			return nil, fmt.Errorf("dica: domain %q has %d point(s); every domain needs at least 2", s.Domains[i], c)
+		}
+	}
+	N := len(counts)
+	if cfg.domainTerm() && N < 2 {
+		return nil, fmt.Errorf("dica: %d domain(s); %v needs at least 2 (use %v for one domain)", N, cfg.Method, map[Method]Method{DICA: COIR, UDICA: KPCA}[cfg.Method])
+	}
+	t := mapTransform(s.plan.inMap)
+	m := s.plan.inMap.Dim()
+	n := float64(a.n)
+	fs := &featureStats{n: n, m: m, N: N}
+	sum := make([]float64, a.mraw)
+	for _, v := range a.domSum {
+		addTo(sum, v)
+	}
+	floats.Scale(1/n, sum)
+	fs.mu = transformRaw(t, sum)
+
+	{
+		fs.mc = mat.NewDense(N, m, nil)
+		mbar := make([]float64, m)
+		for i := 0; i < N; i++ {
+			mi := transformRaw(t, a.domSum[i])
+			floats.Scale(1/float64(counts[i]), mi)
+			fs.mc.SetRow(i, mi)
+			floats.Add(mbar, mi)
+		}
+		floats.Scale(1/float64(N), mbar)
+		for i := 0; i < N; i++ {
+			floats.Sub(fs.mc.RawRowView(i), mbar)
+		}
+	}
+	if cfg.needsGram() {
+		g := mat.NewSymDense(a.mraw, nil)
+		for i := 0; i < a.mraw; i++ {
+			for j := i; j < a.mraw; j++ {
+				g.SetSym(i, j, a.gramSum[i*a.mraw+j])
+			}
+		}
+		c := mat.NewSymDense(m, nil)
+		if t != nil {
+			var tg mat.Dense
+			tg.Mul(t.T(), g)
+			var full mat.Dense
+			full.Mul(&tg, t)
+			symFrom(c, &full)
+		} else {
+			c.CopySym(g)
+		}
+		c.SymRankOne(c, -n, mat.NewVecDense(m, fs.mu))
+		fs.c = c
+	}
+	if cfg.supervised() {
+		var f, sm *mat.Dense
+		if s.plan.outMap != nil {
+			f, sm = s.regressionFactor(t, fs)
+		} else {
+			var err error
+			f, sm, err = s.classFactor(t, fs)
+			if err != nil {
+				return nil, err
+			}
+		}
+		// S + n eps I, then g = F R^{-1} with S = R^T R.
+		r, _ := sm.Dims()
+		for i := 0; i < r; i++ {
+			sm.Set(i, i, sm.At(i, i)+n*cfg.Epsilon)
+		}
+		var chol mat.Cholesky
+		if !chol.Factorize(symOf(sm)) {
+			return nil, fmt.Errorf("dica: the output Gram matrix is not positive definite; increase epsilon")
+		}
+		var rr mat.TriDense
+		chol.UTo(&rr)
+		// g = F R^{-1}: solve g R = F, i.e. R^T g^T = F^T.
+		g := mat.DenseCopyOf(f)
+		gr := g.RawMatrix()
+		blas64.Trsm(blas.Right, blas.NoTrans, 1, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: r, Stride: rr.RawTriangular().Stride, Data: rr.RawTriangular().Data}, gr)
+		fs.g = g
+	}
+	return fs, nil
+}
+
+// classFactor returns F = Phi_c^T Psi (m x c) and S = Psi^T Psi (c x c) for
+// the delta output kernel, Psi the centered one-hot labels (MATH.md).
+func (s *Stats) classFactor(t *mat.Dense, fs *featureStats) (f, sm *mat.Dense, err error) {
+	counts := s.ClassCounts()
+	present := 0
+	for _, c := range counts {
+		if c > 0 {
+			present++
+		}
+	}
+	if present < 2 {
+		return nil, nil, fmt.Errorf("dica: one class only (%d class(es) with points); supervised %v needs at least 2", present, s.plan.Config.Method)
+	}
+	c := len(counts)
+	f = mat.NewDense(fs.m, c, nil)
+	sm = mat.NewDense(c, c, nil)
+	for j := 0; j < c; j++ {
+		nj := float64(counts[j])
+		var col []float64
+		if nj > 0 {
+			col = transformRaw(t, s.acc.clsSum[j])
+		} else {
+			col = make([]float64, fs.m)
+		}
+		floats.AddScaled(col, -nj, fs.mu)
+		f.SetCol(j, col)
+		for k := 0; k < c; k++ {
+			v := -nj * float64(counts[k]) / fs.n
+			if j == k {
+				v += nj
+			}
+			sm.Set(j, k, v)
+		}
+	}
+	return f, sm, nil
+}
+
+// regressionFactor returns F = Phi_c^T Psi_c (m x r) and S = Psi_c^T Psi_c
+// for an output kernel represented by features psi.
+func (s *Stats) regressionFactor(t *mat.Dense, fs *featureStats) (f, sm *mat.Dense) {
+	a := &s.acc
+	ty := mapTransform(s.plan.outMap)
+	r := s.plan.outMap.Dim()
+	psibar := transformRaw(ty, a.sumPsi)
+	floats.Scale(1/fs.n, psibar)
+	pp := mat.NewDense(a.rraw, a.rraw, slices.Clone(a.sumPsiPsi))
+	fp := mat.NewDense(a.mraw, a.rraw, slices.Clone(a.sumPhiPsi))
+	sm = mat.NewDense(r, r, nil)
+	f = mat.NewDense(fs.m, r, nil)
+	if ty != nil {
+		var tmp mat.Dense
+		tmp.Mul(ty.T(), pp)
+		sm.Mul(&tmp, ty)
+		var tmp2 mat.Dense
+		tmp2.Mul(fp, ty)
+		if t != nil {
+			f.Mul(t.T(), &tmp2)
+		} else {
+			f.Copy(&tmp2)
+		}
+	} else {
+		sm.Copy(pp)
+		if t != nil {
+			f.Mul(t.T(), fp)
+		} else {
+			f.Copy(fp)
+		}
+	}
+	// Center: S -= n psibar psibar^T, F -= n mu psibar^T.
+	sm.RankOne(sm, -fs.n, mat.NewVecDense(r, psibar), mat.NewVecDense(r, psibar))
+	f.RankOne(f, -fs.n, mat.NewVecDense(fs.m, fs.mu), mat.NewVecDense(r, psibar))
+	return f, sm
+}
+
+// solution is the result of a solve in feature coordinates.
+type solution struct {
+	w      *mat.Dense // m x k, columns are components (positive first)
+	values []float64  // all returned eigenvalues, largest first
+}
+
+// solve solves the reduced generalized eigenproblem (MATH.md):
+//
+//	(1/n) G w = gamma (C_Q + I + lambda C^{-1}) w,
+//
+// with G = g g^T (supervised) or C (UDICA, KPCA), and returns the k leading
+// components, normalized so that W^T (C_Q + I + lambda C^{-1}) W = I.
+func (fs *featureStats) solve(cfg Config) (*solution, error) {
+	k := cfg.Components
+	var cq *lowRank
+	if cfg.domainTerm() {
+		cq = newLowRank(fs.mc, fs.N, cfg.RCond)
+	}
+	if cfg.Lambda == 0 {
+		if fs.g != nil {
+			return fs.solveLowRankNumerator(cq, k), nil
+		}
+		return fs.solveFullNumerator(cq, k), nil
+	}
+	return fs.solveRidge(cq, cfg)
+}
+
+// lowRank represents C_Q = U diag(e) U^T with U orthonormal (m x p).
+type lowRank struct {
+	u *mat.Dense
+	e []float64
+}
+
+// newLowRank builds C_Q = Mc^T Mc / N through the N x N eigenproblem of
+// Mc Mc^T / N, dropping eigenvalues below rcond times the largest.
+func newLowRank(mc *mat.Dense, N int, rcond float64) *lowRank {
+	var small mat.SymDense
+	small.SymOuterK(1/float64(N), mc)
+	var es mat.EigenSym
+	if !es.Factorize(&small, true) {
+		panic("dica: eigendecomposition of the domain-mean Gram matrix failed")
+	}
+	vals := es.Values(nil)
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	emax := floats.Max(vals)
+	lr := &lowRank{}
+	_, mdim := mc.Dims()
+	var cols [][]float64
+	for j, e := range vals {
+		if e <= rcond*emax || e <= 0 {
+			continue
+		}
+		// u = Mc^T v / sqrt(N e)
+		v := mat.Col(nil, j, &vecs)
+		u := make([]float64, mdim)
+		blas64.Gemv(blas.Trans, 1/math.Sqrt(float64(N)*e), mc.RawMatrix(),
+			blas64.Vector{N: len(v), Inc: 1, Data: v}, 0, blas64.Vector{N: mdim, Inc: 1, Data: u})
+		cols = append(cols, u)
+		lr.e = append(lr.e, e)
+	}
+	if len(cols) > 0 {
+		lr.u = mat.NewDense(mdim, len(cols), nil)
+		for j, c := range cols {
+			lr.u.SetCol(j, c)
+		}
+	}
+	return lr
+}
+
+// applyFunc stores (I + U diag(f(e) - 1) U^T) x in place of x, i.e. the
+// function f of the operator I + C_Q applied to the columns of x (f(1+e)
+// on range(U), f(1) = 1 elsewhere).
+func (lr *lowRank) applyFunc(x *mat.Dense, f func(float64) float64) {
+	if lr == nil || lr.u == nil {
+		return
+	}
+	_, p := lr.u.Dims()
+	var ut mat.Dense
+	ut.Mul(lr.u.T(), x) // p x r
+	for i := 0; i < p; i++ {
+		floats.Scale(f(1+lr.e[i])-1, ut.RawRowView(i))
+	}
+	var corr mat.Dense
+	corr.Mul(lr.u, &ut)
+	x.Add(x, &corr)
+}
+
+// solveLowRankNumerator: lambda = 0 and G = g g^T. The nonzero eigenpairs
+// come from the r x r matrix g^T B0^{-1} g / n with B0 = I + C_Q, and
+// w = B0^{-1} g u / sqrt(n gamma) (MATH.md). No m x m decomposition.
+func (fs *featureStats) solveLowRankNumerator(cq *lowRank, k int) *solution {
+	h := mat.DenseCopyOf(fs.g)
+	cq.applyFunc(h, func(x float64) float64 { return 1 / x })
+	var small mat.Dense
+	small.Mul(fs.g.T(), h)
+	small.Scale(1/fs.n, &small)
+	vals, vecs := topEigen(symOf(&small), min(k, fs.m))
+	w := mat.NewDense(fs.m, len(vals), nil)
+	for j, g := range vals {
+		if g <= 0 {
+			continue
+		}
+		col := make([]float64, fs.m)
+		blas64.Gemv(blas.NoTrans, 1/math.Sqrt(fs.n*g), h.RawMatrix(),
+			blas64.Vector{N: vecs.RawMatrix().Rows, Inc: vecs.RawMatrix().Stride, Data: vecs.RawMatrix().Data[j:]},
+			0, blas64.Vector{N: fs.m, Inc: 1, Data: col})
+		w.SetCol(j, col)
+	}
+	return &solution{w: w, values: padValues(vals, min(k, fs.m))}
+}
+
+// solveFullNumerator: lambda = 0 and G = C (UDICA, KPCA). Solve the
+// symmetric problem B0^{-1/2} (C/n) B0^{-1/2} v = gamma v, w = B0^{-1/2} v.
+func (fs *featureStats) solveFullNumerator(cq *lowRank, k int) *solution {
+	a := mat.DenseCopyOf(fs.c)
+	a.Scale(1/fs.n, a)
+	isqrt := func(x float64) float64 { return 1 / math.Sqrt(x) }
+	cq.applyFunc(a, isqrt)
+	at := mat.DenseCopyOf(a.T())
+	cq.applyFunc(at, isqrt)
+	vals, vecs := topEigen(symOf(at), min(k, fs.m))
+	cq.applyFunc(vecs, isqrt)
+	return &solution{w: vecs, values: vals}
+}
+
+// solveRidge: lambda > 0, through C = V diag(s) V^T (MATH.md): with
+// Y = V S^{1/2}, solve (1/n) Y^T G Y beta = gamma (Y^T C_Q Y + S + lambda I)
+// beta and return W = Y beta.
+func (fs *featureStats) solveRidge(cq *lowRank, cfg Config) (*solution, error) {
+	var es mat.EigenSym
+	if !es.Factorize(fs.c, true) {
+		return nil, fmt.Errorf("dica: eigendecomposition of the feature covariance failed")
+	}
+	vals := es.Values(nil)
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	smax := floats.Max(vals)
+	var keep []int
+	for j, s := range vals {
+		if s > cfg.RCond*smax && s > 0 {
+			keep = append(keep, j)
+		}
+	}
+	p := len(keep)
+	if p == 0 {
+		return nil, fmt.Errorf("dica: the features have zero variance")
+	}
+	y := mat.NewDense(fs.m, p, nil)
+	s := make([]float64, p)
+	for i, j := range keep {
+		s[i] = vals[j]
+		col := mat.Col(nil, j, &vecs)
+		floats.Scale(math.Sqrt(vals[j]), col)
+		y.SetCol(i, col)
+	}
+	// D' = Y^T C_Q Y + S + lambda I.
+	d := mat.NewSymDense(p, nil)
+	if cq != nil && cq.u != nil {
+		var yu mat.Dense
+		yu.Mul(y.T(), cq.u) // p x q
+		_, q := yu.Dims()
+		for l := 0; l < q; l++ {
+			col := mat.Col(nil, l, &yu)
+			d.SymRankOne(d, cq.e[l], mat.NewVecDense(p, col))
+		}
+	}
+	for i := 0; i < p; i++ {
+		d.SetSym(i, i, d.At(i, i)+s[i]+cfg.Lambda)
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(d) {
+		return nil, fmt.Errorf("dica: the reduced denominator is not positive definite")
+	}
+	var rr mat.TriDense
+	chol.UTo(&rr)
+	rt := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: p, Stride: rr.RawTriangular().Stride, Data: rr.RawTriangular().Data}
+	k := min(cfg.Components, p)
+	var vals2 []float64
+	var beta *mat.Dense
+	if fs.g != nil {
+		// a = Y^T g / sqrt(n); h = R^{-T} a; eig of h^T h.
+		h := new(mat.Dense)
+		h.Mul(y.T(), fs.g)
+		h.Scale(1/math.Sqrt(fs.n), h)
+		blas64.Trsm(blas.Left, blas.Trans, 1, rt, h.RawMatrix())
+		var small mat.Dense
+		small.Mul(h.T(), h)
+		ev, u := topEigen(symOf(&small), min(k, p))
+		vals2 = padValues(ev, k)
+		beta = mat.NewDense(p, len(ev), nil)
+		for j, g := range ev {
+			if g <= 0 {
+				continue
+			}
+			col := make([]float64, p)
+			blas64.Gemv(blas.NoTrans, 1/math.Sqrt(g), h.RawMatrix(),
+				blas64.Vector{N: u.RawMatrix().Rows, Inc: u.RawMatrix().Stride, Data: u.RawMatrix().Data[j:]},
+				0, blas64.Vector{N: p, Inc: 1, Data: col})
+			beta.SetCol(j, col)
+		}
+	} else {
+		// A' = Y^T C Y / n = S^2 / n (diagonal).
+		a := mat.NewDense(p, p, nil)
+		for i := 0; i < p; i++ {
+			a.Set(i, i, s[i]*s[i]/fs.n)
+		}
+		// R^{-T} A' R^{-1}
+		blas64.Trsm(blas.Left, blas.Trans, 1, rt, a.RawMatrix())
+		blas64.Trsm(blas.Right, blas.NoTrans, 1, rt, a.RawMatrix())
+		ev, u := topEigen(symOf(a), k)
+		vals2 = ev
+		beta = u
+	}
+	// beta = R^{-1} y
+	blas64.Trsm(blas.Left, blas.NoTrans, 1, rt, beta.RawMatrix())
+	var w mat.Dense
+	w.Mul(y, beta)
+	return &solution{w: &w, values: vals2}, nil
+}
+
+// topEigen returns the k largest eigenvalues of a (largest first) and their
+// unit eigenvectors as columns.
+func topEigen(a *mat.SymDense, k int) ([]float64, *mat.Dense) {
+	var es mat.EigenSym
+	if !es.Factorize(a, true) {
+		panic("dica: symmetric eigendecomposition failed")
+	}
+	vals := es.Values(nil)
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	n := len(vals)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return vals[idx[a]] > vals[idx[b]] })
+	k = min(k, n)
+	out := make([]float64, k)
+	vv := mat.NewDense(n, k, nil)
+	for j := 0; j < k; j++ {
+		out[j] = vals[idx[j]]
+		col := mat.Col(nil, idx[j], &vecs)
+		fixSign(col)
+		vv.SetCol(j, col)
+	}
+	return out, vv
+}
+
+// fixSign makes the entry of largest magnitude of v positive, so results do
+// not depend on the eigensolver's arbitrary signs.
+func fixSign(v []float64) {
+	best := 0
+	for i, x := range v {
+		if math.Abs(x) > math.Abs(v[best]) {
+			best = i
+		}
+	}
+	if v[best] < 0 {
+		floats.Scale(-1, v)
+	}
+}
+
+// padValues extends vals with zeros (the exact null eigenvalues of a
+// low-rank numerator) to length k.
+func padValues(vals []float64, k int) []float64 {
+	out := make([]float64, k)
+	copy(out, vals)
+	return out
+}
+
+func symOf(m mat.Matrix) *mat.SymDense {
+	r, _ := m.Dims()
+	s := mat.NewSymDense(r, nil)
+	symFrom(s, m)
+	return s
+}
+
+// symFrom stores the symmetric part (M + M^T)/2 of m in s.
+func symFrom(s *mat.SymDense, m mat.Matrix) {
+	r, _ := m.Dims()
+	for i := 0; i < r; i++ {
+		for j := i; j < r; j++ {
+			s.SetSym(i, j, (m.At(i, j)+m.At(j, i))/2)
+		}
+	}
+}

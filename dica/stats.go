@@ -1,0 +1,384 @@
+package dica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/dataset"
+)
+
+// Stats are the sufficient statistics of a DICA fit (MATH.md, "Sufficient
+// statistics"): counts and feature sums per domain and per class, the output
+// cross sums for regression, and the Gram sum sum phi phi^T when the method
+// needs it. They are kept in raw coordinates (for Nystrom, kernel rows
+// k_m(x)); the map's transform is applied once, in Solve.
+//
+// Statistics of disjoint parts of a data set add up: Merge combines them
+// (domains and classes are matched by name), so shards can be accumulated in
+// separate goroutines, processes or machines.
+type Stats struct {
+	plan *Plan
+	acc  accum
+	// Domains and Classes name the rows of the per-domain and per-class sums.
+	Domains []string
+	Classes []string
+}
+
+// accum holds sums over points, indexed by domain and class number.
+type accum struct {
+	mraw, rraw int
+	gram       bool
+	n          int64
+	domCount   []int64
+	domSum     [][]float64
+	clsCount   []int64
+	clsSum     [][]float64
+	sumPsi     []float64 // rraw
+	sumPsiPsi  []float64 // rraw x rraw
+	sumPhiPsi  []float64 // mraw x rraw
+	gramSum    []float64 // mraw x mraw, upper triangle
+}
+
+func newAccum(mraw, rraw int, gram bool) *accum {
+	a := &accum{mraw: mraw, rraw: rraw, gram: gram}
+	if rraw > 0 {
+		a.sumPsi = make([]float64, rraw)
+		a.sumPsiPsi = make([]float64, rraw*rraw)
+		a.sumPhiPsi = make([]float64, mraw*rraw)
+	}
+	if gram {
+		a.gramSum = make([]float64, mraw*mraw)
+	}
+	return a
+}
+
+func (a *accum) reset() {
+	a.n = 0
+	for i := range a.domCount {
+		a.domCount[i] = 0
+		clear(a.domSum[i])
+	}
+	for i := range a.clsCount {
+		a.clsCount[i] = 0
+		clear(a.clsSum[i])
+	}
+	clear(a.sumPsi)
+	clear(a.sumPsiPsi)
+	clear(a.sumPhiPsi)
+	clear(a.gramSum)
+}
+
+func growSums(count []int64, sums [][]float64, n, m int) ([]int64, [][]float64) {
+	for len(count) < n {
+		count = append(count, 0)
+		sums = append(sums, make([]float64, m))
+	}
+	return count, sums
+}
+
+// add adds o into a; o's domain and class numbers map through dmap and cmap
+// (identity when nil).
+func (a *accum) add(o *accum, dmap, cmap []int) {
+	a.n += o.n
+	for i, c := range o.domCount {
+		if c == 0 {
+			continue
+		}
+		j := i
+		if dmap != nil {
+			j = dmap[i]
+		}
+		a.domCount, a.domSum = growSums(a.domCount, a.domSum, j+1, a.mraw)
+		a.domCount[j] += c
+		addTo(a.domSum[j], o.domSum[i])
+	}
+	for i, c := range o.clsCount {
+		if c == 0 {
+			continue
+		}
+		j := i
+		if cmap != nil {
+			j = cmap[i]
+		}
+		a.clsCount, a.clsSum = growSums(a.clsCount, a.clsSum, j+1, a.mraw)
+		a.clsCount[j] += c
+		addTo(a.clsSum[j], o.clsSum[i])
+	}
+	addTo(a.sumPsi, o.sumPsi)
+	addTo(a.sumPsiPsi, o.sumPsiPsi)
+	addTo(a.sumPhiPsi, o.sumPhiPsi)
+	addTo(a.gramSum, o.gramSum)
+}
+
+func addTo(dst, src []float64) {
+	for i, v := range src {
+		dst[i] += v
+	}
+}
+
+// worker holds the per-goroutine buffers of the streaming pass.
+type worker struct {
+	plan     *Plan
+	x, f, ys *mat.Dense
+	psi      *mat.Dense
+}
+
+func rawMap(m approx.Map, dst, x *mat.Dense) {
+	if f, ok := m.(approx.Factored); ok {
+		f.MapRaw(dst, x)
+		return
+	}
+	m.Map(dst, x)
+}
+
+func rawDim(m approx.Map) int {
+	if f, ok := m.(approx.Factored); ok {
+		return f.RawDim()
+	}
+	return m.Dim()
+}
+
+// block accumulates the rows of b (the first row is row number start of the
+// pass) into a, which must be reset.
+func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
+	rows, d := b.Rows, b.D
+	for i := 0; i < rows*d; i++ {
+		if v := b.X[i]; math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("dica: row %d, column %d: value %v is not finite", start+int64(i/d)+1, i%d+1, v)
+		}
+	}
+	x := mat.NewDense(rows, d, b.X[:rows*d])
+	w.f = reuseDense(w.f, rows, a.mraw)
+	rawMap(w.plan.inMap, w.f, x)
+	a.n += int64(rows)
+	fr := w.f.RawMatrix()
+	// Per-domain sums.
+	for i := 0; i < rows; i++ {
+		g := b.Domain[i]
+		a.domCount, a.domSum = growSums(a.domCount, a.domSum, g+1, a.mraw)
+		a.domCount[g]++
+		addTo(a.domSum[g], fr.Data[i*fr.Stride:i*fr.Stride+a.mraw])
+	}
+	if b.Label != nil && w.plan.Config.supervised() {
+		for i := 0; i < rows; i++ {
+			c := b.Label[i]
+			a.clsCount, a.clsSum = growSums(a.clsCount, a.clsSum, c+1, a.mraw)
+			a.clsCount[c]++
+			addTo(a.clsSum[c], fr.Data[i*fr.Stride:i*fr.Stride+a.mraw])
+		}
+	}
+	if a.rraw > 0 {
+		t := b.T
+		for i := 0; i < rows*t; i++ {
+			if v := b.Target[i]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("dica: row %d, target column %d: value %v is not finite", start+int64(i/t)+1, i%t+1, v)
+			}
+		}
+		y := mat.NewDense(rows, t, b.Target[:rows*t])
+		w.psi = reuseDense(w.psi, rows, a.rraw)
+		rawMap(w.plan.outMap, w.psi, y)
+		pr := w.psi.RawMatrix()
+		for i := 0; i < rows; i++ {
+			addTo(a.sumPsi, pr.Data[i*pr.Stride:i*pr.Stride+a.rraw])
+		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, pr, pr, 1,
+			blas64.General{Rows: a.rraw, Cols: a.rraw, Stride: a.rraw, Data: a.sumPsiPsi})
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, fr, pr, 1,
+			blas64.General{Rows: a.mraw, Cols: a.rraw, Stride: a.rraw, Data: a.sumPhiPsi})
+	}
+	if a.gram {
+		blas64.Syrk(blas.Trans, 1, fr, 1,
+			blas64.Symmetric{Uplo: blas.Upper, N: a.mraw, Stride: a.mraw, Data: a.gramSum})
+	}
+	return nil
+}
+
+func reuseDense(m *mat.Dense, r, c int) *mat.Dense {
+	if m != nil {
+		raw := m.RawMatrix()
+		if cap(raw.Data) >= r*c {
+			return mat.NewDense(r, c, raw.Data[:r*c])
+		}
+	}
+	return mat.NewDense(r, c, nil)
+}
+
+// Accumulate makes one streaming pass over src and returns its statistics.
+// The pass runs on Config.Workers goroutines; per-block partial sums are
+// added in block order, so the result is bit-identical whatever the number
+// of workers.
+func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, error) {
+	sc := src.Schema()
+	if !slices.Equal(sc.Features, p.Schema.Features) || sc.Labelled != p.Schema.Labelled || !slices.Equal(sc.Targets, p.Schema.Targets) {
+		return nil, fmt.Errorf("dica: the data's columns %v differ from the plan's %v", sc.Features, p.Schema.Features)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r, err := src.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+
+	mraw := rawDim(p.inMap)
+	rraw := 0
+	if p.outMap != nil {
+		rraw = rawDim(p.outMap)
+	}
+	gram := p.Config.needsGram()
+	type job struct {
+		seq   int64
+		start int64
+		b     dataset.Block
+		part  *accum
+		err   error
+	}
+	W := p.Config.Workers
+	nj := 2*W + 2
+	pool := make(chan *job, nj)
+	for i := 0; i < nj; i++ {
+		pool <- &job{part: newAccum(mraw, rraw, gram)}
+	}
+	work := make(chan *job, nj)
+	done := make(chan *job, nj)
+	var readErr error
+	// Reader.
+	go func() {
+		defer close(work)
+		var seq, start int64
+		for {
+			var j *job
+			select {
+			case j = <-pool:
+			case <-ctx.Done():
+				return
+			}
+			k, err := r.Read(&j.b, p.Config.BlockRows)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				readErr = err
+				cancel()
+				return
+			}
+			j.seq, j.start = seq, start
+			seq++
+			start += int64(k)
+			work <- j
+		}
+	}()
+	// Workers.
+	var wg sync.WaitGroup
+	for i := 0; i < W; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{plan: p}
+			for j := range work {
+				if ctx.Err() == nil {
+					j.part.reset()
+					j.err = w.block(j.part, &j.b, j.start)
+				}
+				done <- j
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	// Ordered merge.
+	total := newAccum(mraw, rraw, gram)
+	pending := make(map[int64]*job)
+	var next int64
+	var firstErr error
+	for j := range done {
+		if j.err != nil && firstErr == nil {
+			firstErr = j.err
+			cancel()
+		}
+		pending[j.seq] = j
+		for {
+			q, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			if firstErr == nil {
+				total.add(q.part, nil, nil)
+			}
+			next++
+			if p.Config.Progress != nil {
+				p.Config.Progress("accumulate", total.n)
+			}
+			pool <- q
+		}
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := &Stats{plan: p, acc: *total, Domains: slices.Clone(r.Domains())}
+	if p.Config.supervised() && p.Schema.Labelled {
+		s.Classes = slices.Clone(r.Classes())
+	}
+	return s, nil
+}
+
+// N returns the number of points accumulated.
+func (s *Stats) N() int64 { return s.acc.n }
+
+// Plan returns the plan the statistics were accumulated with.
+func (s *Stats) Plan() *Plan { return s.plan }
+
+// DomainCounts returns the number of points of each domain.
+func (s *Stats) DomainCounts() []int64 { return padCounts(s.acc.domCount, len(s.Domains)) }
+
+// ClassCounts returns the number of points of each class.
+func (s *Stats) ClassCounts() []int64 { return padCounts(s.acc.clsCount, len(s.Classes)) }
+
+func padCounts(c []int64, n int) []int64 {
+	out := make([]int64, n)
+	copy(out, c)
+	return out
+}
+
+// Merge adds the statistics o into s. Domains and classes are matched by
+// name; new names are appended in o's order. Merging statistics accumulated
+// with different plans (another feature map, kernel, seed or method) is an
+// error.
+func (s *Stats) Merge(o *Stats) error {
+	if s.plan.fp != o.plan.fp {
+		return fmt.Errorf("dica: cannot merge statistics of different configurations (plan fingerprints %x and %x differ)", s.plan.fp[:6], o.plan.fp[:6])
+	}
+	dmap := nameMap(&s.Domains, o.Domains)
+	cmap := nameMap(&s.Classes, o.Classes)
+	s.acc.add(&o.acc, dmap, cmap)
+	return nil
+}
+
+func nameMap(dst *[]string, names []string) []int {
+	m := make([]int, len(names))
+	for i, n := range names {
+		j := slices.Index(*dst, n)
+		if j < 0 {
+			j = len(*dst)
+			*dst = append(*dst, n)
+		}
+		m[i] = j
+	}
+	return m
+}
