@@ -338,3 +338,48 @@ func TestRealSpillover(t *testing.T) {
 		}
 	}
 }
+
+// TestRealFolder opens every file of the folder: each is in the table above
+// or is one of the known non-readable ones, with the error it must give.
+func TestRealFolder(t *testing.T) {
+	dir := dataDir(t)
+	special := map[string]error{
+		"fcsparser/cytek-nl-2000__sample_header.fcs": ErrNoData,
+		"fcsparser/corrupted__corrupted.fcs":         ErrNotFCS,
+		"fcsparser/MiltenyiBiotec__FCS3.1__info.txt": ErrNotFCS,
+	}
+	known := map[string]bool{}
+	for _, rf := range realFiles {
+		known[rf.name] = true
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "*", "*"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no files: %v", err)
+	}
+	seen := 0
+	for _, p := range paths {
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		want, isSpecial := special[rel]
+		if !known[rel] && !isSpecial {
+			t.Errorf("%s is not described by the test table", rel)
+			continue
+		}
+		seen++
+		f, err := Open(p)
+		if err == nil {
+			_, err = f.ReadAll(EventOptions{AllowTruncated: true})
+			f.Close()
+		}
+		if isSpecial {
+			if !errors.Is(err, want) {
+				t.Errorf("%s: %v, want %v", rel, err, want)
+			}
+		} else if err != nil {
+			t.Errorf("%s: %v", rel, err)
+		}
+	}
+	if seen != len(realFiles)+len(special) {
+		t.Errorf("found %d of the %d files described", seen, len(realFiles)+len(special))
+	}
+}
