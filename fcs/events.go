@@ -15,6 +15,7 @@ type TruncatedError struct {
 	Expected, Present int
 }
 
+// Error reports both counts.
 func (e *TruncatedError) Error() string {
 	return fmt.Sprintf("fcs: file truncated: $TOT declares %d events but only %d complete events are present (use AllowTruncated to read them)", e.Expected, e.Present)
 }

@@ -224,6 +224,8 @@ type sourceReader struct {
 	raw []float64
 }
 
+// Read fills b with up to max rows of the current file (compensated,
+// selected, transformed), opening the next file when one is exhausted.
 func (r *sourceReader) Read(b *dataset.Block, max int) (int, error) {
 	if err := r.ctx.Err(); err != nil {
 		return 0, err
@@ -316,8 +318,10 @@ func (r *sourceReader) Domains() []string {
 	return d
 }
 
+// Classes returns nil: FCS rows carry no labels.
 func (r *sourceReader) Classes() []string { return nil }
 
+// Close closes the open file and ends the pass.
 func (r *sourceReader) Close() error {
 	r.closeFile()
 	r.cur = len(r.s.files)

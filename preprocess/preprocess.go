@@ -49,6 +49,7 @@ type Asinh struct{ Cofactor float64 }
 // Eval returns asinh(x / Cofactor).
 func (f Asinh) Eval(x float64) float64 { return math.Asinh(x / f.Cofactor) }
 
+// String returns "asinh:Cofactor".
 func (f Asinh) String() string { return "asinh:" + strconv.FormatFloat(f.Cofactor, 'g', -1, 64) }
 
 // Log1pAbs is the transform log(1 + |x|) customarily used on the CyTOF
@@ -58,6 +59,7 @@ type Log1pAbs struct{}
 // Eval returns log(1 + |x|).
 func (Log1pAbs) Eval(x float64) float64 { return math.Log1p(math.Abs(x)) }
 
+// String returns "log1p".
 func (Log1pAbs) String() string { return "log1p" }
 
 // Identity leaves values unchanged (spec "none").
@@ -66,6 +68,7 @@ type Identity struct{}
 // Eval returns x.
 func (Identity) Eval(x float64) float64 { return x }
 
+// String returns "none".
 func (Identity) String() string { return "none" }
 
 // ParseFunc parses a transform spec: "asinh:C" (arcsinh with cofactor C > 0),
