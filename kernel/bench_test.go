@@ -49,22 +49,36 @@ func BenchmarkRBFBlock(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sh.r*sh.s), "ns/entry")
 		}
 		b.Run(sh.name+"/Block", func(b *testing.B) {
+			c := startCPU()
 			for b.Loop() {
 				k.Block(dst, x, z)
 			}
 			per(b)
+			c.report(b, sh.r*sh.s, "entry")
 		})
 		b.Run(sh.name+"/gemm+math.Exp", func(b *testing.B) {
+			c := startCPU()
 			for b.Loop() {
 				gemmRBF(dst, x, z, 1)
 			}
 			per(b)
+			c.report(b, sh.r*sh.s, "entry")
+		})
+		b.Run(sh.name+"/SqDistBlock", func(b *testing.B) {
+			c := startCPU()
+			for b.Loop() {
+				SqDistBlock(dst, x, z)
+			}
+			per(b)
+			c.report(b, sh.r*sh.s, "entry")
 		})
 		b.Run(sh.name+"/Laplacian", func(b *testing.B) {
+			c := startCPU()
 			for b.Loop() {
 				Laplacian{Sigma: 1}.Block(dst, x, z)
 			}
 			per(b)
+			c.report(b, sh.r*sh.s, "entry")
 		})
 	}
 }

@@ -131,24 +131,30 @@ func BenchmarkExp(b *testing.B) {
 	}
 	dst := make([]float64, len(src))
 	b.Run("ExpSlice", func(b *testing.B) {
+		c := startCPU()
 		for b.Loop() {
 			ExpSlice(dst, src)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/exp")
+		c.report(b, len(src), "exp")
 	})
 	b.Run("scalar", func(b *testing.B) {
+		c := startCPU()
 		for b.Loop() {
 			expScalar(dst, src)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/exp")
+		c.report(b, len(src), "exp")
 	})
 	b.Run("math.Exp", func(b *testing.B) {
+		c := startCPU()
 		for b.Loop() {
 			for i, x := range src {
 				dst[i] = math.Exp(x)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/exp")
+		c.report(b, len(src), "exp")
 	})
 }
 
