@@ -420,6 +420,8 @@ func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uin
 		index[i] = i
 	}
 
+	raw := x.RawMatrix()
+	data, stride := raw.Data, raw.Stride
 	rng := rand.New(rand.NewPCG(o.Seed, stream))
 	shrink := !o.NoShrink
 	active := n
@@ -438,7 +440,7 @@ func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uin
 		for s := 0; s < active; s++ {
 			i := index[s]
 			yi := y[i]
-			xi := x.RawRowView(i)
+			xi := data[i*stride : i*stride+d]
 			g := wb * bias
 			if !hasBias {
 				g = 0
