@@ -129,8 +129,16 @@ func addTo(dst, src []float64) {
 // worker holds the per-goroutine buffers of the streaming pass.
 type worker struct {
 	plan     *Plan
-	x, f, ys *mat.Dense
-	psi      *mat.Dense
+	f, psi   *mat.Dense
+	cells    []cell
+	cellSums [][]float64
+}
+
+// cell is the running sum of the rows of one (domain, class) pair in a block.
+type cell struct {
+	g, c int
+	n    int64
+	sum  []float64
 }
 
 func rawMap(m approx.Map, dst, x *mat.Dense) {
@@ -162,19 +170,46 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 	rawMap(w.plan.inMap, w.f, x)
 	a.n += int64(rows)
 	fr := w.f.RawMatrix()
-	// Per-domain sums.
+	// Sum rows per (domain, class) cell, then fold the few cells into the
+	// domain and class sums: one addition per row instead of two.
+	withClass := b.Label != nil && w.plan.Config.supervised()
+	w.cells = w.cells[:0]
+	last := -1
 	for i := 0; i < rows; i++ {
-		g := b.Domain[i]
-		a.domCount, a.domSum = growSums(a.domCount, a.domSum, g+1, a.mraw)
-		a.domCount[g]++
-		addTo(a.domSum[g], fr.Data[i*fr.Stride:i*fr.Stride+a.mraw])
+		g, c := b.Domain[i], 0
+		if withClass {
+			c = b.Label[i]
+		}
+		if last < 0 || w.cells[last].g != g || w.cells[last].c != c {
+			last = -1
+			for j := range w.cells {
+				if w.cells[j].g == g && w.cells[j].c == c {
+					last = j
+					break
+				}
+			}
+			if last < 0 {
+				w.cells = append(w.cells, cell{g: g, c: c})
+				last = len(w.cells) - 1
+				cl := &w.cells[last]
+				if len(w.cellSums) < len(w.cells) {
+					w.cellSums = append(w.cellSums, make([]float64, a.mraw))
+				}
+				cl.sum = w.cellSums[last][:a.mraw]
+				clear(cl.sum)
+			}
+		}
+		w.cells[last].n++
+		addTo(w.cells[last].sum, fr.Data[i*fr.Stride:i*fr.Stride+a.mraw])
 	}
-	if b.Label != nil && w.plan.Config.supervised() {
-		for i := 0; i < rows; i++ {
-			c := b.Label[i]
-			a.clsCount, a.clsSum = growSums(a.clsCount, a.clsSum, c+1, a.mraw)
-			a.clsCount[c]++
-			addTo(a.clsSum[c], fr.Data[i*fr.Stride:i*fr.Stride+a.mraw])
+	for _, cl := range w.cells {
+		a.domCount, a.domSum = growSums(a.domCount, a.domSum, cl.g+1, a.mraw)
+		a.domCount[cl.g] += cl.n
+		addTo(a.domSum[cl.g], cl.sum)
+		if withClass {
+			a.clsCount, a.clsSum = growSums(a.clsCount, a.clsSum, cl.c+1, a.mraw)
+			a.clsCount[cl.c] += cl.n
+			addTo(a.clsSum[cl.c], cl.sum)
 		}
 	}
 	if a.rraw > 0 {

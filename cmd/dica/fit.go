@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -41,6 +42,7 @@ type modelFlags struct {
 	components, rank, outputRank                 int
 	lambda, epsilon, sigma, sigmaY               float64
 	orthogonal, quiet                            bool
+	cpuprofile                                   string
 	seed                                         uint64
 }
 
@@ -60,6 +62,24 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&m.seed, "seed", 1, "random `seed` (same seed, same model, whatever the number of cores)")
 	fs.StringVar(&m.report, "report", "", "print a report on stdout: json or text")
 	fs.BoolVar(&m.quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&m.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) to this `file`")
+}
+
+// profile starts CPU profiling when asked and returns the function that
+// stops it.
+func (m *modelFlags) profile() (func(), error) {
+	if m.cpuprofile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(m.cpuprofile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func (m *modelFlags) config() (dica.Config, error) {
@@ -115,10 +135,15 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	stop, err := mf.profile()
+	if err != nil {
+		return err
+	}
 	pr := newProgress(mf.quiet)
 	cfg.Progress = pr.update
 	start := time.Now()
 	model, err := dica.Fit(ctx, src, cfg)
+	stop()
 	pr.done()
 	if err != nil {
 		return err
