@@ -67,6 +67,9 @@ func TestKernelError(t *testing.T) {
 	} {
 		frob, spec := KernelError(tc.k, tc.m, x)
 		wf, ws := bruteKernelError(tc.k, tc.m, x)
+		if f := FrobeniusError(tc.k, tc.m, x); f != frob {
+			t.Errorf("%s: FrobeniusError %v != KernelError's %v", tc.name, f, frob)
+		}
 		if math.Abs(frob-wf) > 1e-12*wf || math.Abs(spec-ws) > 1e-10*ws {
 			t.Errorf("%s: got (%.15g, %.15g), brute force (%.15g, %.15g)", tc.name, frob, spec, wf, ws)
 		}

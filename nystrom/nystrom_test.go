@@ -124,7 +124,7 @@ func TestErrorDecreasesWithM(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				f, _ := approx.KernelError(k, m, x)
+				f := approx.FrobeniusError(k, m, x)
 				c.acc[i] += f / seeds
 			}
 		}
@@ -195,7 +195,7 @@ func TestNearDuplicateLandmarks(t *testing.T) {
 		t.Error("near-duplicate landmarks change Phi Phi^T by more than 1e-6")
 	}
 	// The features of the landmarks reproduce K_mm to the cutoff.
-	if f, _ := approx.KernelError(k, m, x); f > 1e-6 {
+	if f := approx.FrobeniusError(k, m, x); f > 1e-6 {
 		t.Errorf("error on the landmarks %g", f)
 	}
 }
