@@ -1,0 +1,442 @@
+// Package eval measures how well DICA and its relatives generalize to unseen
+// domains (Muandet, Balduzzi & Schölkopf, ICML 2013, Section 5: train on some
+// domains, test on others).
+//
+// An evaluation has one or more splits of the domains into training and test
+// domains (Run: one given split; LeaveOneDomainOut: every domain tested once
+// with all others for training). For each method and split:
+//
+//  1. Hyperparameters (Grid: the input bandwidth sigma, the ridge lambda,
+//     epsilon, the number of components and the classifier's C, or the
+//     regressor's ridge) are chosen by an inner cross-validation on the
+//     training domains only: the training domains are cut into InnerFolds
+//     contiguous groups; each group in turn is held out, the transformation
+//     is fitted on the other groups, the classifier is trained on their
+//     projections and scored on the held-out group. The score of a grid point
+//     is the mean of its per-domain scores over all held-out domains; the
+//     best point wins, the first one in grid order on ties. Test domains are
+//     never read in this step.
+//  2. The transformation is refitted on all training domains with the chosen
+//     point, the classifier is trained on their projections, and each test
+//     domain is scored separately.
+//
+// Projected components are standardized (svm.Standardize on the training
+// projections) before the learner. Classification uses a linear SVM
+// (package svm, one-vs-rest) and reports accuracy; regression uses
+// Gaussian-kernel ridge regression on the standardized components (package
+// krr, exact solve, median-heuristic bandwidth, centered) and reports the
+// root mean squared error over the domain's cells and targets. The "input"
+// baseline is the same learner on the standardized inputs, with no
+// transformation.
+//
+// Cells are subsampled, per domain in proportion to its size and with a
+// seeded generator, wherever a step would otherwise be slow: each inner fit
+// and each held-out group (Options.MaxFitCells), the classifier's training
+// set (MaxTrainCells) and the regressor's (MaxRegressionCells). Test domains
+// are always scored on all their cells. With the same Seed the result is the
+// same, bit for bit.
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/exact"
+	"github.com/dicalab/dica/svm"
+)
+
+// Input names the baseline method: the learner on the standardized inputs,
+// without any transformation.
+const Input = "input"
+
+// Methods lists the method names Options.Methods accepts, in their default
+// order: the baseline, then the members of the DICA family (exact.ParseMethod
+// names).
+var Methods = [...]string{Input, "kpca", "udica", "coir", "dica"}
+
+// Defaults used when the corresponding Options field is zero.
+const (
+	// DefaultInnerFolds is the number of groups of training domains of the
+	// inner cross-validation (leave-one-domain-out when there are at most
+	// this many training domains).
+	DefaultInnerFolds = 4
+	// DefaultMaxFitCells bounds the cells of each inner-CV fit and of each
+	// held-out group with the Nystrom and RFF solvers.
+	DefaultMaxFitCells = 20000
+	// DefaultMaxExactCells is DefaultMaxFitCells for the exact solver, whose
+	// cost is O(n^2) memory and O(n^3) time; it also bounds its final fit.
+	DefaultMaxExactCells = 2000
+	// DefaultMaxTrainCells bounds the training set of the final classifier.
+	DefaultMaxTrainCells = 50000
+	// DefaultMaxRegressionCells bounds the training set of the kernel ridge
+	// regression (an exact n x n solve).
+	DefaultMaxRegressionCells = 2000
+	// DefaultRidge is the default ridge of the kernel ridge regression.
+	DefaultRidge = 0.1
+)
+
+// Grid holds the hyperparameter values tried by the inner cross-validation.
+// An empty list means the single default value. Grid points are visited in
+// the order Sigma, Lambda, Epsilon, Components, C (C varying fastest).
+//
+// Components are nested: the projection on k components is the first k
+// components of the fit with the largest k, so one fit serves every value.
+// Parameters a method does not use are not varied: the baseline uses only C;
+// Epsilon only matters for the supervised methods (DICA, COIR).
+type Grid struct {
+	// Sigma is the RBF bandwidth on inputs; 0 is the median heuristic
+	// (default {0}).
+	Sigma []float64
+	// Lambda is the ridge on the complexity term (default {0}).
+	Lambda []float64
+	// Epsilon is the epsilon of the inverse-regression operator (default
+	// {dica.DefaultEpsilon}).
+	Epsilon []float64
+	// Components is the number of components k (default
+	// {dica.DefaultComponents}).
+	Components []int
+	// C is the SVM cost C for classification (default {svm.DefaultC}), or
+	// the ridge of the kernel ridge regression (default {DefaultRidge}).
+	C []float64
+}
+
+// Options configures an evaluation.
+type Options struct {
+	// Methods are the method names (see Methods); empty means all.
+	Methods []string
+	// Solver and Rank configure the DICA fits (dica.Config).
+	Solver dica.Solver
+	Rank   int
+	// Grid holds the hyperparameter values.
+	Grid Grid
+	// InnerFolds is the number of groups of training domains of the inner
+	// cross-validation (DefaultInnerFolds; at most the number of training
+	// domains). The inner cross-validation is skipped when a method's grid
+	// has a single point.
+	InnerFolds int
+	// MaxFitCells bounds the cells of each inner-CV fit and of each held-out
+	// group (DefaultMaxFitCells, DefaultMaxExactCells for the exact solver).
+	MaxFitCells int
+	// FinalFitCells bounds the cells of the final fit on all training domains
+	// (0: all cells with the Nystrom and RFF solvers, MaxFitCells with the
+	// exact solver).
+	FinalFitCells int
+	// MaxTrainCells bounds the training cells of the final classifier
+	// (DefaultMaxTrainCells). Inner-CV classifiers are trained on the inner
+	// fit's cells.
+	MaxTrainCells int
+	// MaxRegressionCells bounds the training cells of every kernel ridge
+	// regression (DefaultMaxRegressionCells).
+	MaxRegressionCells int
+	// Seed seeds the subsampling, the fits and the classifiers.
+	Seed uint64
+	// Progress, when set, is called with a line describing each step.
+	Progress func(msg string)
+}
+
+// Split is one division of the domains (indices into Dataset.DomainNames)
+// into training and test domains.
+type Split struct {
+	Train, Test []int
+}
+
+// Params is one hyperparameter point.
+type Params struct {
+	// Sigma is the requested input bandwidth (0: median heuristic).
+	Sigma      float64 `json:"sigma"`
+	Lambda     float64 `json:"lambda"`
+	Epsilon    float64 `json:"epsilon"`
+	Components int     `json:"components"`
+	// C is the SVM cost or the regression ridge.
+	C float64 `json:"c"`
+}
+
+// GridPoint is the inner cross-validation score of one hyperparameter point:
+// the mean of the per-domain scores over all held-out training domains.
+// When a fit failed, Err holds the message and Score is 0.
+type GridPoint struct {
+	Params Params  `json:"params"`
+	Score  float64 `json:"score"`
+	Err    string  `json:"error,omitempty"`
+}
+
+// DomainScore is the score of one test domain.
+type DomainScore struct {
+	Domain string `json:"domain"`
+	// Cells is the number of cells scored (all cells of the domain).
+	Cells int `json:"cells"`
+	// Score is the accuracy (classification) or RMSE (regression).
+	Score float64 `json:"score"`
+}
+
+// SplitResult is the evaluation of one method on one split.
+type SplitResult struct {
+	Train []string `json:"train"`
+	Test  []string `json:"test"`
+	// Params is the point chosen by the inner cross-validation.
+	Params Params `json:"params"`
+	// InnerFolds is the number of inner folds (0 when the grid has one
+	// point and no cross-validation was run); Grid holds every point's
+	// inner score, and InnerScore the chosen one's.
+	InnerFolds int         `json:"inner_folds"`
+	InnerScore float64     `json:"inner_score"`
+	Grid       []GridPoint `json:"grid,omitempty"`
+	// SigmaUsed is the input bandwidth of the final fit (the median
+	// heuristic resolved; 0 for the baseline), Components the number of
+	// components the final model returned (the input dimension for the
+	// baseline).
+	SigmaUsed  float64 `json:"sigma_used"`
+	Components int     `json:"components_used"`
+	// FitCells is the number of cells of the final fit, FitSeconds its
+	// duration (transformation and learner).
+	FitCells   int           `json:"fit_cells"`
+	FitSeconds float64       `json:"fit_seconds"`
+	Scores     []DomainScore `json:"scores"`
+}
+
+// MethodResult is the evaluation of one method.
+type MethodResult struct {
+	Method string        `json:"method"`
+	Splits []SplitResult `json:"splits"`
+	// Scores lists every test domain's score over all splits; Mean and SD
+	// are their mean and sample standard deviation (0 for one domain).
+	Scores []DomainScore `json:"scores"`
+	Mean   float64       `json:"mean"`
+	SD     float64       `json:"sd"`
+	// Seconds is the total time, inner cross-validation included.
+	Seconds float64 `json:"seconds"`
+}
+
+// Result is an evaluation of several methods.
+type Result struct {
+	// Task is "classification" or "regression"; Metric "accuracy" or
+	// "rmse".
+	Task    string         `json:"task"`
+	Metric  string         `json:"metric"`
+	Solver  string         `json:"solver"`
+	Rank    int            `json:"rank,omitempty"`
+	Cells   int            `json:"cells"`
+	Methods []MethodResult `json:"methods"`
+}
+
+// Run evaluates the methods on one split: train and test are indices into
+// ds.DomainNames. It returns an error for an empty, out-of-range or
+// overlapping split, data without labels or targets, unknown methods, bad
+// grid values, or too few training domains for the inner cross-validation.
+func Run(ctx context.Context, ds *dataset.Dataset, train, test []int, o Options) (*Result, error) {
+	return Evaluate(ctx, ds, []Split{{Train: train, Test: test}}, o)
+}
+
+// LeaveOneDomainOut evaluates the methods with every domain of ds as the test
+// domain once, the others being the training domains.
+func LeaveOneDomainOut(ctx context.Context, ds *dataset.Dataset, o Options) (*Result, error) {
+	if ds == nil {
+		return nil, errors.New("eval: nil data set")
+	}
+	sizes := ds.DomainSizes()
+	var doms []int
+	for g, n := range sizes {
+		if n > 0 {
+			doms = append(doms, g)
+		}
+	}
+	if len(doms) < 2 {
+		return nil, fmt.Errorf("eval: %d domain(s) with cells; leave-one-domain-out needs at least 2", len(doms))
+	}
+	splits := make([]Split, len(doms))
+	for i, t := range doms {
+		tr := make([]int, 0, len(doms)-1)
+		for _, g := range doms {
+			if g != t {
+				tr = append(tr, g)
+			}
+		}
+		splits[i] = Split{Train: tr, Test: []int{t}}
+	}
+	return Evaluate(ctx, ds, splits, o)
+}
+
+// DomainIndices returns the indices in ds.DomainNames of the named domains,
+// or an error naming an unknown one.
+func DomainIndices(ds *dataset.Dataset, names []string) ([]int, error) {
+	idx := make(map[string]int, len(ds.DomainNames))
+	for i, n := range ds.DomainNames {
+		idx[n] = i
+	}
+	out := make([]int, len(names))
+	for i, n := range names {
+		g, ok := idx[n]
+		if !ok {
+			return nil, fmt.Errorf("eval: unknown domain %q (domains: %s)", n, listNames(ds.DomainNames, 8))
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
+func listNames(names []string, max int) string {
+	s := ""
+	for i, n := range names {
+		if i == max {
+			return s + fmt.Sprintf(", ... (%d in all)", len(names))
+		}
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}
+
+// Evaluate evaluates the methods on each split and gathers the test-domain
+// scores of all splits. Errors are as for Run.
+func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Options) (*Result, error) {
+	e, err := newEvaluator(ds, splits, o)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Task: "classification", Metric: "accuracy", Solver: e.o.Solver.String(), Cells: ds.N()}
+	if e.regression {
+		res.Task, res.Metric = "regression", "rmse"
+	}
+	if e.o.Solver != dica.Exact {
+		res.Rank = e.o.Rank
+	}
+	for _, name := range e.methods {
+		start := time.Now()
+		mr := MethodResult{Method: name}
+		for si := range splits {
+			sr, err := e.runSplit(ctx, name, si)
+			if err != nil {
+				return nil, err
+			}
+			mr.Splits = append(mr.Splits, *sr)
+			mr.Scores = append(mr.Scores, sr.Scores...)
+		}
+		mr.Mean, mr.SD = meanSD(mr.Scores)
+		mr.Seconds = time.Since(start).Seconds()
+		res.Methods = append(res.Methods, mr)
+	}
+	return res, nil
+}
+
+func meanSD(s []DomainScore) (mean, sd float64) {
+	for _, d := range s {
+		mean += d.Score
+	}
+	mean /= float64(len(s))
+	if len(s) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, d := range s {
+		ss += (d.Score - mean) * (d.Score - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(s)-1))
+}
+
+// parseMethod returns the DICA method of a name, and false for the baseline.
+func parseMethod(name string) (dica.Method, bool, error) {
+	if name == Input {
+		return 0, false, nil
+	}
+	m, err := exact.ParseMethod(name)
+	if err != nil {
+		return 0, false, fmt.Errorf("eval: unknown method %q; want one of %v", name, Methods)
+	}
+	return m, true, nil
+}
+
+// withDefaults fills the zero fields of o.
+func (o Options) withDefaults(regression bool) Options {
+	if len(o.Methods) == 0 {
+		o.Methods = Methods[:]
+	}
+	if o.Rank == 0 {
+		o.Rank = dica.DefaultRank
+	}
+	if o.InnerFolds == 0 {
+		o.InnerFolds = DefaultInnerFolds
+	}
+	if o.MaxFitCells == 0 {
+		o.MaxFitCells = DefaultMaxFitCells
+		if o.Solver == dica.Exact {
+			o.MaxFitCells = DefaultMaxExactCells
+		}
+	}
+	if o.FinalFitCells == 0 && o.Solver == dica.Exact {
+		o.FinalFitCells = o.MaxFitCells
+	}
+	if o.MaxTrainCells == 0 {
+		o.MaxTrainCells = DefaultMaxTrainCells
+	}
+	if o.MaxRegressionCells == 0 {
+		o.MaxRegressionCells = DefaultMaxRegressionCells
+	}
+	g := &o.Grid
+	if len(g.Sigma) == 0 {
+		g.Sigma = []float64{0}
+	}
+	if len(g.Lambda) == 0 {
+		g.Lambda = []float64{0}
+	}
+	if len(g.Epsilon) == 0 {
+		g.Epsilon = []float64{dica.DefaultEpsilon}
+	}
+	if len(g.Components) == 0 {
+		g.Components = []int{dica.DefaultComponents}
+	}
+	if len(g.C) == 0 {
+		if regression {
+			g.C = []float64{DefaultRidge}
+		} else {
+			g.C = []float64{svm.DefaultC}
+		}
+	}
+	return o
+}
+
+func (o Options) check() error {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	for _, v := range o.Grid.Sigma {
+		if v < 0 || bad(v) {
+			return fmt.Errorf("eval: sigma %v; want a finite value > 0, or 0 for the median heuristic", v)
+		}
+	}
+	for _, v := range o.Grid.Lambda {
+		if v < 0 || bad(v) {
+			return fmt.Errorf("eval: lambda %v; want a finite value >= 0", v)
+		}
+	}
+	for _, v := range o.Grid.Epsilon {
+		if v <= 0 || bad(v) {
+			return fmt.Errorf("eval: epsilon %v; want a finite value > 0", v)
+		}
+	}
+	for _, v := range o.Grid.Components {
+		if v < 1 {
+			return fmt.Errorf("eval: components %d; want at least 1", v)
+		}
+	}
+	for _, v := range o.Grid.C {
+		if v <= 0 || bad(v) {
+			return fmt.Errorf("eval: C (SVM cost or ridge) %v; want a finite value > 0", v)
+		}
+	}
+	switch o.Solver {
+	case dica.Nystrom, dica.RFF, dica.Exact:
+	default:
+		return fmt.Errorf("eval: unknown solver %v", o.Solver)
+	}
+	if o.Rank < 1 || o.InnerFolds < 2 || o.MaxFitCells < 2 || o.FinalFitCells < 0 ||
+		o.MaxTrainCells < 2 || o.MaxRegressionCells < 2 {
+		return fmt.Errorf("eval: rank, inner folds and cell bounds must be positive (rank %d, inner folds %d, cells %d/%d/%d/%d)",
+			o.Rank, o.InnerFolds, o.MaxFitCells, o.FinalFitCells, o.MaxTrainCells, o.MaxRegressionCells)
+	}
+	return nil
+}

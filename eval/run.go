@@ -1,0 +1,598 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/kernel"
+	"github.com/dicalab/dica/krr"
+	"github.com/dicalab/dica/svm"
+)
+
+// evaluator holds the data and options of one evaluation.
+type evaluator struct {
+	ds         *dataset.Dataset
+	splits     []Split
+	o          Options
+	methods    []string
+	regression bool
+	byDomain   [][]int // rows of each domain, in order
+}
+
+func newEvaluator(ds *dataset.Dataset, splits []Split, o Options) (*evaluator, error) {
+	if ds == nil {
+		return nil, errors.New("eval: nil data set")
+	}
+	if err := ds.Validate(); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	e := &evaluator{ds: ds, splits: splits}
+	switch {
+	case ds.Target != nil:
+		e.regression = true
+	case ds.Label != nil:
+		if err := ds.RequireSupervision(); err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+	default:
+		return nil, errors.New("eval: the data has no class labels or real targets to predict")
+	}
+	e.o = o.withDefaults(e.regression)
+	if err := e.o.check(); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, name := range e.o.Methods {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if _, _, err := parseMethod(name); err != nil {
+			return nil, err
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("eval: method %q given twice", name)
+		}
+		seen[name] = true
+		e.methods = append(e.methods, name)
+	}
+	e.byDomain = make([][]int, len(ds.DomainNames))
+	for p, g := range ds.Domain {
+		e.byDomain[g] = append(e.byDomain[g], p)
+	}
+	if len(splits) == 0 {
+		return nil, errors.New("eval: no split of the domains")
+	}
+	for si, s := range splits {
+		if err := e.checkSplit(si, s); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+func (e *evaluator) checkSplit(si int, s Split) error {
+	if len(s.Train) == 0 || len(s.Test) == 0 {
+		return fmt.Errorf("eval: split %d has %d training and %d test domains; need at least one of each", si+1, len(s.Train), len(s.Test))
+	}
+	role := map[int]string{}
+	for _, part := range []struct {
+		name string
+		doms []int
+	}{{"training", s.Train}, {"test", s.Test}} {
+		for _, g := range part.doms {
+			if g < 0 || g >= len(e.ds.DomainNames) {
+				return fmt.Errorf("eval: split %d: domain index %d out of range [0, %d)", si+1, g, len(e.ds.DomainNames))
+			}
+			name := e.ds.DomainNames[g]
+			if r, ok := role[g]; ok {
+				if r == part.name {
+					return fmt.Errorf("eval: split %d: domain %q given twice as a %s domain", si+1, name, r)
+				}
+				return fmt.Errorf("eval: split %d: domain %q is both a training and a test domain", si+1, name)
+			}
+			role[g] = part.name
+			if len(e.byDomain[g]) == 0 {
+				return fmt.Errorf("eval: split %d: %s domain %q has no cells", si+1, part.name, name)
+			}
+		}
+	}
+	for _, name := range e.methods {
+		m, isDICA, _ := parseMethod(name)
+		g := e.grid(name)
+		nt := len(s.Train)
+		if isDICA && m.UsesDomains() && nt < 2 {
+			return fmt.Errorf("eval: split %d: %s needs at least 2 training domains, have %d", si+1, name, nt)
+		}
+		if g.size() == 1 {
+			continue
+		}
+		if nt < 2 {
+			return fmt.Errorf("eval: split %d: the inner cross-validation over %d grid points needs at least 2 training domains, have %d (give a single value per hyperparameter)", si+1, g.size(), nt)
+		}
+		if isDICA && m.UsesDomains() {
+			groups := e.groups(s.Train)
+			if minIn := nt - len(groups[len(groups)-1]); minIn < 2 {
+				return fmt.Errorf("eval: split %d: the inner cross-validation of %s leaves %d training domain(s) in a fold; %s needs 2: give at least 3 training domains or a single value per hyperparameter", si+1, name, minIn, name)
+			}
+		}
+	}
+	return nil
+}
+
+// groups cuts the training domains into at most InnerFolds contiguous groups
+// of sizes differing by at most one (the larger ones last).
+func (e *evaluator) groups(train []int) [][]int {
+	f := min(e.o.InnerFolds, len(train))
+	out := make([][]int, f)
+	for i := range out {
+		out[i] = train[i*len(train)/f : (i+1)*len(train)/f]
+	}
+	return out
+}
+
+// methodGrid is the grid of one method: the fit keys (the parameters that
+// need a new fit), the components and the C values.
+type methodGrid struct {
+	fits       []Params // Sigma, Lambda, Epsilon
+	components []int
+	c          []float64
+}
+
+func (g methodGrid) size() int { return len(g.fits) * len(g.components) * len(g.c) }
+
+// points lists the grid points in grid order.
+func (g methodGrid) points() []Params {
+	var out []Params
+	for _, f := range g.fits {
+		for _, k := range g.components {
+			for _, c := range g.c {
+				p := f
+				p.Components, p.C = k, c
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func (e *evaluator) grid(name string) methodGrid {
+	gr := e.o.Grid
+	g := methodGrid{c: gr.C}
+	m, isDICA, _ := parseMethod(name)
+	if !isDICA {
+		g.fits = []Params{{}}
+		g.components = []int{0}
+		return g
+	}
+	g.components = gr.Components
+	eps := gr.Epsilon
+	if !m.Supervised() {
+		eps = []float64{0}
+	}
+	for _, s := range gr.Sigma {
+		for _, l := range gr.Lambda {
+			for _, ep := range eps {
+				g.fits = append(g.fits, Params{Sigma: s, Lambda: l, Epsilon: ep})
+			}
+		}
+	}
+	return g
+}
+
+func (e *evaluator) progress(format string, args ...any) {
+	if e.o.Progress != nil {
+		e.o.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// Random streams of the subsamples: one per split, fold and purpose, shared
+// by all methods so that they see the same cells.
+const (
+	purposeInnerFit = iota
+	purposeInnerValid
+	purposeFinalFit
+	purposeFinalTrain
+	purposeLearner
+)
+
+func (e *evaluator) rng(split, fold, purpose int) *rand.Rand {
+	return rand.New(rand.NewPCG(e.o.Seed, uint64(split)<<32|uint64(fold)<<8|uint64(purpose)))
+}
+
+// sample returns the rows of the domains, at most limit of them (0: all),
+// each domain in proportion to its size (at least 2 cells), in increasing
+// order within each domain.
+func (e *evaluator) sample(doms []int, limit int, rng *rand.Rand) []int {
+	total := 0
+	for _, g := range doms {
+		total += len(e.byDomain[g])
+	}
+	var out []int
+	for _, g := range doms {
+		rows := e.byDomain[g]
+		if limit <= 0 || total <= limit {
+			out = append(out, rows...)
+			continue
+		}
+		k := max(min(2, len(rows)), int(float64(len(rows))*float64(limit)/float64(total)))
+		for _, i := range kernel.SampleRows(len(rows), k, rng.Uint64()) {
+			out = append(out, rows[i])
+		}
+	}
+	return out
+}
+
+// subset returns the rows as a data set with only their domains and classes.
+func (e *evaluator) subset(rows []int) *dataset.Dataset {
+	s := e.ds.Subset(rows)
+	s.Compact()
+	return s
+}
+
+func (e *evaluator) names(doms []int) []string {
+	out := make([]string, len(doms))
+	for i, g := range doms {
+		out[i] = e.ds.DomainNames[g]
+	}
+	return out
+}
+
+// transformer projects inputs: a fitted model, or the identity.
+type transformer struct {
+	model *dica.Model
+}
+
+func (t transformer) apply(x *mat.Dense, k int) (*mat.Dense, error) {
+	if t.model == nil {
+		return x, nil
+	}
+	z, err := t.model.Transform(x, dica.TransformOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return firstCols(z, k), nil
+}
+
+// firstCols returns the first k columns of z (all when it has fewer).
+func firstCols(z *mat.Dense, k int) *mat.Dense {
+	r, c := z.Dims()
+	if k <= 0 || k >= c {
+		return z
+	}
+	return mat.DenseCopyOf(z.Slice(0, r, 0, k))
+}
+
+// fit fits the transformation of a method on the data set.
+func (e *evaluator) fit(ctx context.Context, name string, p Params, k int, ds *dataset.Dataset) (transformer, error) {
+	m, isDICA, _ := parseMethod(name)
+	if !isDICA {
+		return transformer{}, nil
+	}
+	cfg := dica.Config{
+		Method: m, Components: k, Lambda: p.Lambda, Epsilon: p.Epsilon, Sigma: p.Sigma,
+		Solver: e.o.Solver, Rank: e.o.Rank, Seed: e.o.Seed,
+	}
+	model, err := dica.Fit(ctx, ds.Source(), cfg)
+	if err != nil {
+		return transformer{}, err
+	}
+	if model.Components() == 0 {
+		return transformer{}, fmt.Errorf("%s returned no components", name)
+	}
+	return transformer{model: model}, nil
+}
+
+// learner is a trained classifier or regressor.
+type learner struct {
+	scaler *svm.Scaler
+	svm    *svm.Model
+	krr    []*krr.Exact // one per target
+}
+
+// train trains the learner on the projections z of the rows.
+func (e *evaluator) train(ctx context.Context, z *mat.Dense, rows []int, c float64, rng *rand.Rand) (*learner, error) {
+	sc, err := svm.Standardize(z)
+	if err != nil {
+		return nil, err
+	}
+	l := &learner{scaler: sc}
+	zs := sc.Apply(z)
+	limit := e.o.MaxTrainCells
+	if e.regression {
+		limit = e.o.MaxRegressionCells
+	}
+	seed := rng.Uint64()
+	if len(rows) > limit {
+		pick := kernel.SampleRows(len(rows), limit, seed)
+		_, d := zs.Dims()
+		sub := mat.NewDense(len(pick), d, nil)
+		subRows := make([]int, len(pick))
+		for i, p := range pick {
+			sub.SetRow(i, zs.RawRowView(p))
+			subRows[i] = rows[p]
+		}
+		zs, rows = sub, subRows
+	}
+	if !e.regression {
+		y := make([]int, len(rows))
+		for i, p := range rows {
+			y[i] = e.ds.Label[p]
+		}
+		l.svm, err = svm.Train(ctx, zs, y, len(e.ds.ClassNames), svm.Options{C: c, Seed: e.o.Seed})
+		return l, err
+	}
+	k := kernel.RBF{Sigma: kernel.MedianSigma(zs, 0, seed)}
+	_, t := e.ds.Target.Dims()
+	y := make([]float64, len(rows))
+	for j := 0; j < t; j++ {
+		for i, p := range rows {
+			y[i] = e.ds.Target.At(p, j)
+		}
+		m, err := krr.FitExact(zs, y, k, krr.Options{Lambda: c, Center: true})
+		if err != nil {
+			return nil, err
+		}
+		l.krr = append(l.krr, m)
+	}
+	return l, nil
+}
+
+// tally accumulates a per-domain score: correct predictions or squared
+// errors, and the number of values.
+type tally struct {
+	sum   float64
+	count int
+	cells int
+}
+
+// score adds the errors of the learner on the projections z of the rows to
+// the per-domain tallies.
+func (e *evaluator) score(l *learner, z *mat.Dense, rows []int, acc map[int]*tally) {
+	zs := l.scaler.Apply(z)
+	get := func(g int) *tally {
+		t := acc[g]
+		if t == nil {
+			t = &tally{}
+			acc[g] = t
+		}
+		return t
+	}
+	if l.svm != nil {
+		pred := l.svm.Predict(zs)
+		for i, p := range rows {
+			t := get(e.ds.Domain[p])
+			if pred[i] == e.ds.Label[p] {
+				t.sum++
+			}
+			t.count++
+			t.cells++
+		}
+		return
+	}
+	for _, p := range rows {
+		get(e.ds.Domain[p]).cells++
+	}
+	for j, m := range l.krr {
+		pred := m.Predict(zs)
+		for i, p := range rows {
+			t := get(e.ds.Domain[p])
+			d := pred[i] - e.ds.Target.At(p, j)
+			t.sum += d * d
+			t.count++
+		}
+	}
+}
+
+func (e *evaluator) value(t *tally) float64 {
+	if e.regression {
+		return math.Sqrt(t.sum / float64(t.count))
+	}
+	return t.sum / float64(t.count)
+}
+
+// better reports whether score a beats b.
+func (e *evaluator) better(a, b float64) bool {
+	if e.regression {
+		return a < b
+	}
+	return a > b
+}
+
+// runSplit evaluates one method on one split.
+func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitResult, error) {
+	s := e.splits[si]
+	sr := &SplitResult{Train: e.names(s.Train), Test: e.names(s.Test)}
+	g := e.grid(name)
+	points := g.points()
+	if len(points) == 1 {
+		sr.Params = points[0]
+	} else {
+		if err := e.innerCV(ctx, name, si, g, sr); err != nil {
+			return nil, err
+		}
+	}
+
+	// Final fit on the training domains.
+	start := time.Now()
+	fitRows := e.sample(s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
+	sr.FitCells = len(fitRows)
+	e.progress("%s: split %d/%d: final fit on %d cells of %d training domains (%s)", name, si+1, len(e.splits), len(fitRows), len(s.Train), paramString(name, sr.Params, e.regression))
+	tr, err := e.fit(ctx, name, sr.Params, sr.Params.Components, e.subset(fitRows))
+	if err != nil {
+		return nil, fmt.Errorf("eval: %s: final fit on %s: %w", name, strings.Join(sr.Train, ","), err)
+	}
+	trainRows := e.sample(s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
+	z, err := tr.apply(e.ds.Subset(trainRows).X, sr.Params.Components)
+	if err != nil {
+		return nil, err
+	}
+	_, sr.Components = z.Dims()
+	if tr.model != nil {
+		sr.SigmaUsed = sigmaOf(tr.model.Config().Kernel)
+	}
+	l, err := e.train(ctx, z, trainRows, sr.Params.C, e.rng(si, 0, purposeLearner))
+	if err != nil {
+		return nil, fmt.Errorf("eval: %s: training the learner on %s: %w", name, strings.Join(sr.Train, ","), err)
+	}
+	sr.FitSeconds = time.Since(start).Seconds()
+
+	// Test domains, each on all its cells.
+	for _, gi := range s.Test {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rows := e.byDomain[gi]
+		zt, err := tr.apply(e.ds.Subset(rows).X, sr.Params.Components)
+		if err != nil {
+			return nil, err
+		}
+		acc := map[int]*tally{}
+		e.score(l, zt, rows, acc)
+		sr.Scores = append(sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: acc[gi].cells, Score: e.value(acc[gi])})
+	}
+	return sr, nil
+}
+
+// innerCV chooses the parameters of a method by cross-validation over groups
+// of the split's training domains. It reads no test domain.
+func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGrid, sr *SplitResult) error {
+	s := e.splits[si]
+	groups := e.groups(s.Train)
+	sr.InnerFolds = len(groups)
+	points := g.points()
+	sum := make([]float64, len(points))
+	count := make([]int, len(points))
+	errs := make([]string, len(points))
+	kmax := 0
+	for _, k := range g.components {
+		kmax = max(kmax, k)
+	}
+	perFit := len(g.components) * len(g.c)
+	for f, held := range groups {
+		inner := make([]int, 0, len(s.Train)-len(held))
+		for j, gr := range groups {
+			if j != f {
+				inner = append(inner, gr...)
+			}
+		}
+		fitRows := e.sample(inner, e.o.MaxFitCells, e.rng(si, f, purposeInnerFit))
+		validRows := e.sample(held, e.o.MaxFitCells, e.rng(si, f, purposeInnerValid))
+		fitDS := e.subset(fitRows)
+		validX := e.ds.Subset(validRows).X
+		e.progress("%s: split %d/%d: inner fold %d/%d (held out %s): %d fits on %d cells",
+			name, si+1, len(e.splits), f+1, len(groups), strings.Join(e.names(held), ","), len(g.fits), len(fitRows))
+		for fi, fp := range g.fits {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			fail := func(err error) {
+				for i := fi * perFit; i < (fi+1)*perFit; i++ {
+					if errs[i] == "" {
+						errs[i] = fmt.Sprintf("inner fold %d: %v", f+1, err)
+					}
+				}
+			}
+			tr, err := e.fit(ctx, name, fp, kmax, fitDS)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				fail(err)
+				continue
+			}
+			zfit, err := tr.apply(fitDS.X, 0)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			zval, err := tr.apply(validX, 0)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			for ki, k := range g.components {
+				a, b := firstCols(zfit, k), firstCols(zval, k)
+				for ci, c := range g.c {
+					pi := fi*perFit + ki*len(g.c) + ci
+					if errs[pi] != "" {
+						continue
+					}
+					l, err := e.train(ctx, a, fitRows, c, e.rng(si, f, purposeLearner))
+					if err != nil {
+						if ctx.Err() != nil {
+							return ctx.Err()
+						}
+						errs[pi] = fmt.Sprintf("inner fold %d: %v", f+1, err)
+						continue
+					}
+					acc := map[int]*tally{}
+					e.score(l, b, validRows, acc)
+					for _, gi := range held {
+						sum[pi] += e.value(acc[gi])
+						count[pi]++
+					}
+				}
+			}
+		}
+	}
+	best := -1
+	for i, p := range points {
+		gp := GridPoint{Params: p, Err: errs[i]}
+		if gp.Err == "" {
+			gp.Score = sum[i] / float64(count[i])
+			if best < 0 || e.better(gp.Score, sr.Grid[best].Score) {
+				best = i
+			}
+		}
+		sr.Grid = append(sr.Grid, gp)
+	}
+	if best < 0 {
+		return fmt.Errorf("eval: %s: every grid point failed in the inner cross-validation; first: %s", name, errs[0])
+	}
+	sr.Params, sr.InnerScore = points[best], sr.Grid[best].Score
+	return nil
+}
+
+func sigmaOf(k kernel.Kernel) float64 {
+	switch k := k.(type) {
+	case kernel.RBF:
+		return k.Sigma
+	case kernel.Laplacian:
+		return k.Sigma
+	}
+	return 0
+}
+
+// paramString describes the parameters a method uses.
+func paramString(name string, p Params, regression bool) string {
+	c := "C"
+	if regression {
+		c = "ridge"
+	}
+	_, isDICA, _ := parseMethod(name)
+	if !isDICA {
+		return fmt.Sprintf("%s=%g", c, p.C)
+	}
+	sig := "median"
+	if p.Sigma > 0 {
+		sig = fmt.Sprintf("%g", p.Sigma)
+	}
+	s := fmt.Sprintf("sigma=%s lambda=%g", sig, p.Lambda)
+	if p.Epsilon > 0 {
+		s += fmt.Sprintf(" epsilon=%g", p.Epsilon)
+	}
+	return s + fmt.Sprintf(" k=%d %s=%g", p.Components, c, p.C)
+}
+
+// ParamString describes the parameters of a method in a short line, such as
+// "sigma=1 lambda=0.1 epsilon=0.0001 k=5 C=1"; regression names C "ridge".
+func ParamString(method string, p Params, regression bool) string {
+	return paramString(strings.ToLower(method), p, regression)
+}
