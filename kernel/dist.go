@@ -12,10 +12,11 @@ const (
 	modeSqDist  = iota // dst = ||x - z||^2
 	modeExp            // dst = exp(g ||x - z||^2)
 	modeExpSqrt        // dst = exp(g ||x - z||)
+	modeExpL1          // dst = exp(g ||x - z||_1)
 )
 
-// distBlock stores f(||x_i - z_j||^2) in dst (r x s) for the rows x_i of X and
-// z_j of Z, with f selected by mode.
+// distBlock stores f(||x_i - z_j||^2) (or f(||x_i - z_j||_1)) in dst (r x s)
+// for the rows x_i of X and z_j of Z, with f selected by mode.
 func distBlock(dst *mat.Dense, x, z mat.Matrix, g float64, mode int) {
 	xd, zd := dense(x), dense(z)
 	r, d := xd.Dims()
@@ -87,10 +88,20 @@ func distBlock(dst *mat.Dense, x, z mat.Matrix, g float64, mode int) {
 }
 
 // distRow computes len(row) entries of a row of distBlock: row[j] is
-// f(sum_k (x_k - zt[k*stride + j])^2).
+// f(sum_k (x_k - zt[k*stride + j])^2) (or f(sum_k |x_k - zt[k*stride + j]|)).
 func distRow(row, x, zt []float64, stride int, g float64, mode int) {
 	s := len(row)
 	clear(row)
+	if mode == modeExpL1 {
+		for k, a := range x {
+			zk := zt[k*stride : k*stride+s]
+			for j, v := range zk {
+				row[j] += math.Abs(a - v)
+			}
+		}
+		expScale(row, g)
+		return
+	}
 	for k, a := range x {
 		zk := zt[k*stride : k*stride+s]
 		for j, v := range zk {

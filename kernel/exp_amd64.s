@@ -135,6 +135,12 @@ DATA c13<>+24(SB)/8, $0x3de6124613a86d09
 GLOBL c13<>(SB), RODATA|NOPTR, $32 // 1.6059043836821613e-10
 
 
+DATA absmask<>+0(SB)/8, $0x7fffffffffffffff
+DATA absmask<>+8(SB)/8, $0x7fffffffffffffff
+DATA absmask<>+16(SB)/8, $0x7fffffffffffffff
+DATA absmask<>+24(SB)/8, $0x7fffffffffffffff
+GLOBL absmask<>(SB), RODATA|NOPTR, $32
+
 // The EXP4 blocks below (inlined twice) replace Y0 = x by exp(x), lane-wise, using Y2-Y7. Lanes with
 // x < -746 become 0. If any lane is outside [-707, 709] and not below -746
 // (subnormal or infinite result, NaN), they jump to the done label with Y0
@@ -208,6 +214,7 @@ expdone:
 // For each block of 4 columns j < len(row) (a multiple of 4):
 //   s_j = sum_k (x[k] - zt[k*stride + j])^2   (k < len(x), len(x) >= 1)
 //   row[j] = s_j (mode 0), exp(g s_j) (mode 1), exp(g sqrt(s_j)) (mode 2),
+//   or exp(g sum_k |x[k] - zt[k*stride + j]|) (mode 3),
 // stopping before the first block EXP4 cannot handle. Returns the number of
 // columns done.
 TEXT ·distRowAVX2(SB), NOSPLIT, $0-104
@@ -231,6 +238,8 @@ distloop:
 	MOVQ   R9, R12
 	MOVQ   SI, R13
 	MOVQ   R8, DX
+	CMPQ   R11, $3
+	JEQ    kloopl1
 	// Two accumulators (even and odd k) halve the FMA dependency chain.
 	CMPQ   DX, $2
 	JLT    ktail
@@ -255,12 +264,25 @@ ktail:
 	VSUBPD       (R12), Y1, Y1
 	VFMADD231PD  Y1, Y1, Y0
 
+	JMP          ksum
+
+kloopl1:
+	// L1 distance: sum_k |x_k - z_k|.
+	VBROADCASTSD (R13), Y1
+	VSUBPD       (R12), Y1, Y1
+	VANDPD       absmask<>(SB), Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	ADDQ         $8, R13
+	ADDQ         R10, R12
+	DECQ         DX
+	JNZ          kloopl1
+
 ksum:
 	VADDPD Y8, Y0, Y0
 	CMPQ   R11, $0
 	JEQ    diststore
-	CMPQ   R11, $1
-	JEQ    distscale
+	CMPQ   R11, $2
+	JNE    distscale
 	VSQRTPD Y0, Y0
 
 distscale:

@@ -5,10 +5,15 @@
 // Block evaluation K(X, Z) is the floor of every fit (n x m kernel entries),
 // so it is fused and vectorized: Z is transposed once per block, each row of
 // K is accumulated from coordinate differences over contiguous columns of
-// Z^T, and the exponential is a table-free polynomial exp evaluated 4 lanes at
-// a time (AVX2 + FMA assembly on amd64 CPUs that have it, a table-driven
-// scalar exp elsewhere; see ExpSlice). Both are within about 1 ulp of
-// math.Exp.
+// Z^T (exact zeros for equal points, no ||x||^2 + ||z||^2 - 2 x'z
+// cancellation), and the exponential is evaluated in the same pass. On amd64
+// CPUs with AVX2 and FMA this is assembly working on 4 columns at a time with
+// a table-free polynomial exp; elsewhere (or with the noasm build tag) it is
+// scalar Go with a table-driven exp (ExpSlice). Both exps are faithful
+// (within 1 ulp of the exact result). Measured on the 2-core development
+// machine (BenchmarkRBFBlock, 1024 x 500 block, d = 8): about 3-4 ns of CPU
+// time per RBF entry, against about 20 ns for a gonum GEMM of the distances
+// followed by math.Exp.
 package kernel
 
 import (
@@ -69,17 +74,7 @@ func (k Laplacian) Eval(x, z []float64) float64 {
 // Block stores K(X, Z) in dst.
 func (k Laplacian) Block(dst *mat.Dense, x, z mat.Matrix) {
 	if k.L1 {
-		r, _ := x.Dims()
-		s, _ := z.Dims()
-		reuse(dst, r, s)
-		xd, zd := dense(x), dense(z)
-		for i := 0; i < r; i++ {
-			xi := xd.RawRowView(i)
-			row := dst.RawRowView(i)
-			for j := 0; j < s; j++ {
-				row[j] = k.Eval(xi, zd.RawRowView(j))
-			}
-		}
+		distBlock(dst, x, z, -1/k.Sigma, modeExpL1)
 		return
 	}
 	distBlock(dst, x, z, -1/k.Sigma, modeExpSqrt)

@@ -109,7 +109,7 @@ func TestVectorMatchesScalar(t *testing.T) {
 		for _, c := range []struct {
 			g    float64
 			mode int
-		}{{0, modeSqDist}, {-0.5, modeExp}, {-300, modeExp}, {-80, modeExpSqrt}, {-1, modeExpSqrt}} {
+		}{{0, modeSqDist}, {-0.5, modeExp}, {-300, modeExp}, {-80, modeExpSqrt}, {-1, modeExpSqrt}, {-0.7, modeExpL1}, {-250, modeExpL1}} {
 			var got mat.Dense
 			distBlock(&got, x, z, c.g, c.mode)
 			for i := range sh.r {
