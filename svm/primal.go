@@ -5,8 +5,6 @@ import (
 	"errors"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -59,7 +57,6 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 	g := make([]float64, p)
 	h := make([]float64, p*p)
 	block := make([]float64, primalBlock*p)
-	xi := make([]float64, p)
 	res := &Binary{}
 	var g0 float64
 	it := 0
@@ -72,13 +69,10 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 		for j := range p {
 			h[j*p+j] = 1
 		}
-		hs := blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: h}
 		nb := 0
 		flush := func() {
-			if nb > 0 {
-				blas64.Syrk(blas.Trans, 1, blas64.General{Rows: nb, Cols: p, Stride: p, Data: block[:nb*p]}, 1, hs)
-				nb = 0
-			}
+			addGram(h, p, block, nb, p)
+			nb = 0
 		}
 		for i := range n {
 			m := 1 - z[i]
@@ -112,8 +106,12 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 			return nil, err
 		}
 		s := sv.RawVector().Data
+		var sb float64
+		if hasBias {
+			sb = s[d] * bias
+		}
 		for i := range n {
-			dz[i] = y[i] * floats.Dot(s, row(xi, i))
+			dz[i] = y[i] * (floats.Dot(s[:d], x.RawRowView(i)) + sb)
 		}
 		t := lineSearch(w, s, z, dz, c2)
 		floats.AddScaled(w, -t, s)

@@ -519,3 +519,27 @@ func BenchmarkTrain200kx10x4(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrainPrimal700kx50 is the largest case the package targets:
+// 700k rows, 50 features, 6 overlapping classes, default (Auto) solver.
+func BenchmarkTrainPrimal700kx50(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 2))
+	const n, d, nc = 700002, 50, 6
+	centers := make([][]float64, nc)
+	for k := range centers {
+		centers[k] = make([]float64, d)
+		for j := range d {
+			centers[k][j] = 0.5 * rng.NormFloat64()
+		}
+	}
+	x, y := blobs(centers, n/nc, 1, 4)
+	var acc float64
+	for b.Loop() {
+		m, err := Train(context.Background(), x, y, nc, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		acc = Accuracy(m.Predict(x), y)
+	}
+	b.ReportMetric(acc, "acc")
+}
