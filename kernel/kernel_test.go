@@ -139,3 +139,40 @@ func TestVectorMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockSpecialValues: subnormal results (exp of -746 < arg < -707, done
+// by the scalar fallback inside a vector row), underflow to 0, NaN inputs.
+func TestBlockSpecialValues(t *testing.T) {
+	zs := []float64{0, 1, math.Sqrt(710), math.Sqrt(720), math.Sqrt(744), math.Sqrt(746.5), 30, 2, math.NaN()}
+	z := mat.NewDense(len(zs), 1, zs)
+	x := mat.NewDense(2, 1, []float64{0, 0.5})
+	k := RBF{Sigma: 1 / math.Sqrt2} // k = exp(-d^2)
+	var got mat.Dense
+	k.Block(&got, x, z)
+	for i := range 2 {
+		for j, zj := range zs {
+			d := x.At(i, 0) - zj
+			want := math.Exp(-d * d)
+			g := got.At(i, j)
+			switch {
+			case math.IsNaN(want):
+				if !math.IsNaN(g) {
+					t.Errorf("K[%d,%d] = %g, want NaN", i, j, g)
+				}
+			case want < 0x1p-1022:
+				// Subnormal: compare in absolute terms (1 ulp of the
+				// result's exponent range).
+				if math.Abs(g-want) > 1e-16*0x1p-1022+want*1e-12 {
+					t.Errorf("K[%d,%d] = %g, want %g", i, j, g, want)
+				}
+			default:
+				if math.Abs(g-want) > 2e-13*want {
+					t.Errorf("K[%d,%d] = %.17g, want %.17g", i, j, g, want)
+				}
+			}
+		}
+	}
+	if got.At(0, 3) == 0 || got.At(0, 5) != 0 {
+		t.Errorf("exp(-720) = %g (want subnormal), exp(-746.5) = %g (want 0)", got.At(0, 3), got.At(0, 5))
+	}
+}
