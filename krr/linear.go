@@ -157,7 +157,6 @@ func accumulate(ctx context.Context, f Features, y []float64, rows int) (*mat.Sy
 	for w := range workers {
 		wg.Go(func() {
 			p := part{a: make([]float64, m*m), b: make([]float64, m)}
-			as := blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: p.a}
 			buf := mat.NewDense(rows, m, nil)
 			for blk := w; blk < nblocks; blk += workers {
 				if err := ctx.Err(); err != nil {
@@ -178,7 +177,7 @@ func accumulate(ctx context.Context, f Features, y []float64, rows int) (*mat.Sy
 						}
 					}
 				}
-				blas64.Syrk(blas.Trans, 1, raw, 1, as)
+				addGram(p.a, m, raw.Data, hi-lo, raw.Stride)
 				blas64.Gemv(blas.Trans, 1, raw, blas64.Vector{N: hi - lo, Inc: 1, Data: y[lo:hi]}, 1, blas64.Vector{N: m, Inc: 1, Data: p.b})
 			}
 			parts[w] = p
