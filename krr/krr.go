@@ -33,6 +33,11 @@
 // then the subset-of-regressors (Nystrom) KRR with f = k(., Z) w and
 // ||f||_H^2 = w'K_ZZ w, and with Z = X it reduces to (K K + Lambda K) w = K y,
 // that is w = alpha of (1).
+//
+// Distributional builds the features of the paper's product kernel
+// k1(P, Q) k2(x, x') on (domain, point) pairs, so that the same linear
+// solver fits the distributional regression; Exact.Variance gives the GP
+// posterior variance.
 package krr
 
 import (
