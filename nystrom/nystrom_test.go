@@ -323,3 +323,59 @@ func TestKMeansPPFindsClusters(t *testing.T) {
 		}
 	}
 }
+
+// TestCutoffFloor: on an ill-conditioned kernel matrix (wide RBF, eigenvalues
+// spanning 16 orders of magnitude) with every point a landmark, the cutoff
+// drops the directions below rcond * s_max and the eigenvalues of
+// Phi Phi^T match those of K to rcond-level absolute error (Weyl), while the
+// features stay bounded.
+func TestCutoffFloor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	x := randPoints(rng, 150, 3)
+	k := kernel.RBF{Sigma: 4}
+	m, err := New(k, x, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := m.EffectiveRank(); r == 150 || r < 10 {
+		t.Fatalf("effective rank %d: the test needs a numerically rank-deficient K", r)
+	}
+	var kk mat.Dense
+	k.Block(&kk, x, x)
+	var eigK mat.EigenSym
+	eigK.Factorize(symOf(&kk), false)
+	wantVals := eigK.Values(nil)
+	var phi mat.Dense
+	m.Map(&phi, x)
+	var g mat.Dense
+	g.Mul(&phi, phi.T())
+	var eigG mat.EigenSym
+	eigG.Factorize(symOf(&g), false)
+	gotVals := eigG.Values(nil)
+	smax := wantVals[len(wantVals)-1]
+	var worst float64
+	for i := range wantVals {
+		worst = math.Max(worst, math.Abs(gotVals[i]-wantVals[i]))
+	}
+	t.Logf("rank %d of 150; max eigenvalue difference %.3g = %.3g s_max", m.EffectiveRank(), worst, worst/smax)
+	if worst > 10*DefaultRCond*smax {
+		t.Errorf("eigenvalues of Phi Phi^T differ from K's by %g = %g s_max, want <= 10 rcond s_max", worst, worst/smax)
+	}
+	// Features bounded: ||phi(x)||^2 <= k(x, x) = 1.
+	for i := range 150 {
+		if s := mat.Dot(phi.RowView(i), phi.RowView(i)); s > 1+1e-9 {
+			t.Errorf("||phi(x_%d)||^2 = %g", i, s)
+		}
+	}
+}
+
+func symOf(a *mat.Dense) *mat.SymDense {
+	n, _ := a.Dims()
+	s := mat.NewSymDense(n, nil)
+	for i := range n {
+		for j := i; j < n; j++ {
+			s.SetSym(i, j, (a.At(i, j)+a.At(j, i))/2)
+		}
+	}
+	return s
+}

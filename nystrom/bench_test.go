@@ -1,0 +1,48 @@
+package nystrom
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/kernel"
+)
+
+// BenchmarkMapRaw measures the kernel rows k_m(x) for a block of 1024
+// 8-dimensional points and m = 500 landmarks (the per-point cost of a fit),
+// and the full features T^T k_m(x) (the transform), per point.
+func BenchmarkMapRaw(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := randPoints(rng, 1024, 8)
+	z, _ := Uniform(randPoints(rng, 5000, 8), 500, 1)
+	m, err := New(kernel.RBF{Sigma: 1}, z, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := mat.NewDense(1024, m.RawDim(), nil)
+	phi := mat.NewDense(1024, m.Dim(), nil)
+	b.Run("raw", func(b *testing.B) {
+		for b.Loop() {
+			m.MapRaw(raw, x)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1024), "ns/point")
+	})
+	b.Run("features", func(b *testing.B) {
+		for b.Loop() {
+			m.Map(phi, x)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1024), "ns/point")
+	})
+}
+
+// BenchmarkNew measures the eigendecomposition of K_mm (m = 500).
+func BenchmarkNew(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	z := randPoints(rng, 500, 8)
+	for b.Loop() {
+		if _, err := New(kernel.RBF{Sigma: 1}, z, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
