@@ -133,6 +133,13 @@ type Options struct {
 	// MaxRegressionCells bounds the training cells of every kernel ridge
 	// regression (DefaultMaxRegressionCells).
 	MaxRegressionCells int
+	// BatchCenter projects every domain, training and test alike, centered
+	// with its own mean feature instead of the training mean
+	// (dica.TransformOptions.BatchCenter, the transductive convention of the
+	// authors' dica.m); the baseline then subtracts each domain's mean
+	// input. It removes each domain's mean shift using the test domain's
+	// unlabelled cells (never its labels).
+	BatchCenter bool
 	// Seed seeds the subsampling, the fits and the classifiers.
 	Seed uint64
 	// Progress, when set, is called with a line describing each step.
@@ -216,12 +223,14 @@ type MethodResult struct {
 type Result struct {
 	// Task is "classification" or "regression"; Metric "accuracy" or
 	// "rmse".
-	Task    string         `json:"task"`
-	Metric  string         `json:"metric"`
-	Solver  string         `json:"solver"`
-	Rank    int            `json:"rank,omitempty"`
-	Cells   int            `json:"cells"`
-	Methods []MethodResult `json:"methods"`
+	Task   string `json:"task"`
+	Metric string `json:"metric"`
+	Solver string `json:"solver"`
+	Rank   int    `json:"rank,omitempty"`
+	Cells  int    `json:"cells"`
+	// BatchCenter is Options.BatchCenter.
+	BatchCenter bool           `json:"batch_center"`
+	Methods     []MethodResult `json:"methods"`
 }
 
 // Run evaluates the methods on one split: train and test are indices into
@@ -300,7 +309,7 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Task: "classification", Metric: "accuracy", Solver: e.o.Solver.String(), Cells: ds.N()}
+	res := &Result{Task: "classification", Metric: "accuracy", Solver: e.o.Solver.String(), Cells: ds.N(), BatchCenter: e.o.BatchCenter}
 	if e.regression {
 		res.Task, res.Metric = "regression", "rmse"
 	}

@@ -474,3 +474,74 @@ func TestExactSolver(t *testing.T) {
 		t.Errorf("exact: rank %d solver %s, %d fit cells, %d grid points", res.Rank, res.Solver, s.FitCells, len(s.Grid))
 	}
 }
+
+// TestBatchCenterReference checks the baseline with per-domain centering
+// against a direct computation.
+func TestBatchCenterReference(t *testing.T) {
+	ds := shifted(5, 6)
+	train, test := []int{0, 1, 2}, []int{3, 4}
+	res, err := Run(context.Background(), ds, train, test, Options{Methods: []string{"input", "dica"}, Rank: 20, BatchCenter: true, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.BatchCenter {
+		t.Error("BatchCenter not reported")
+	}
+	// centered returns the rows of domain g minus their mean.
+	centered := func(g int) *dataset.Dataset {
+		var rows []int
+		for p, d := range ds.Domain {
+			if d == g {
+				rows = append(rows, p)
+			}
+		}
+		s := ds.Subset(rows)
+		for j := range s.D() {
+			col := mat.Col(nil, j, s.X)
+			var m float64
+			for _, v := range col {
+				m += v
+			}
+			m /= float64(len(col))
+			for i := range col {
+				s.X.Set(i, j, col[i]-m)
+			}
+		}
+		return s
+	}
+	var x mat.Dense
+	var y []int
+	for _, g := range train {
+		c := centered(g)
+		if x.IsEmpty() {
+			x.CloneFrom(c.X)
+		} else {
+			var st mat.Dense
+			st.Stack(&x, c.X)
+			x = st
+		}
+		y = append(y, c.Label...)
+	}
+	sc, err := svm.Standardize(&x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := svm.Train(context.Background(), sc.Apply(&x), y, 2, svm.Options{Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range test {
+		c := centered(g)
+		want := svm.Accuracy(m.Predict(sc.Apply(c.X)), c.Label)
+		if got := res.Methods[0].Scores[i].Score; math.Abs(got-want) > 1e-12 {
+			t.Errorf("domain %s: accuracy %v, want %v", ds.DomainNames[g], got, want)
+		}
+	}
+	plain, err := Run(context.Background(), ds, train, test, Options{Methods: []string{"dica"}, Rank: 20, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(plain.Methods[0].Scores, res.Methods[1].Scores) {
+		t.Error("dica: batch centering changed no score")
+	}
+}

@@ -247,17 +247,60 @@ func (e *evaluator) names(doms []int) []string {
 // transformer projects inputs: a fitted model, or the identity.
 type transformer struct {
 	model *dica.Model
+	// batch centers each domain with its own mean (Options.BatchCenter).
+	batch bool
 }
 
-func (t transformer) apply(x *mat.Dense, k int) (*mat.Dense, error) {
-	if t.model == nil {
-		return x, nil
+// apply projects the rows of x, which are the data set's rows (in runs of
+// equal domain), on the first k components (all when k is 0).
+func (t transformer) apply(e *evaluator, x *mat.Dense, rows []int, k int) (*mat.Dense, error) {
+	if !t.batch {
+		if t.model == nil {
+			return x, nil
+		}
+		z, err := t.model.Transform(x, dica.TransformOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return firstCols(z, k), nil
 	}
-	z, err := t.model.Transform(x, dica.TransformOptions{})
-	if err != nil {
-		return nil, err
+	var out *mat.Dense
+	_, d := x.Dims()
+	for lo := 0; lo < len(rows); {
+		hi := lo + 1
+		for hi < len(rows) && e.ds.Domain[rows[hi]] == e.ds.Domain[rows[lo]] {
+			hi++
+		}
+		var z *mat.Dense
+		if t.model == nil {
+			z = mat.DenseCopyOf(x.Slice(lo, hi, 0, d))
+			r, _ := z.Dims()
+			for j := range d {
+				var m float64
+				for i := range r {
+					m += z.At(i, j)
+				}
+				m /= float64(r)
+				for i := range r {
+					z.Set(i, j, z.At(i, j)-m)
+				}
+			}
+		} else {
+			var err error
+			z, err = t.model.Transform(mat.DenseCopyOf(x.Slice(lo, hi, 0, d)), dica.TransformOptions{BatchCenter: true})
+			if err != nil {
+				return nil, err
+			}
+			z = firstCols(z, k)
+		}
+		if out == nil {
+			_, c := z.Dims()
+			out = mat.NewDense(len(rows), c, nil)
+		}
+		out.Slice(lo, hi, 0, out.RawMatrix().Cols).(*mat.Dense).Copy(z)
+		lo = hi
 	}
-	return firstCols(z, k), nil
+	return out, nil
 }
 
 // firstCols returns the first k columns of z (all when it has fewer).
@@ -273,7 +316,7 @@ func firstCols(z *mat.Dense, k int) *mat.Dense {
 func (e *evaluator) fit(ctx context.Context, name string, p Params, k int, ds *dataset.Dataset) (transformer, error) {
 	m, isDICA, _ := parseMethod(name)
 	if !isDICA {
-		return transformer{}, nil
+		return transformer{batch: e.o.BatchCenter}, nil
 	}
 	cfg := dica.Config{
 		Method: m, Components: k, Lambda: p.Lambda, Epsilon: p.Epsilon, Sigma: p.Sigma,
@@ -286,7 +329,7 @@ func (e *evaluator) fit(ctx context.Context, name string, p Params, k int, ds *d
 	if model.Components() == 0 {
 		return transformer{}, fmt.Errorf("%s returned no components", name)
 	}
-	return transformer{model: model}, nil
+	return transformer{model: model, batch: e.o.BatchCenter}, nil
 }
 
 // learner is a trained classifier or regressor.
@@ -429,7 +472,7 @@ func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitRe
 		return nil, fmt.Errorf("eval: %s: final fit on %s: %w", name, strings.Join(sr.Train, ","), err)
 	}
 	trainRows := e.sample(s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
-	z, err := tr.apply(e.ds.Subset(trainRows).X, sr.Params.Components)
+	z, err := tr.apply(e, e.ds.Subset(trainRows).X, trainRows, sr.Params.Components)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +492,7 @@ func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitRe
 			return nil, err
 		}
 		rows := e.byDomain[gi]
-		zt, err := tr.apply(e.ds.Subset(rows).X, sr.Params.Components)
+		zt, err := tr.apply(e, e.ds.Subset(rows).X, rows, sr.Params.Components)
 		if err != nil {
 			return nil, err
 		}
@@ -507,12 +550,12 @@ func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGr
 				fail(err)
 				continue
 			}
-			zfit, err := tr.apply(fitDS.X, 0)
+			zfit, err := tr.apply(e, fitDS.X, fitRows, 0)
 			if err != nil {
 				fail(err)
 				continue
 			}
-			zval, err := tr.apply(validX, 0)
+			zval, err := tr.apply(e, validX, validRows, 0)
 			if err != nil {
 				fail(err)
 				continue

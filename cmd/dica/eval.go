@@ -40,6 +40,10 @@ To keep this fast on large data, each inner fit uses at most
 (sampled from each training sample in proportion to its size); the final
 DICA fit uses all training cells, and every test cell is scored.
 
+With --batch-center each sample (training and test) is projected centered
+with its own mean, which removes a sample's overall shift; this uses the
+unlabelled cells of the test samples (transductive), never their labels.
+
 Examples:
 
   # The 16 CyTOF samples: train on samples 1-8, test on the 8 others,
@@ -87,6 +91,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	finalFit := fs.Int("final-fit-cells", 0, "cells of the final fit (`N`; default all, --max-fit-cells with --solver exact)")
 	maxTrain := fs.Int("max-train-cells", eval.DefaultMaxTrainCells, "training cells of the final SVM (`N`)")
 	maxReg := fs.Int("max-regression-cells", eval.DefaultMaxRegressionCells, "training cells of the kernel ridge regression (`N`)")
+	batch := fs.Bool("batch-center", false, "center each sample with its own mean in the projection (transductive: uses the test samples' unlabelled cells)")
 	seed := fs.Uint64("seed", 1, "random `seed`")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -97,7 +102,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	o := eval.Options{
 		Methods: splitList(*methods), Rank: *rank, InnerFolds: *innerFolds,
 		MaxFitCells: *maxFit, FinalFitCells: *finalFit, MaxTrainCells: *maxTrain,
-		MaxRegressionCells: *maxReg, Seed: *seed,
+		MaxRegressionCells: *maxReg, Seed: *seed, BatchCenter: *batch,
 	}
 	var err error
 	if o.Solver, err = dica.ParseSolver(*solver); err != nil {
@@ -247,8 +252,12 @@ func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result) error {
 	if res.Rank > 0 {
 		rank = fmt.Sprintf(" rank %d", res.Rank)
 	}
-	fmt.Fprintf(w, "%s: %s per test domain; %d cells, %d domains; solver %s%s\n",
-		res.Task, res.Metric, res.Cells, len(ds.DomainNames), res.Solver, rank)
+	batch := ""
+	if res.BatchCenter {
+		batch = "; each domain centered with its own mean"
+	}
+	fmt.Fprintf(w, "%s: %s per test domain; %d cells, %d domains; solver %s%s%s\n",
+		res.Task, res.Metric, res.Cells, len(ds.DomainNames), res.Solver, rank, batch)
 	if len(res.Methods) > 0 && len(res.Methods[0].Splits) == 1 {
 		s := res.Methods[0].Splits[0]
 		fmt.Fprintf(w, "train: %s\ntest:  %s\n", strings.Join(s.Train, ","), strings.Join(s.Test, ","))
@@ -261,6 +270,9 @@ func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result) error {
 		fmt.Fprintf(tw, "  domain\tcells\t%s\tchosen (inner CV score)\tfit s\n", res.Metric)
 		for _, s := range m.Splits {
 			chosen := eval.ParamString(m.Method, s.Params, regression)
+			if m.Method != eval.Input && s.Components < s.Params.Components {
+				chosen += fmt.Sprintf(" (%d used)", s.Components)
+			}
 			if s.InnerFolds > 0 {
 				chosen += fmt.Sprintf(" (%.4f, %d folds)", s.InnerScore, s.InnerFolds)
 			}
