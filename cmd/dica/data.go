@@ -98,16 +98,16 @@ func isFCS(path string) bool {
 
 // source opens the data named by the flags and extra arguments.
 func (d *dataFlags) source(extra []string) (dataset.Source, error) {
-	files, err := expand(append(append([]string(nil), d.data...), extra...), "--data")
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, usageErr("no data: give --data FILES")
-	}
 	tr, err := preprocess.ParseFunc(d.transform)
 	if err != nil {
 		return nil, usageErr("--transform: %v", err)
+	}
+	if len(d.data)+len(extra) == 0 {
+		return nil, usageErr("no data: give --data FILES")
+	}
+	files, err := expand(append(append([]string(nil), d.data...), extra...), "--data")
+	if err != nil {
+		return nil, err
 	}
 	nfcs := 0
 	for _, f := range files {
