@@ -183,7 +183,7 @@ func TestFCSDirectory(t *testing.T) {
 	for _, k := range []string{"version", "datatype", "byteorder", "events", "parameters", "first_event", "last_event"} {
 		require.Contains(t, info, k)
 	}
-	require.Equal(t, "3.1", info["version"])
+	require.Equal(t, "FCS3.1", info["version"])
 	require.EqualValues(t, ds.N(), info["events"])
 }
 
