@@ -222,3 +222,37 @@ func TestDemoSmall(t *testing.T) {
 		require.GreaterOrEqual(t, r.dvTest, 0.0)
 	}
 }
+
+// dataDir returns the shared real-data folder, or skips the test.
+func dataDir(t *testing.T, sub string) string {
+	t.Helper()
+	root := os.Getenv("DICA_DATA")
+	if root == "" {
+		root = filepath.Join("..", "..", "..", "shared", "data")
+	}
+	dir := filepath.Join(root, sub)
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("real data %s not found (set DICA_DATA): %v", dir, err)
+	}
+	return dir
+}
+
+// TestCyTOFEndToEnd fits supervised DICA on the 16 CyTOF samples, one
+// domain per CSV file, with the label files and log1p, as the README shows.
+func TestCyTOFEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 46 MB of CSV")
+	}
+	dir := dataDir(t, "multicenter16_cytof")
+	out, errs, code := runCmd(t, "fit", "--data", filepath.Join(dir, "sample*.csv"), "--labels", filepath.Join(dir, "labels*.csv"),
+		"--labels-ignore", "0", "--transform", "log1p", "--sigma", "1", "--rank", "50", "--report", "json", "--quiet")
+	require.Equal(t, 0, code, errs)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.EqualValues(t, 693643, rep["n"])
+	require.EqualValues(t, 16, rep["domains"])
+	require.EqualValues(t, 4, rep["classes"])
+	require.EqualValues(t, 8, rep["d"])
+	require.EqualValues(t, 3, rep["components_positive"], "4 populations give 3 components")
+	require.Less(t, rep["distributional_variance_projected"].(float64), rep["distributional_variance_input"].(float64))
+}
