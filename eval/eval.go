@@ -32,8 +32,9 @@
 // Cells are subsampled, per domain in proportion to its size and with a
 // seeded generator, wherever a step would otherwise be slow: each inner fit
 // and each held-out group (Options.MaxFitCells), the classifier's training
-// set (MaxTrainCells) and the regressor's (MaxRegressionCells). Test domains
-// are always scored on all their cells. With the same Seed the result is the
+// set (MaxTrainCells) and the regressor's (MaxRegressionCells). The final fit
+// uses every training cell (FinalFitCells), and test domains are always
+// scored on all their cells. With the same Seed the result is the
 // same, bit for bit.
 package eval
 
@@ -54,10 +55,10 @@ import (
 // without any transformation.
 const Input = "input"
 
-// Methods lists the method names Options.Methods accepts, in their default
-// order: the baseline, then the members of the DICA family (exact.ParseMethod
-// names).
-var Methods = [...]string{Input, "kpca", "udica", "coir", "dica"}
+// Methods returns the method names Options.Methods accepts, in their
+// default order: the baseline, then the members of the DICA family
+// (exact.ParseMethod names).
+func Methods() []string { return []string{Input, "kpca", "udica", "coir", "dica"} }
 
 // Defaults used when the corresponding Options field is zero.
 const (
@@ -356,7 +357,7 @@ func parseMethod(name string) (dica.Method, bool, error) {
 	}
 	m, err := exact.ParseMethod(name)
 	if err != nil {
-		return 0, false, fmt.Errorf("eval: unknown method %q; want one of %v", name, Methods)
+		return 0, false, fmt.Errorf("eval: unknown method %q; want one of %v", name, Methods())
 	}
 	return m, true, nil
 }
@@ -364,7 +365,7 @@ func parseMethod(name string) (dica.Method, bool, error) {
 // withDefaults fills the zero fields of o.
 func (o Options) withDefaults(regression bool) Options {
 	if len(o.Methods) == 0 {
-		o.Methods = Methods[:]
+		o.Methods = Methods()
 	}
 	if o.Rank == 0 {
 		o.Rank = dica.DefaultRank

@@ -49,13 +49,13 @@ func TestRunClassification(t *testing.T) {
 	if res.Task != "classification" || res.Metric != "accuracy" || res.Cells != ds.N() || res.Rank != 30 {
 		t.Errorf("result header %+v", res)
 	}
-	if got := len(res.Methods); got != len(Methods) {
-		t.Fatalf("%d methods, want %d", got, len(Methods))
+	if got := len(res.Methods); got != len(Methods()) {
+		t.Fatalf("%d methods, want %d", got, len(Methods()))
 	}
 	sizes := ds.DomainSizes()
 	for i, m := range res.Methods {
-		if m.Method != Methods[i] {
-			t.Errorf("method %d = %q, want %q", i, m.Method, Methods[i])
+		if m.Method != Methods()[i] {
+			t.Errorf("method %d = %q, want %q", i, m.Method, Methods()[i])
 		}
 		if len(m.Splits) != 1 || len(m.Scores) != 2 {
 			t.Fatalf("%s: %d splits, %d scores", m.Method, len(m.Splits), len(m.Scores))

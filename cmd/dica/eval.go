@@ -76,7 +76,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlags("eval", evalUsage, stderr)
 	var df dataFlags
 	df.register(fs, true)
-	methods := fs.String("methods", strings.Join(eval.Methods[:], ","), "`methods` to compare, comma-separated: input (no projection), kpca, udica, coir, dica")
+	methods := fs.String("methods", strings.Join(eval.Methods(), ","), "`methods` to compare, comma-separated: input (no projection), kpca, udica, coir, dica")
 	solver := fs.String("solver", "nystrom", "`solver`: nystrom, rff or exact (n x n, small data)")
 	rank := fs.Int("rank", 200, "rank `m`: Nystrom landmarks or random features")
 	trainDoms := fs.String("train-domains", "", "training `domains` (samples), comma-separated (default: all but the test domains)")
@@ -124,11 +124,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	for _, m := range o.Methods {
 		ok := false
-		for _, k := range eval.Methods {
+		for _, k := range eval.Methods() {
 			ok = ok || strings.EqualFold(m, k)
 		}
 		if !ok {
-			return usageErr("--methods: unknown method %q; want some of %s", m, strings.Join(eval.Methods[:], ","))
+			return usageErr("--methods: unknown method %q; want some of %s", m, strings.Join(eval.Methods(), ","))
 		}
 	}
 	if o.Grid.Sigma, err = floatList("sigma", *sigma); err != nil {
