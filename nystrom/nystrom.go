@@ -15,7 +15,9 @@
 // Landmarks are chosen uniformly (Uniform), by k-means++ with Lloyd steps
 // (KMeansPP), or given by the caller. New is deterministic, so a Map is
 // reconstructed bit-identically from (kernel, landmarks, rcond), which is all
-// a saved model needs to store.
+// a saved model needs to store (on the same platform: kernel blocks are
+// computed by different code on CPUs with and without AVX2+FMA, which may
+// differ in the last bit).
 package nystrom
 
 import (

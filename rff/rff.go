@@ -30,7 +30,15 @@
 //
 // A Map is a deterministic function of (kernel, d, m, orthogonal, seed): the
 // frequencies are drawn from math/rand/v2's PCG generator, so a saved model
-// only needs those five values.
+// only needs those five values (the frequencies are bit-identical on every
+// platform for a given Go release; the features may differ in the last bit
+// between CPUs with and without AVX2+FMA, which run different code).
+//
+// Map computes the projections W x and their sines and cosines 4 at a time
+// with AVX2+FMA assembly on amd64 (Cody-Waite reduction by pi/2 and the
+// Cephes polynomials of math.Sincos, within 1 ulp of math.Sincos; arguments
+// beyond 2^20, which heavy-tailed Cauchy frequencies can produce, go to
+// math.Sincos), and in plain Go elsewhere or with the noasm build tag.
 package rff
 
 import (
@@ -53,7 +61,8 @@ type Map struct {
 	orthogonal bool
 	seed       uint64
 	w          *mat.Dense // D x d frequencies, one per row
-	wt         []float64  // d x D, w transposed
+	wt         []float64  // d x stride, w transposed, columns padded with 0
+	stride     int        // D rounded up to a multiple of 4
 	scale      float64    // sqrt(1/D)
 }
 
@@ -131,13 +140,14 @@ func New(k kernel.Kernel, d, m int, orthogonal bool, seed uint64) (*Map, error) 
 		}
 	}
 	w.Scale(1/sigma, w)
-	wt := make([]float64, d*nf)
+	stride := (nf + 3) &^ 3
+	wt := make([]float64, d*stride)
 	for i := range nf {
 		for j, v := range w.RawRowView(i) {
-			wt[j*nf+i] = v
+			wt[j*stride+i] = v
 		}
 	}
-	return &Map{k: k, d: d, m: m, orthogonal: orthogonal, seed: seed, w: w, wt: wt, scale: math.Sqrt(1 / float64(nf))}, nil
+	return &Map{k: k, d: d, m: m, orthogonal: orthogonal, seed: seed, w: w, wt: wt, stride: stride, scale: math.Sqrt(1 / float64(nf))}, nil
 }
 
 // orthogonalFrequencies fills w (D x d) with blocks of d orthogonal rows of
@@ -217,22 +227,21 @@ func (f *Map) Map(dst, x *mat.Dense) {
 		panic(fmt.Sprintf("rff: destination is %d x %d, want %d x %d", rr, cc, n, f.m))
 	}
 	nf := f.m / 2
-	proj := make([]float64, nf)
+	proj := make([]float64, f.stride)
 	for i := range n {
 		xi := x.RawRowView(i)[:d]
-		clear(proj)
-		for k, a := range xi {
-			wk := f.wt[k*nf : k*nf+nf]
-			for j, v := range wk {
-				proj[j] += a * v
+		if hasAVX2FMA {
+			projAVX2(proj, xi, f.wt, f.stride)
+		} else {
+			clear(proj)
+			for k, a := range xi {
+				wk := f.wt[k*f.stride : k*f.stride+nf]
+				for j, v := range wk {
+					proj[j] += a * v
+				}
 			}
 		}
 		row := dst.RawRowView(i)[:f.m]
-		cs, sn := row[:nf], row[nf:]
-		for j, p := range proj {
-			s, c := math.Sincos(p)
-			cs[j] = f.scale * c
-			sn[j] = f.scale * s
-		}
+		sincosScaled(row[nf:], row[:nf], proj[:nf], f.scale)
 	}
 }
