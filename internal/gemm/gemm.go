@@ -1,0 +1,355 @@
+// Package gemm provides fast dense level-3 kernels for the two hot spots of
+// dica: the streaming Gram sum C += F^T F of a block of raw feature rows
+// (SyrkTransUpper) and the Cholesky factorization of the dense SPD
+// denominator of the exact solver (Cholesky, with the triangular solves
+// TrsmLowerLeft, TrsmLowerTransLeft, TrsmLowerTransRight and the general
+// product Gemm).
+//
+// All matrices are dense, row-major float64 slices with a leading dimension
+// (row stride) ld >= number of columns, as in gonum's blas64.General.
+//
+// The kernels follow the GotoBLAS/BLIS design (Goto and van de Geijn, "Anatomy
+// of high-performance matrix multiplication", ACM TOMS 34(3), 2008): the
+// operands are packed, per block of kc = 256 inner indices, into micro-panels
+// of 4 rows of op(A) and 12 columns of op(B), and a 4 x 12 register-blocked
+// micro-kernel accumulates a tile of C in 12 vector registers. On amd64 CPUs
+// with AVX2 and FMA the micro-kernel is assembly; elsewhere (or with the
+// build tag noasm) it is pure Go with math.FMA, which gives bit-identical
+// results to the assembly.
+//
+// Determinism: every element of C is computed as
+//
+//	C[i][j] = fma(alpha, acc_b, C[i][j]) for each block b of kc inner indices in turn,
+//	acc_b   = fma(a_k, b_k, acc_b) over the indices k of the block in increasing order,
+//
+// so the result depends only on the inputs and the fixed block size, never on
+// the number of workers, GOMAXPROCS or timing. All functions are safe for
+// concurrent use on distinct output buffers; there is no shared state.
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// Blocking parameters: micro-tile mr x nr, inner block kc, row block mc.
+const (
+	mr = 4
+	nr = 12
+	kc = 256
+	mc = 96 // multiple of mr
+)
+
+// impl carries the micro-kernel, so that tests can run the pure-Go kernel
+// through exactly the same blocking as the assembly one.
+type impl struct {
+	// kern: C[i][j] = fma(alpha, acc[i][j], C[i][j]) for the mr x nr tile
+	// at c (row stride ldc), acc[i][j] = sum_p a[p*mr+i]*b[p*nr+j] with one
+	// FMA per term in increasing p, p < len(a)/mr.
+	kern func(a, b, c []float64, ldc int, alpha float64)
+}
+
+var goImpl = impl{kern: kernGo}
+
+// kernGo is the portable micro-kernel (see impl.kern).
+func kernGo(a, b, c []float64, ldc int, alpha float64) {
+	var acc [mr * nr]float64
+	k := len(a) / mr
+	b = b[:k*nr]
+	for p := 0; p < k; p++ {
+		ap := a[p*mr : p*mr+mr : p*mr+mr]
+		bp := b[p*nr : p*nr+nr : p*nr+nr]
+		for i, ai := range ap {
+			row := acc[i*nr : i*nr+nr : i*nr+nr]
+			for j, bj := range bp {
+				row[j] = math.FMA(ai, bj, row[j])
+			}
+		}
+	}
+	for i := 0; i < mr; i++ {
+		ci := c[i*ldc : i*ldc+nr]
+		for j := range ci {
+			ci[j] = math.FMA(alpha, acc[i*nr+j], ci[j])
+		}
+	}
+}
+
+// triangle restricts the elements of C that are written.
+type triangle int
+
+const (
+	full  triangle = iota
+	upper          // only j >= i
+	lower          // only j <= i
+)
+
+// product describes C[i][j] += alpha * sum_k opA(i,k)*opB(k,j) for i < m,
+// j < n, k < k, restricted to tri. opA(i,k) is a[i*lda+k], or a[k*lda+i]
+// if transA; opB(k,j) is b[k*ldb+j], or b[j*ldb+k] if transB.
+type product struct {
+	m, n, k int
+	alpha   float64
+	a       []float64
+	lda     int
+	transA  bool
+	b       []float64
+	ldb     int
+	transB  bool
+	c       []float64
+	ldc     int
+	tri     triangle
+}
+
+// packA packs rows i0..i0+mb of opA, inner indices p0..p0+kb, into
+// micro-panels of mr rows: dst[panel*kb*mr + p*mr + i]. Rows past m are
+// zero.
+func (g *product) packA(dst []float64, i0, mb, p0, kb int) {
+	for q := 0; q*mr < mb; q++ {
+		d := dst[q*kb*mr : (q+1)*kb*mr]
+		rows := min(mr, mb-q*mr)
+		ib := i0 + q*mr
+		if g.transA {
+			for p := 0; p < kb; p++ {
+				src := g.a[(p0+p)*g.lda+ib:]
+				dp := d[p*mr : p*mr+mr]
+				if rows == mr {
+					copy(dp, src[:mr])
+					continue
+				}
+				copy(dp, src[:rows])
+				clear(dp[rows:])
+			}
+			continue
+		}
+		for i := 0; i < mr; i++ {
+			if i >= rows {
+				for p := 0; p < kb; p++ {
+					d[p*mr+i] = 0
+				}
+				continue
+			}
+			src := g.a[(ib+i)*g.lda+p0 : (ib+i)*g.lda+p0+kb]
+			for p, v := range src {
+				d[p*mr+i] = v
+			}
+		}
+	}
+}
+
+// packB packs columns j0..j0+nb of opB, inner indices p0..p0+kb, into
+// micro-panels of nr columns: dst[panel*kb*nr + p*nr + j]. Columns past n
+// are zero.
+func (g *product) packB(dst []float64, j0, nb, p0, kb int) {
+	for q := 0; q*nr < nb; q++ {
+		d := dst[q*kb*nr : (q+1)*kb*nr]
+		cols := min(nr, nb-q*nr)
+		jb := j0 + q*nr
+		if !g.transB {
+			for p := 0; p < kb; p++ {
+				src := g.b[(p0+p)*g.ldb+jb:]
+				dp := d[p*nr : p*nr+nr]
+				if cols == nr {
+					copy(dp, src[:nr])
+					continue
+				}
+				copy(dp, src[:cols])
+				clear(dp[cols:])
+			}
+			continue
+		}
+		for j := 0; j < nr; j++ {
+			if j >= cols {
+				for p := 0; p < kb; p++ {
+					d[p*nr+j] = 0
+				}
+				continue
+			}
+			src := g.b[(jb+j)*g.ldb+p0 : (jb+j)*g.ldb+p0+kb]
+			for p, v := range src {
+				d[p*nr+j] = v
+			}
+		}
+	}
+}
+
+// rowBlock computes the rows i0..i0+mb of C for the inner block packed in
+// bp (all n columns) and ap (the rows i0..i0+mb), kb inner indices.
+func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr * nr]float64) {
+	for jq := 0; jq*nr < g.n; jq++ {
+		j0 := jq * nr
+		nj := min(nr, g.n-j0)
+		switch g.tri {
+		case upper:
+			if j0+nj-1 < i0 {
+				continue
+			}
+		case lower:
+			if j0 > i0+mb-1 {
+				return
+			}
+		}
+		b := bp[jq*kb*nr : (jq+1)*kb*nr]
+		for iq := 0; iq*mr < mb; iq++ {
+			ti := i0 + iq*mr
+			mi := min(mr, mb-iq*mr)
+			a := ap[iq*kb*mr : (iq+1)*kb*mr]
+			if g.tri == upper && j0+nj-1 < ti {
+				// Entirely below the diagonal; so are later row panels.
+				break
+			}
+			inside := mi == mr && nj == nr
+			switch g.tri {
+			case upper:
+				inside = inside && j0 >= ti+mr-1
+			case lower:
+				if j0 > ti+mi-1 {
+					continue
+				}
+				inside = inside && j0+nr-1 <= ti
+			}
+			if inside {
+				im.kern(a, b, g.c[ti*g.ldc+j0:], g.ldc, g.alpha)
+				continue
+			}
+			clear(tmp[:])
+			im.kern(a, b, tmp[:], nr, 1)
+			for i := 0; i < mi; i++ {
+				jlo, jhi := 0, nj
+				switch g.tri {
+				case upper:
+					jlo = max(0, ti+i-j0)
+				case lower:
+					jhi = min(nj, ti+i-j0+1)
+				}
+				if jlo >= jhi {
+					continue
+				}
+				ci := g.c[(ti+i)*g.ldc+j0 : (ti+i)*g.ldc+j0+jhi]
+				for j := jlo; j < jhi; j++ {
+					ci[j] = math.FMA(g.alpha, tmp[i*nr+j], ci[j])
+				}
+			}
+		}
+	}
+}
+
+// run computes the product with up to workers goroutines over row blocks
+// of C. The result does not depend on workers.
+func (im impl) run(g *product, workers int) {
+	if g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0 {
+		return
+	}
+	nPanels := (g.n + nr - 1) / nr
+	kb0 := min(kc, g.k)
+	bp := make([]float64, nPanels*nr*kb0)
+	nBlocks := (g.m + mc - 1) / mc
+	workers = max(1, min(workers, nBlocks))
+	aps := make([][]float64, workers)
+	for w := range aps {
+		aps[w] = make([]float64, mc*kb0)
+	}
+	var tmp [mr * nr]float64
+	for p0 := 0; p0 < g.k; p0 += kc {
+		kb := min(kc, g.k-p0)
+		g.packB(bp, 0, g.n, p0, kb)
+		if workers == 1 {
+			for i0 := 0; i0 < g.m; i0 += mc {
+				mb := min(mc, g.m-i0)
+				g.packA(aps[0], i0, mb, p0, kb)
+				im.rowBlock(g, aps[0], bp, i0, mb, kb, &tmp)
+			}
+			continue
+		}
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(ap []float64) {
+				defer wg.Done()
+				var tmp [mr * nr]float64
+				for {
+					// For the lower triangle the last blocks are the
+					// largest: hand them out first.
+					bl := int(next.Add(1)) - 1
+					if bl >= nBlocks {
+						return
+					}
+					if g.tri == lower {
+						bl = nBlocks - 1 - bl
+					}
+					i0 := bl * mc
+					mb := min(mc, g.m-i0)
+					g.packA(ap, i0, mb, p0, kb)
+					im.rowBlock(g, ap, bp, i0, mb, kb, &tmp)
+				}
+			}(aps[w])
+		}
+		wg.Wait()
+	}
+}
+
+// checkMatrix panics if a does not hold an r x c row-major matrix with
+// leading dimension ld.
+func checkMatrix(name string, a []float64, ld, r, c int) {
+	if r < 0 || c < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension of %s: %d x %d", name, r, c))
+	}
+	if ld < max(1, c) {
+		panic(fmt.Sprintf("gemm: leading dimension of %s %d < %d columns", name, ld, c))
+	}
+	if r > 0 && c > 0 && len(a) < (r-1)*ld+c {
+		panic(fmt.Sprintf("gemm: %s has %d elements, need %d for %d x %d with stride %d", name, len(a), (r-1)*ld+c, r, c, ld))
+	}
+}
+
+// Gemm computes C += alpha * op(A) * op(B), where C is m x n, op(A) is
+// m x k (A itself, or A^T stored k x m if transA), op(B) is k x n (B, or
+// B^T stored n x k if transB); all row-major with leading dimensions lda,
+// ldb, ldc. This is BLAS dgemm with beta = 1. The rows of C are split among
+// up to workers goroutines; the result is bit-identical for any workers >= 1.
+// Gemm panics on inconsistent shapes.
+func Gemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, workers int) {
+	native.gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc, workers)
+}
+
+func (im impl) gemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, workers int) {
+	if transA {
+		checkMatrix("A", a, lda, k, m)
+	} else {
+		checkMatrix("A", a, lda, m, k)
+	}
+	if transB {
+		checkMatrix("B", b, ldb, n, k)
+	} else {
+		checkMatrix("B", b, ldb, k, n)
+	}
+	checkMatrix("C", c, ldc, m, n)
+	im.run(&product{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, transA: transA,
+		b: b, ldb: ldb, transB: transB, c: c, ldc: ldc}, workers)
+}
+
+// SyrkTransUpper adds F^T F to the upper triangle of C: for 0 <= i <= j < m,
+//
+//	C[i][j] += sum_{k<r} F[k][i] * F[k][j],
+//
+// where F is r x m (row-major, leading dimension ldf) and C is m x m
+// (row-major, leading dimension ldc). This is BLAS dsyrk with uplo = Upper,
+// trans = Trans, alpha = beta = 1: the streaming Gram sum of a block of r
+// feature rows. The strictly lower triangle of C is neither read nor
+// written. The computation is single-threaded (call it from several
+// goroutines on distinct C buffers for parallelism), allocates about
+// min(r, 256) * (m + 108) float64 of packing space per call, and its result
+// is a deterministic function of the inputs. It panics on inconsistent
+// shapes.
+func SyrkTransUpper(c []float64, ldc int, f []float64, ldf, r, m int) {
+	native.syrkTransUpper(c, ldc, f, ldf, r, m)
+}
+
+func (im impl) syrkTransUpper(c []float64, ldc int, f []float64, ldf, r, m int) {
+	checkMatrix("F", f, ldf, r, m)
+	checkMatrix("C", c, ldc, m, m)
+	im.run(&product{m: m, n: m, k: r, alpha: 1, a: f, lda: ldf, transA: true,
+		b: f, ldb: ldf, c: c, ldc: ldc, tri: upper}, 1)
+}

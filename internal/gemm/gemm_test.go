@@ -1,0 +1,396 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// randSlice returns n uniform values in [-1, 1).
+func randSlice(rng *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = 2*rng.Float64() - 1
+	}
+	return s
+}
+
+func absSlice(s []float64) []float64 {
+	t := make([]float64, len(s))
+	for i, v := range s {
+		t[i] = math.Abs(v)
+	}
+	return t
+}
+
+func general(r, c, stride int, data []float64) blas64.General {
+	return blas64.General{Rows: r, Cols: c, Stride: stride, Data: data}
+}
+
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestKernelAsmMatchesGo(t *testing.T) {
+	if !hasAVX2FMA {
+		t.Skip("no AVX2+FMA: only the Go kernel is used")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, k := range []int{0, 1, 2, 3, 7, 256} {
+		a := randSlice(rng, k*mr)
+		b := randSlice(rng, k*nr)
+		const ldc = 15
+		c0 := randSlice(rng, (mr-1)*ldc+nr)
+		c1 := append([]float64(nil), c0...)
+		c2 := append([]float64(nil), c0...)
+		native.kern(a, b, c1, ldc, -0.75)
+		kernGo(a, b, c2, ldc, -0.75)
+		if !sameBits(c1, c2) {
+			t.Errorf("k=%d: assembly and Go kernels differ", k)
+		}
+		// Reference with plain sums.
+		for i := 0; i < mr; i++ {
+			for j := 0; j < nr; j++ {
+				var s, sa float64
+				for p := 0; p < k; p++ {
+					s += a[p*mr+i] * b[p*nr+j]
+					sa += math.Abs(a[p*mr+i] * b[p*nr+j])
+				}
+				want := c0[i*ldc+j] - 0.75*s
+				if d := math.Abs(c1[i*ldc+j] - want); d > 1e-14*(sa+1) {
+					t.Errorf("k=%d: C[%d][%d] = %v, want %v", k, i, j, c1[i*ldc+j], want)
+				}
+			}
+		}
+		// Elements between the tile rows are untouched.
+		for i := 0; i < mr-1; i++ {
+			for j := nr; j < ldc; j++ {
+				if c1[i*ldc+j] != c0[i*ldc+j] {
+					t.Errorf("k=%d: kernel wrote outside the tile at (%d,%d)", k, i, j)
+				}
+			}
+		}
+	}
+}
+
+func TestSyrkTransUpper(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct{ r, m, padF, padC int }{
+		{1, 1, 0, 0}, {3, 1, 1, 0}, {1, 3, 0, 2}, {7, 13, 3, 1}, {13, 7, 0, 0},
+		{64, 64, 0, 0}, {65, 65, 1, 3}, {300, 127, 0, 5}, {257, 25, 2, 0},
+		{513, 100, 0, 0}, {100, 500, 0, 0}, {600, 513, 7, 1},
+	} {
+		r, m := tc.r, tc.m
+		ldf, ldc := m+tc.padF, m+tc.padC
+		f := randSlice(rng, r*ldf)
+		c0 := randSlice(rng, m*ldc)
+		// Poison the strictly lower triangle: it must stay untouched.
+		for i := 0; i < m; i++ {
+			for j := 0; j < i; j++ {
+				c0[i*ldc+j] = math.NaN()
+			}
+		}
+		c := append([]float64(nil), c0...)
+		SyrkTransUpper(c, ldc, f, ldf, r, m)
+
+		ref := append([]float64(nil), c0...)
+		blas64.Syrk(blas.Trans, 1, general(r, m, ldf, f), 1,
+			blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: ldc, Data: ref})
+		bound := make([]float64, m*ldc)
+		blas64.Syrk(blas.Trans, 1, general(r, m, ldf, absSlice(f)), 0,
+			blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: ldc, Data: bound})
+		tol := 1e-13 * math.Sqrt(float64(r))
+		bad := 0
+		for i := 0; i < m; i++ {
+			for j := 0; j < m; j++ {
+				got, want := c[i*ldc+j], ref[i*ldc+j]
+				if j < i {
+					if !math.IsNaN(got) {
+						t.Fatalf("r=%d m=%d: lower C[%d][%d] written", r, m, i, j)
+					}
+					continue
+				}
+				if math.Abs(got-want) > tol*(bound[i*ldc+j]+math.Abs(c0[i*ldc+j])) {
+					bad++
+					if bad < 4 {
+						t.Errorf("r=%d m=%d: C[%d][%d] = %v, want %v", r, m, i, j, got, want)
+					}
+				}
+			}
+		}
+		// Padding columns of C untouched.
+		for i := 0; i < m; i++ {
+			for j := m; j < ldc; j++ {
+				if c[i*ldc+j] != c0[i*ldc+j] {
+					t.Fatalf("r=%d m=%d: padding C[%d][%d] written", r, m, i, j)
+				}
+			}
+		}
+		// The portable kernel gives the same bits.
+		cg := append([]float64(nil), c0...)
+		goImpl.syrkTransUpper(cg, ldc, f, ldf, r, m)
+		if !sameBitsNaN(c, cg) {
+			t.Errorf("r=%d m=%d: Go and native kernels differ", r, m)
+		}
+	}
+}
+
+// sameBitsNaN is sameBits treating all NaNs as equal.
+func sameBitsNaN(a, b []float64) bool {
+	for i := range a {
+		if math.IsNaN(a[i]) && math.IsNaN(b[i]) {
+			continue
+		}
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func TestGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct{ m, n, k int }{
+		{1, 1, 1}, {3, 7, 13}, {13, 3, 1}, {64, 65, 127}, {127, 13, 300},
+		{200, 97, 513}, {5, 300, 40},
+	} {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				m, n, k := tc.m, tc.n, tc.k
+				ar, ac := m, k
+				if tA {
+					ar, ac = k, m
+				}
+				br, bc := k, n
+				if tB {
+					br, bc = n, k
+				}
+				lda, ldb, ldc := ac+1, bc+2, n+3
+				a := randSlice(rng, ar*lda)
+				b := randSlice(rng, br*ldb)
+				c0 := randSlice(rng, m*ldc)
+				const alpha = -1.5
+				tr := func(x bool) blas.Transpose {
+					if x {
+						return blas.Trans
+					}
+					return blas.NoTrans
+				}
+				ref := append([]float64(nil), c0...)
+				blas64.Gemm(tr(tA), tr(tB), alpha, general(ar, ac, lda, a), general(br, bc, ldb, b), 1, general(m, n, ldc, ref))
+				bound := make([]float64, m*ldc)
+				blas64.Gemm(tr(tA), tr(tB), math.Abs(alpha), general(ar, ac, lda, absSlice(a)), general(br, bc, ldb, absSlice(b)), 0, general(m, n, ldc, bound))
+				var first []float64
+				for _, workers := range []int{1, 2, 3} {
+					c := append([]float64(nil), c0...)
+					Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc, workers)
+					name := fmt.Sprintf("%dx%dx%d tA=%v tB=%v workers=%d", m, n, k, tA, tB, workers)
+					if workers == 1 {
+						first = c
+						tol := 1e-13 * math.Sqrt(float64(k))
+						for i := range c {
+							if math.Abs(c[i]-ref[i]) > tol*(bound[i]+math.Abs(c0[i])) {
+								t.Fatalf("%s: C[%d] = %v, want %v", name, i, c[i], ref[i])
+							}
+						}
+						cg := append([]float64(nil), c0...)
+						goImpl.gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, cg, ldc, 1)
+						if !sameBits(c, cg) {
+							t.Errorf("%s: Go and native kernels differ", name)
+						}
+					} else if !sameBits(c, first) {
+						t.Errorf("%s: differs from workers=1", name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// spd returns a well-conditioned random n x n SPD matrix G G^T / n + I
+// with leading dimension ld, and the matrix as a gonum SymDense.
+func spd(rng *rand.Rand, n, ld int) ([]float64, *mat.SymDense) {
+	g := randSlice(rng, n*n)
+	a := make([]float64, n*ld)
+	blas64.Syrk(blas.NoTrans, 1/float64(n), general(n, n, n, g), 0,
+		blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: ld, Data: a})
+	sym := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		a[i*ld+i]++
+		for j := 0; j <= i; j++ {
+			sym.SetSym(i, j, a[i*ld+j])
+		}
+	}
+	return a, sym
+}
+
+func TestCholesky(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 3, 7, 13, 64, 65, 127, 193, 385, 513} {
+		ld := n + 2
+		a0, sym := spd(rng, n, ld)
+		// The strictly upper triangle must be neither read nor written.
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < ld; j++ {
+				a0[i*ld+j] = math.NaN()
+			}
+		}
+		var chol mat.Cholesky
+		if !chol.Factorize(sym) {
+			t.Fatalf("n=%d: gonum says not PD", n)
+		}
+		var lref mat.TriDense
+		chol.LTo(&lref)
+		var first []float64
+		for _, workers := range []int{1, 2, 3} {
+			a := append([]float64(nil), a0...)
+			if !Cholesky(a, ld, n, workers) {
+				t.Fatalf("n=%d workers=%d: Cholesky failed", n, workers)
+			}
+			if workers > 1 {
+				if !sameBitsNaN(a, first) {
+					t.Errorf("n=%d: workers=%d differs from workers=1", n, workers)
+				}
+				continue
+			}
+			first = a
+			tol := 1e-13 * math.Sqrt(float64(n))
+			for i := 0; i < n; i++ {
+				for j := 0; j < ld; j++ {
+					got := a[i*ld+j]
+					if j > i {
+						if !math.IsNaN(got) {
+							t.Fatalf("n=%d: upper A[%d][%d] written", n, i, j)
+						}
+						continue
+					}
+					want := lref.At(i, j)
+					if math.Abs(got-want) > tol*math.Sqrt(sym.At(i, i)) {
+						t.Fatalf("n=%d: L[%d][%d] = %v, want %v", n, i, j, got, want)
+					}
+				}
+			}
+		}
+		if n <= 200 {
+			ag := append([]float64(nil), a0...)
+			goImpl.cholesky(ag, ld, n, 2)
+			if !sameBitsNaN(ag, first) {
+				t.Errorf("n=%d: Go and native kernels differ", n)
+			}
+		}
+	}
+}
+
+func TestCholeskyNotPD(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n = 450
+	a0, _ := spd(rng, n, n)
+	for _, tc := range []struct {
+		name string
+		edit func(a []float64)
+	}{
+		{"negative pivot in third block", func(a []float64) { a[400*n+400] = -1 }},
+		{"indefinite 2x2 at start", func(a []float64) { a[1*n+0] = 10 }},
+		{"zero matrix", func(a []float64) { clear(a) }},
+		{"NaN", func(a []float64) { a[300*n+7] = math.NaN() }},
+		{"indefinite 2x2 minor in third block", func(a []float64) {
+			a[420*n+419] = 2 * math.Sqrt(a[419*n+419]*a[420*n+420])
+		}},
+	} {
+		a := append([]float64(nil), a0...)
+		tc.edit(a)
+		if Cholesky(a, n, n, 2) {
+			t.Errorf("%s: Cholesky reported positive definite", tc.name)
+		}
+	}
+	a := append([]float64(nil), a0...)
+	if !Cholesky(a, n, n, 2) {
+		t.Errorf("unedited matrix: Cholesky reported not positive definite")
+	}
+}
+
+// lowerFactor returns a well-conditioned n x n lower-triangular factor
+// (Cholesky factor of spd) with leading dimension ld.
+func lowerFactor(rng *rand.Rand, n, ld int) []float64 {
+	a, _ := spd(rng, n, ld)
+	if !Cholesky(a, ld, n, 1) {
+		panic("not PD")
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			a[i*ld+j] = 0
+		}
+	}
+	return a
+}
+
+func TestTrsm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, tc := range []struct{ n, w int }{
+		{1, 1}, {3, 7}, {13, 1}, {33, 5}, {65, 64}, {127, 13}, {300, 65}, {513, 30},
+	} {
+		n, w := tc.n, tc.w
+		ldl := n + 1
+		l := lowerFactor(rng, n, ldl)
+		lg := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: ldl, Data: l}
+		for _, v := range []struct {
+			name  string
+			side  blas.Side
+			trans blas.Transpose
+			rows  int
+			cols  int
+			f     func(b []float64, ldb, workers int)
+		}{
+			{"LowerLeft", blas.Left, blas.NoTrans, n, w, func(b []float64, ldb, workers int) {
+				TrsmLowerLeft(n, w, l, ldl, b, ldb, workers)
+			}},
+			{"LowerTransLeft", blas.Left, blas.Trans, n, w, func(b []float64, ldb, workers int) {
+				TrsmLowerTransLeft(n, w, l, ldl, b, ldb, workers)
+			}},
+			{"LowerTransRight", blas.Right, blas.Trans, w, n, func(b []float64, ldb, workers int) {
+				TrsmLowerTransRight(w, n, l, ldl, b, ldb, workers)
+			}},
+		} {
+			ldb := v.cols + 2
+			b0 := randSlice(rng, v.rows*ldb)
+			ref := append([]float64(nil), b0...)
+			blas64.Trsm(v.side, v.trans, 1, lg, general(v.rows, v.cols, ldb, ref))
+			var maxRef float64
+			for _, x := range ref {
+				maxRef = max(maxRef, math.Abs(x))
+			}
+			var first []float64
+			for _, workers := range []int{1, 2, 3} {
+				b := append([]float64(nil), b0...)
+				v.f(b, ldb, workers)
+				name := fmt.Sprintf("%s n=%d w=%d workers=%d", v.name, n, w, workers)
+				if workers > 1 {
+					if !sameBits(b, first) {
+						t.Errorf("%s: differs from workers=1", name)
+					}
+					continue
+				}
+				first = b
+				tol := 1e-13 * math.Sqrt(float64(n)) * maxRef
+				for i := range b {
+					if math.Abs(b[i]-ref[i]) > tol {
+						t.Fatalf("%s: X[%d] = %v, want %v", name, i, b[i], ref[i])
+					}
+				}
+			}
+		}
+	}
+}
