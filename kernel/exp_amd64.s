@@ -232,6 +232,139 @@ TEXT ·distRowAVX2(SB), NOSPLIT, $0-104
 	TESTQ CX, CX
 	JZ   distdone
 
+	// Pairs of 4-column blocks share the broadcasts of x.
+dist8:
+	CMPQ CX, $2
+	JLT  dist8end
+	VXORPD Y0, Y0, Y0
+	VXORPD Y8, Y8, Y8
+	MOVQ   R9, R12
+	MOVQ   SI, R13
+	MOVQ   R8, DX
+	CMPQ   R11, $3
+	JEQ    k8l1
+
+k8:
+	VBROADCASTSD (R13), Y1
+	VSUBPD       (R12), Y1, Y2
+	VSUBPD       32(R12), Y1, Y3
+	VFMADD231PD  Y2, Y2, Y0
+	VFMADD231PD  Y3, Y3, Y8
+	ADDQ         $8, R13
+	ADDQ         R10, R12
+	DECQ         DX
+	JNZ          k8
+	JMP          k8mode
+
+k8l1:
+	VBROADCASTSD (R13), Y1
+	VSUBPD       (R12), Y1, Y2
+	VSUBPD       32(R12), Y1, Y3
+	VANDPD       absmask<>(SB), Y2, Y2
+	VANDPD       absmask<>(SB), Y3, Y3
+	VADDPD       Y2, Y0, Y0
+	VADDPD       Y3, Y8, Y8
+	ADDQ         $8, R13
+	ADDQ         R10, R12
+	DECQ         DX
+	JNZ          k8l1
+
+k8mode:
+	CMPQ    R11, $0
+	JEQ     k8store0
+	CMPQ    R11, $2
+	JNE     k8scale
+	VSQRTPD Y0, Y0
+	VSQRTPD Y8, Y8
+
+k8scale:
+	VMULPD Y15, Y0, Y0
+	VMULPD Y15, Y8, Y8
+	VCMPPD       $0x1D, lo<>(SB), Y0, Y2
+	VCMPPD       $0x12, hi<>(SB), Y0, Y3
+	VANDPD       Y3, Y2, Y2
+	VCMPPD       $0x11, zero<>(SB), Y0, Y3
+	VORPD        Y3, Y2, Y4
+	VMOVMSKPD    Y4, BX
+	CMPQ         BX, $15
+	JNE          distdone
+	VMOVUPD      shift<>(SB), Y4
+	VFMADD231PD  invln2<>(SB), Y0, Y4
+	VSUBPD       shift<>(SB), Y4, Y5
+	VPSUBQ       shift<>(SB), Y4, Y4
+	VMOVAPD      Y0, Y6
+	VFNMADD231PD ln2hi<>(SB), Y5, Y6
+	VFNMADD231PD ln2lo<>(SB), Y5, Y6
+	VMOVUPD      c13<>(SB), Y7
+	VFMADD213PD  c12<>(SB), Y6, Y7
+	VFMADD213PD  c11<>(SB), Y6, Y7
+	VFMADD213PD  c10<>(SB), Y6, Y7
+	VFMADD213PD  c9<>(SB), Y6, Y7
+	VFMADD213PD  c8<>(SB), Y6, Y7
+	VFMADD213PD  c7<>(SB), Y6, Y7
+	VFMADD213PD  c6<>(SB), Y6, Y7
+	VFMADD213PD  c5<>(SB), Y6, Y7
+	VFMADD213PD  c4<>(SB), Y6, Y7
+	VFMADD213PD  c3<>(SB), Y6, Y7
+	VFMADD213PD  c2<>(SB), Y6, Y7
+	VFMADD213PD  c1<>(SB), Y6, Y7
+	VFMADD213PD  c0<>(SB), Y6, Y7
+	VPSLLQ       $52, Y4, Y4
+	VPADDQ       Y4, Y7, Y7
+	VANDNPD      Y7, Y3, Y0
+	VMOVUPD Y0, (DI)(AX*8)
+	ADDQ    $4, AX
+	VMOVAPD Y8, Y0
+	VCMPPD       $0x1D, lo<>(SB), Y0, Y2
+	VCMPPD       $0x12, hi<>(SB), Y0, Y3
+	VANDPD       Y3, Y2, Y2
+	VCMPPD       $0x11, zero<>(SB), Y0, Y3
+	VORPD        Y3, Y2, Y4
+	VMOVMSKPD    Y4, BX
+	CMPQ         BX, $15
+	JNE          distdone
+	VMOVUPD      shift<>(SB), Y4
+	VFMADD231PD  invln2<>(SB), Y0, Y4
+	VSUBPD       shift<>(SB), Y4, Y5
+	VPSUBQ       shift<>(SB), Y4, Y4
+	VMOVAPD      Y0, Y6
+	VFNMADD231PD ln2hi<>(SB), Y5, Y6
+	VFNMADD231PD ln2lo<>(SB), Y5, Y6
+	VMOVUPD      c13<>(SB), Y7
+	VFMADD213PD  c12<>(SB), Y6, Y7
+	VFMADD213PD  c11<>(SB), Y6, Y7
+	VFMADD213PD  c10<>(SB), Y6, Y7
+	VFMADD213PD  c9<>(SB), Y6, Y7
+	VFMADD213PD  c8<>(SB), Y6, Y7
+	VFMADD213PD  c7<>(SB), Y6, Y7
+	VFMADD213PD  c6<>(SB), Y6, Y7
+	VFMADD213PD  c5<>(SB), Y6, Y7
+	VFMADD213PD  c4<>(SB), Y6, Y7
+	VFMADD213PD  c3<>(SB), Y6, Y7
+	VFMADD213PD  c2<>(SB), Y6, Y7
+	VFMADD213PD  c1<>(SB), Y6, Y7
+	VFMADD213PD  c0<>(SB), Y6, Y7
+	VPSLLQ       $52, Y4, Y4
+	VPADDQ       Y4, Y7, Y7
+	VANDNPD      Y7, Y3, Y0
+	VMOVUPD Y0, (DI)(AX*8)
+	ADDQ    $4, AX
+	JMP     k8next
+
+k8store0:
+	VMOVUPD Y0, (DI)(AX*8)
+	VMOVUPD Y8, 32(DI)(AX*8)
+	ADDQ    $8, AX
+
+k8next:
+	ADDQ $64, R9
+	SUBQ $2, CX
+	JMP  dist8
+
+dist8end:
+	TESTQ CX, CX
+	JZ    distdone
+
 distloop:
 	VXORPD Y0, Y0, Y0
 	VXORPD Y8, Y8, Y8
