@@ -44,7 +44,7 @@ type DistOptions struct {
 }
 
 // Distributional builds the features of the paper's distributional kernel
-// (Muandet et al. 2013, Section 5: the kernel on (distribution, point)
+// (Muandet et al. 2013: the kernel on (distribution, point)
 // pairs used for the classifiers and regressors trained after DICA),
 //
 //	k((P, x), (Q, x')) = k1(P, Q) k2(x, x'),
