@@ -50,6 +50,7 @@ func (k RBF) Block(dst *mat.Dense, x, z mat.Matrix) {
 	distBlock(dst, x, z, -1/(2*k.Sigma*k.Sigma), modeExp)
 }
 
+// String returns "rbf(sigma=...)".
 func (k RBF) String() string { return fmt.Sprintf("rbf(sigma=%g)", k.Sigma) }
 
 // Laplacian is the Laplacian kernel exp(-||x - z|| / Sigma), with the
@@ -81,6 +82,7 @@ func (k Laplacian) Block(dst *mat.Dense, x, z mat.Matrix) {
 	distBlock(dst, x, z, -1/k.Sigma, modeExpSqrt)
 }
 
+// String returns "laplacian(sigma=...)" or "laplacian-l1(sigma=...)".
 func (k Laplacian) String() string {
 	if k.L1 {
 		return fmt.Sprintf("laplacian-l1(sigma=%g)", k.Sigma)
@@ -108,6 +110,7 @@ func (Linear) Block(dst *mat.Dense, x, z mat.Matrix) {
 	dst.Mul(x, z.T())
 }
 
+// String returns "linear".
 func (Linear) String() string { return "linear" }
 
 // Delta is the delta kernel on class labels: l(y, y') = 1 if y == y', else 0.
@@ -138,6 +141,7 @@ func (Delta) OneHot(labels []int, c int) *mat.Dense {
 	return y
 }
 
+// String returns "delta".
 func (Delta) String() string { return "delta" }
 
 // SqDist returns ||x - z||^2.
