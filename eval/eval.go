@@ -200,8 +200,9 @@ type SplitResult struct {
 	// baseline).
 	SigmaUsed  float64 `json:"sigma_used"`
 	Components int     `json:"components_used"`
-	// FitCells is the number of cells of the final fit, FitSeconds its
-	// duration (transformation and learner).
+	// FitCells is the number of cells of the final fit (the training cells
+	// for the baseline), FitSeconds its duration (transformation and
+	// learner).
 	FitCells   int           `json:"fit_cells"`
 	FitSeconds float64       `json:"fit_seconds"`
 	Scores     []DomainScore `json:"scores"`

@@ -466,7 +466,11 @@ func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitRe
 	start := time.Now()
 	fitRows := e.sample(s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
 	sr.FitCells = len(fitRows)
-	e.progress("%s: split %d/%d: final fit on %d cells of %d training domains (%s)", name, si+1, len(e.splits), len(fitRows), len(s.Train), paramString(name, sr.Params, e.regression))
+	what := "final fit"
+	if name == Input {
+		what = "training"
+	}
+	e.progress("%s: split %d/%d: %s on %d cells of %d training domains (%s)", name, si+1, len(e.splits), what, len(fitRows), len(s.Train), paramString(name, sr.Params, e.regression))
 	tr, err := e.fit(ctx, name, sr.Params, sr.Params.Components, e.subset(fitRows))
 	if err != nil {
 		return nil, fmt.Errorf("eval: %s: final fit on %s: %w", name, strings.Join(sr.Train, ","), err)
