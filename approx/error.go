@@ -22,7 +22,8 @@ import (
 // absolute eigenvalues of the symmetric matrices, from a dense symmetric
 // eigendecomposition (eigenvalues only), so the cost is O(n^2 (d + Dim) + n^3)
 // time and O(n^2) memory: pass a sample of a few thousand points at most
-// (kernel.SampleRows draws one). Both errors are NaN when K is zero.
+// (kernel.SampleRows draws one). The errors are undefined (NaN or +Inf) when
+// K is zero.
 //
 // KernelError panics if x does not have m.InputDim() columns or has no rows.
 func KernelError(k kernel.Kernel, m Map, x *mat.Dense) (frob, spec float64) {
