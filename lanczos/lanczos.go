@@ -1,0 +1,871 @@
+package lanczos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Which selects the end of the spectrum to compute.
+type Which int
+
+const (
+	// Largest asks for the k algebraically largest eigenvalues.
+	Largest Which = iota
+	// Smallest asks for the k algebraically smallest eigenvalues.
+	Smallest
+)
+
+// Status tells how a solve ended.
+type Status int
+
+const (
+	// Converged: all k requested pairs converged and passed the explicit
+	// residual check.
+	Converged Status = iota
+	// ReachableSpaceExhausted: the operator vanishes on the orthogonal
+	// complement of an invariant subspace found by the solver (an exactly
+	// low-rank operator), and fewer than k pairs with nonzero eigenvalues
+	// exist. All pairs with nonzero eigenvalues are returned; the null space
+	// (eigenvalue 0, any basis of it would do) is not.
+	ReachableSpaceExhausted
+	// BudgetExceeded: the matvec budget ran out; the best available pairs
+	// are returned, of which Result.Converged met the tolerance.
+	BudgetExceeded
+	// ResidualCheckFailed: the Ritz estimates converged but some explicit
+	// residual exceeded the accepted level (loss of accuracy).
+	ResidualCheckFailed
+)
+
+func (s Status) String() string {
+	switch s {
+	case Converged:
+		return "Converged"
+	case ReachableSpaceExhausted:
+		return "ReachableSpaceExhausted"
+	case BudgetExceeded:
+		return "BudgetExceeded"
+	case ResidualCheckFailed:
+		return "ResidualCheckFailed"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// DefaultTol is the relative tolerance used when Settings.Tol is zero.
+const DefaultTol = 1e-10
+
+// Settings configures a solve. The zero value of every field except K
+// selects a documented default; the defaults are multiplicity-safe.
+type Settings struct {
+	// K is the number of eigenpairs wanted (required, >= 1).
+	K int
+	// Which selects the largest (default) or smallest eigenvalues.
+	Which Which
+	// Guard is the number of extra (guard) pairs computed beyond K and
+	// not returned. 0 means the default max(2, K/2); a negative value
+	// means no guard pairs.
+	Guard int
+	// NCV is the dimension of the Krylov basis. 0 means
+	// max(2 (K + Guard) + 1, 60), capped at n. It must exceed K + Guard.
+	// (scipy's floor is 20; 60 costs 2 x 60 x n floats of memory and makes
+	// clustered and repeated spectra, such as the 2-D Laplacian of
+	// LANCZOS.md, several times cheaper in matvecs.)
+	NCV int
+	// Tol is the relative tolerance: a Ritz pair (theta, x) is accepted
+	// when its residual estimate satisfies
+	//   ||A x - theta B x|| <= Tol * max(|theta|, eps^(2/3) ||A||_est),
+	// which is ARPACK's test with the absolute floor eps^(2/3) made relative
+	// to the running estimate of ||A|| so that zero eigenvalues of low-rank
+	// operators converge. 0 means DefaultTol (1e-10); values below machine
+	// epsilon are raised to it.
+	Tol float64
+	// MaxMatvecs bounds the number of operator applications. 0 means
+	// max(10 n, 1000).
+	MaxMatvecs int
+	// Seed seeds the random start and reseeding vectors (PCG). The same
+	// seed and inputs give bit-identical results.
+	Seed uint64
+	// Start, if not nil, is the start vector (len n, not all zero). It is
+	// not modified.
+	Start []float64
+	// NoDeflatedCheck disables the final deflated restart: after
+	// convergence the solver normally restarts once from a fresh random
+	// vector orthogonal to all converged pairs and iterates until the top
+	// Ritz value of that deflated space settles, to catch copies of
+	// repeated eigenvalues that the Krylov space missed.
+	NoDeflatedCheck bool
+}
+
+// Result is the outcome of a solve.
+type Result struct {
+	// Values are the eigenvalues, largest first for Largest and smallest
+	// first for Smallest.
+	Values []float64
+	// Vectors holds the eigenvectors in its columns (n x len(Values)). They
+	// are orthonormal (B-orthonormal for generalized problems).
+	Vectors *mat.Dense
+	// Residuals are the explicit residual norms ||A x_i - theta_i B x_i||,
+	// computed from stored operator products (no extra matvecs).
+	Residuals []float64
+	// Matvecs counts applications of A; Restarts counts thick restarts.
+	Matvecs, Restarts int
+	// Converged counts the returned pairs that met the tolerance.
+	Converged int
+	// Status tells how the solve ended.
+	Status Status
+	// NormA is the solver's estimate of ||A|| (of B^{-1} A for generalized
+	// problems in the B inner product), and Tol the tolerance used.
+	NormA, Tol float64
+}
+
+// Sym computes K eigenpairs at one end of the spectrum of the symmetric
+// operator A by thick-restart (Krylov-Schur) Lanczos with full two-pass
+// classical Gram-Schmidt reorthogonalization (DGKS test, eta = 1/sqrt 2),
+// locking of converged pairs, guard pairs and a final deflated restart
+// (Stewart 2001; Wu and Simon 2000; see LANCZOS.md).
+//
+// Errors are returned for invalid settings and NaN or Inf produced by the
+// operator; ctx is checked every few iterations.
+func Sym(ctx context.Context, a Operator, s Settings) (*Result, error) {
+	if a == nil {
+		return nil, errors.New("lanczos: nil operator")
+	}
+	n := a.Dim()
+	op := func(w, _, v []float64) { a.Apply(w, v) }
+	e, err := newEngine(ctx, n, s, op, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.solve()
+}
+
+// opFunc computes w = Op v and, in B-inner-product mode, aw = A v (= B w).
+type opFunc func(w, aw, v []float64)
+
+const eta = 0.7071067811865476 // DGKS reorthogonalization threshold
+
+type engine struct {
+	ctx    context.Context
+	n, m   int
+	k, kc  int // returned, computed (k + guard)
+	neg    bool
+	tol    float64
+	maxMV  int
+	check  bool
+	rng    *rand.Rand
+	start  []float64
+	op     opFunc
+	b      Operator // nil: Euclidean inner product
+	bmode  bool
+	matvec int
+	rest   int
+	normA  float64
+
+	v, bv, w, av []float64 // rows of length n; bv, av alias v, w without B
+	t            []float64 // m x m projected matrix
+	reseed       []bool
+	nlock        int
+	phase        int   // 0: main iteration, 1: deflated check
+	sel          []int // rows of the returned pairs, set by finish
+	lockVal      []float64
+	lockConv     []bool
+	f, bf, h, h2 []float64
+}
+
+func newEngine(ctx context.Context, n int, s Settings, op opFunc, b Operator) (*engine, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("lanczos: operator dimension %d < 1", n)
+	}
+	if s.K < 1 {
+		return nil, fmt.Errorf("lanczos: Settings.K = %d, want >= 1", s.K)
+	}
+	if s.Which != Largest && s.Which != Smallest {
+		return nil, fmt.Errorf("lanczos: invalid Settings.Which %d", s.Which)
+	}
+	if math.IsNaN(s.Tol) || s.Tol < 0 {
+		return nil, fmt.Errorf("lanczos: invalid Settings.Tol %v", s.Tol)
+	}
+	if s.MaxMatvecs < 0 {
+		return nil, fmt.Errorf("lanczos: Settings.MaxMatvecs = %d < 0", s.MaxMatvecs)
+	}
+	if s.Start != nil && len(s.Start) != n {
+		return nil, fmt.Errorf("lanczos: Settings.Start has length %d, operator dimension is %d", len(s.Start), n)
+	}
+	k := min(s.K, n)
+	g := s.Guard
+	if g == 0 {
+		g = max(2, k/2)
+	}
+	g = max(g, 0)
+	kc := min(k+g, n)
+	m := s.NCV
+	if m == 0 {
+		m = max(2*kc+1, 60)
+	} else if m < 0 || (m <= kc && m < n) {
+		return nil, fmt.Errorf("lanczos: Settings.NCV = %d, want > K + Guard = %d", s.NCV, kc)
+	}
+	m = min(m, n)
+	tol := s.Tol
+	if tol == 0 {
+		tol = DefaultTol
+	}
+	tol = max(tol, eps)
+	maxMV := s.MaxMatvecs
+	if maxMV == 0 {
+		maxMV = max(10*n, 1000)
+	}
+	e := &engine{
+		ctx: ctx, n: n, m: m, k: k, kc: kc, neg: s.Which == Smallest,
+		tol: tol, maxMV: maxMV, check: !s.NoDeflatedCheck,
+		rng:   rand.New(rand.NewPCG(s.Seed, 0x6c616e637a6f73)),
+		start: s.Start, b: b, bmode: b != nil,
+	}
+	if e.neg {
+		e.op = func(w, aw, v []float64) {
+			op(w, aw, v)
+			for i := range w {
+				w[i] = -w[i]
+			}
+			if aw != nil {
+				for i := range aw {
+					aw[i] = -aw[i]
+				}
+			}
+		}
+	} else {
+		e.op = op
+	}
+	e.v = make([]float64, (m+1)*n)
+	e.w = make([]float64, m*n)
+	if e.bmode {
+		e.bv = make([]float64, (m+1)*n)
+		e.av = make([]float64, m*n)
+		e.bf = make([]float64, n)
+	} else {
+		e.bv = e.v
+		e.av = e.w
+	}
+	e.f = make([]float64, n)
+	if !e.bmode {
+		e.bf = e.f
+	}
+	e.t = make([]float64, m*m)
+	e.reseed = make([]bool, m+1)
+	e.h = make([]float64, m+1)
+	e.h2 = make([]float64, m+1)
+	return e, nil
+}
+
+const eps = 0x1p-52
+
+const debug = false
+
+var eps23 = math.Pow(eps, 2.0/3)
+
+func (e *engine) row(a []float64, i int) []float64 { return a[i*e.n : (i+1)*e.n] }
+
+func (e *engine) scale(theta float64) float64 {
+	return max(math.Abs(theta), eps23*e.normA)
+}
+
+// breakTol is the relative breakdown threshold eps sqrt(n) ||A||_est.
+func (e *engine) breakTol() float64 {
+	return eps * math.Sqrt(float64(e.n)) * e.normA
+}
+
+// orth orthogonalizes (f, bf) against rows [0, j) of V in the inner product
+// with two-pass classical Gram-Schmidt and the DGKS test. It returns the
+// norm before and after; the coefficients are accumulated in e.h[:j].
+func (e *engine) orth(j int, norm0 float64) float64 {
+	bl := blas64.Implementation()
+	n := e.n
+	h := e.h[:j]
+	norm := norm0
+	for pass := 0; pass < 2; pass++ {
+		c := e.h2[:j]
+		bl.Dgemv(blas.NoTrans, j, n, 1, e.bv[:j*n], n, e.f, 1, 0, c, 1)
+		bl.Dgemv(blas.Trans, j, n, -1, e.v[:j*n], n, c, 1, 1, e.f, 1)
+		if e.bmode {
+			bl.Dgemv(blas.Trans, j, n, -1, e.bv[:j*n], n, c, 1, 1, e.bf, 1)
+		}
+		if pass == 0 {
+			copy(h, c)
+		} else {
+			for i := range h {
+				h[i] += c[i]
+			}
+		}
+		prev := norm
+		norm = math.Sqrt(max(bl.Ddot(n, e.f, 1, e.bf, 1), 0))
+		if norm > eta*prev {
+			break
+		}
+	}
+	return norm
+}
+
+// randomOrth fills row i of V (and BV) with a random vector orthogonal to
+// rows [0, i) and normalizes it. It reports false when nothing is left.
+func (e *engine) randomOrth(i int) (bool, error) {
+	for i := range e.f {
+		e.f[i] = e.rng.NormFloat64()
+	}
+	return e.setRow(i, true)
+}
+
+// setRow orthogonalizes e.f against rows [0, i), normalizes it and stores it
+// in row i. With fresh set, e.f holds a new vector whose B image is not yet
+// known.
+func (e *engine) setRow(i int, fresh bool) (bool, error) {
+	bl := blas64.Implementation()
+	n := e.n
+	if e.bmode && fresh {
+		e.b.Apply(e.bf, e.f)
+	}
+	norm0 := math.Sqrt(max(bl.Ddot(n, e.f, 1, e.bf, 1), 0))
+	if math.IsNaN(norm0) || math.IsInf(norm0, 0) {
+		return false, errors.New("lanczos: NaN or Inf in start vector or B product")
+	}
+	if norm0 == 0 {
+		return false, nil
+	}
+	norm := norm0
+	if i > 0 {
+		for range 2 {
+			norm = e.orth(i, norm)
+		}
+	}
+	if norm <= 1e3*eps*math.Sqrt(float64(n))*norm0 || norm == 0 {
+		return false, nil
+	}
+	e.normalizeInto(i, norm)
+	return true, nil
+}
+
+// normalizeInto stores e.f / ||e.f||_B in row i of V and its B image in row
+// i of BV; in B mode the B image is recomputed explicitly.
+func (e *engine) normalizeInto(i int, norm float64) {
+	bl := blas64.Implementation()
+	n := e.n
+	vi := e.row(e.v, i)
+	if e.bmode {
+		e.b.Apply(e.bf, e.f)
+		norm = math.Sqrt(max(bl.Ddot(n, e.f, 1, e.bf, 1), 0))
+		bi := e.row(e.bv, i)
+		for l := range vi {
+			vi[l] = e.f[l] / norm
+			bi[l] = e.bf[l] / norm
+		}
+		return
+	}
+	for l := range vi {
+		vi[l] = e.f[l] / norm
+	}
+}
+
+func (e *engine) tset(i, j int, x float64) {
+	e.t[i*e.m+j] = x
+	e.t[j*e.m+i] = x
+}
+
+func (e *engine) clearT(from int) {
+	m := e.m
+	for i := 0; i < m; i++ {
+		for j := from; j < m; j++ {
+			e.t[i*m+j] = 0
+			e.t[j*m+i] = 0
+		}
+	}
+}
+
+// ritz holds a Rayleigh-Ritz solution of the active block, ordered with the
+// largest value first.
+type ritz struct {
+	na    int
+	theta []float64
+	y     *mat.Dense // na x na, column i for theta[i]
+	est   []float64
+}
+
+func (e *engine) rayleighRitz(a, mEff int, betaLast float64) (*ritz, error) {
+	na := mEff - a
+	// Couplings of the active rows to the residual direction (row mEff):
+	// the arrow column right after a restart, the last beta otherwise.
+	cv := make([]float64, na)
+	if mEff < e.m {
+		for l := range cv {
+			cv[l] = e.t[(a+l)*e.m+mEff]
+		}
+	} else {
+		cv[na-1] = betaLast
+	}
+	s := mat.NewSymDense(na, nil)
+	for i := 0; i < na; i++ {
+		for j := i; j < na; j++ {
+			s.SetSym(i, j, e.t[(a+i)*e.m+a+j])
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(s, true) {
+		return nil, errors.New("lanczos: projected eigenproblem failed to converge")
+	}
+	vals := es.Values(nil)
+	var yv mat.Dense
+	es.VectorsTo(&yv)
+	r := &ritz{na: na, theta: make([]float64, na), y: mat.NewDense(na, na, nil), est: make([]float64, na)}
+	for i := 0; i < na; i++ {
+		src := na - 1 - i
+		r.theta[i] = vals[src]
+		for l := 0; l < na; l++ {
+			r.y.Set(l, i, yv.At(l, src))
+		}
+		var d float64
+		for l, c := range cv {
+			d += c * r.y.At(l, i)
+		}
+		r.est[i] = math.Abs(d)
+		if math.IsNaN(r.theta[i]) {
+			return nil, errors.New("lanczos: NaN in projected matrix (operator produced NaN or Inf?)")
+		}
+	}
+	e.normA = max(e.normA, math.Abs(r.theta[0]), math.Abs(r.theta[na-1]))
+	return r, nil
+}
+
+// transform replaces rows [a, a+len(sel)) of the basis arrays by the Ritz
+// vectors Y[:, sel] combined from rows [a, a+na).
+func (e *engine) transform(r *ritz, a int, sel []int) {
+	n := e.n
+	q := len(sel)
+	ys := make([]float64, q*r.na) // q x na, row i = Y[:, sel[i]]
+	for i, c := range sel {
+		for l := 0; l < r.na; l++ {
+			ys[i*r.na+l] = r.y.At(l, c)
+		}
+	}
+	tmp := make([]float64, q*n)
+	bl := blas64.Implementation()
+	arrays := [][]float64{e.v, e.w}
+	if e.bmode {
+		arrays = append(arrays, e.bv, e.av)
+	}
+	for _, arr := range arrays {
+		bl.Dgemm(blas.NoTrans, blas.NoTrans, q, n, r.na, 1, ys, r.na, arr[a*n:(a+r.na)*n], n, 0, tmp, n)
+		copy(arr[a*n:(a+q)*n], tmp)
+	}
+}
+
+func (e *engine) copyRow(dst, src int) {
+	copy(e.row(e.v, dst), e.row(e.v, src))
+	if e.bmode {
+		copy(e.row(e.bv, dst), e.row(e.bv, src))
+	}
+	e.reseed[dst] = e.reseed[src]
+}
+
+// rank returns the number of locked values strictly greater than x.
+func (e *engine) rank(x float64) int {
+	c := 0
+	for _, l := range e.lockVal {
+		if l > x {
+			c++
+		}
+	}
+	return c
+}
+
+// kthLocked returns the k-th largest locked value.
+func (e *engine) kthLocked(k int) float64 {
+	s := append([]float64(nil), e.lockVal...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(s)))
+	if k > len(s) {
+		return math.Inf(-1)
+	}
+	return s[k-1]
+}
+
+const (
+	actExpand  = iota // keep expanding the basis
+	actRestart        // basis full: thick restart
+	actDone           // finish
+	actCheck          // main iteration converged: deflated restart
+	actLockOne        // deflated restart found a converged copy: lock it
+)
+
+func (e *engine) solve() (*Result, error) {
+	n, m := e.n, e.m
+	// Start vector.
+	if e.start != nil {
+		copy(e.f, e.start)
+		for _, x := range e.f {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, errors.New("lanczos: Settings.Start contains NaN or Inf")
+			}
+		}
+		ok, err := e.setRow(0, true)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errors.New("lanczos: Settings.Start is zero")
+		}
+	} else {
+		if _, err := e.randomOrth(0); err != nil {
+			return nil, err
+		}
+	}
+	bl := blas64.Implementation()
+	nb := 0
+	status := Converged
+	for {
+		a := e.nlock
+		var (
+			r        *ritz
+			lockSel  []int
+			unconv   int
+			betaLast float64
+			err      error
+		)
+		act := actExpand
+		j := nb
+		for act == actExpand {
+			if j == m {
+				act = actRestart
+				break
+			}
+			if j%8 == 0 && e.ctx != nil {
+				if err := e.ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			if e.matvec >= e.maxMV {
+				status = BudgetExceeded
+				act = actDone
+				if j > a {
+					if r, err = e.rayleighRitz(a, j, 0); err != nil {
+						return nil, err
+					}
+				}
+				break
+			}
+			vj := e.row(e.v, j)
+			wj := e.row(e.w, j)
+			if e.bmode {
+				aj := e.row(e.av, j)
+				e.op(wj, aj, vj)
+				copy(e.bf, aj)
+			} else {
+				e.op(wj, nil, vj)
+			}
+			e.matvec++
+			copy(e.f, wj)
+			norm0 := math.Sqrt(max(bl.Ddot(n, e.f, 1, e.bf, 1), 0))
+			if math.IsNaN(norm0) || math.IsInf(norm0, 0) {
+				return nil, fmt.Errorf("lanczos: operator produced NaN or Inf at matvec %d", e.matvec)
+			}
+			e.normA = max(e.normA, norm0)
+			// Lanczos recurrence: subtract the known couplings (the
+			// previous beta, or the arrow after a restart) and alpha, then
+			// reorthogonalize fully.
+			for i := a; i < j; i++ {
+				if c := e.t[i*m+j]; c != 0 {
+					bl.Daxpy(n, -c, e.row(e.v, i), 1, e.f, 1)
+					if e.bmode {
+						bl.Daxpy(n, -c, e.row(e.bv, i), 1, e.bf, 1)
+					}
+				}
+			}
+			alpha := bl.Ddot(n, e.row(e.bv, j), 1, e.f, 1)
+			bl.Daxpy(n, -alpha, vj, 1, e.f, 1)
+			if e.bmode {
+				bl.Daxpy(n, -alpha, e.row(e.bv, j), 1, e.bf, 1)
+			}
+			norm1 := math.Sqrt(max(bl.Ddot(n, e.f, 1, e.bf, 1), 0))
+			beta := e.orth(j+1, norm1)
+			e.t[j*m+j] = alpha + e.h[j]
+			full := j+1 >= n
+			if !full && beta <= e.breakTol() {
+				if e.reseed[j] {
+					// A vanishes on the complement of the invariant
+					// subspace found so far.
+					status = ReachableSpaceExhausted
+					act = actDone
+				} else {
+					ok, err := e.randomOrth(j + 1)
+					if err != nil {
+						return nil, err
+					}
+					full = !ok
+					e.reseed[j+1] = true
+				}
+				beta = 0
+			} else if !full {
+				e.normalizeInto(j+1, beta)
+				e.reseed[j+1] = false
+			}
+			if full {
+				act = actDone
+				beta = 0
+			}
+			if j+1 < m {
+				e.tset(j, j+1, beta)
+			} else {
+				betaLast = beta
+			}
+			j++
+			if r, err = e.rayleighRitz(a, j, betaLast); err != nil {
+				return nil, err
+			}
+			if act == actExpand {
+				act, lockSel, unconv = e.decide(r, j-a)
+			}
+		}
+		switch act {
+		case actDone:
+			if e.phase == 1 && status == Converged {
+				r = nil // the deflated space holds nothing wanted
+			}
+			return e.finish(r, status)
+		case actCheck, actLockOne:
+			if debug {
+				fmt.Println("  act", act, "matvecs", e.matvec, "nlock", e.nlock, "restarts", e.rest)
+			}
+			if act == actCheck {
+				e.phase = 1
+			} else {
+				lockSel = []int{0}
+			}
+			if err := e.lockFresh(r, a, lockSel); err != nil {
+				if err != errFull {
+					return nil, err
+				}
+				return e.finish(nil, status)
+			}
+			nb = e.nlock
+			e.rest++
+			continue
+		}
+		// Thick restart: lock converged wanted pairs, keep the leading
+		// unconverged ones and the residual direction.
+		na := r.na
+		q := len(lockSel)
+		avail := na - q
+		p := unconv + int(keepFrac*float64(avail-unconv))
+		p = min(p, m-a-q-2, avail)
+		p = max(p, min(unconv, m-a-q-1))
+		isLock := make(map[int]bool, q)
+		for _, i := range lockSel {
+			isLock[i] = true
+		}
+		sel := append([]int(nil), lockSel...)
+		for i := 0; i < na && len(sel) < q+p; i++ {
+			if !isLock[i] {
+				sel = append(sel, i)
+			}
+		}
+		p = len(sel) - q
+		e.transform(r, a, sel)
+		c := a + q + p
+		e.copyRow(c, m)
+		e.clearT(a)
+		for idx, i := range sel {
+			row := a + idx
+			e.t[row*m+row] = r.theta[i]
+			if idx < q {
+				e.lockVal = append(e.lockVal, r.theta[i])
+				e.lockConv = append(e.lockConv, true)
+			} else {
+				e.tset(row, c, betaLast*r.y.At(na-1, i))
+			}
+		}
+		e.nlock += q
+		nb = c
+		e.rest++
+	}
+}
+
+// decide applies the convergence tests to the current Rayleigh-Ritz
+// solution of an active block of size steps.
+func (e *engine) decide(r *ritz, steps int) (act int, lockSel []int, unconv int) {
+	na := r.na
+	conv := func(i int) bool { return r.est[i] <= e.tol*e.scale(r.theta[i]) }
+	if e.phase == 1 {
+		thk := e.kthLocked(e.k)
+		top := r.theta[0]
+		if debug {
+			fmt.Printf("  check steps=%d top=%.8g est=%.3g thk=%.8g ratio=%.3g\n", steps, top, r.est[0], thk, r.est[0]/(thk-top))
+		}
+		switch {
+		case conv(0) && top >= thk-e.tol*e.scale(thk):
+			// A converged copy (or a missed larger value).
+			return actLockOne, nil, 0
+		case top > thk:
+			e.phase = 0 // a missed wanted value: converge it normally
+		case conv(0) || (steps >= minCheckSteps && r.est[0] <= checkRatio*(thk-top)):
+			return actDone, nil, 0
+		default:
+			return actExpand, nil, 1
+		}
+	}
+	wantedUnconv := 0
+	for i := 0; i < na; i++ {
+		rk := e.rank(r.theta[i]) + i
+		if rk >= e.kc {
+			break
+		}
+		if conv(i) {
+			lockSel = append(lockSel, i)
+		} else {
+			unconv++
+			if rk < e.k {
+				wantedUnconv++
+			}
+		}
+	}
+	if wantedUnconv == 0 {
+		if !e.check || e.nlock+len(lockSel)+2 > e.m || e.nlock+len(lockSel) >= e.n {
+			return actDone, nil, 0
+		}
+		return actCheck, lockSel, 0
+	}
+	return actExpand, lockSel, unconv
+}
+
+// minCheckSteps is the least number of Lanczos steps of the deflated
+// restart before its top Ritz value may be declared settled.
+const minCheckSteps = 5
+
+// keepFrac is the fraction of the non-wanted part of the basis kept at a
+// thick restart, on top of the unconverged wanted and guard pairs.
+const keepFrac = 0.3
+
+// checkRatio: the deflated restart ends when the residual estimate of its top
+// Ritz value is below checkRatio times the distance from that value to the
+// k-th converged eigenvalue (the Ritz value is then localized well below it).
+const checkRatio = 0.1
+
+// lockFresh locks the Ritz pairs sel of the active block starting at row a,
+// discards the rest of the active block, and puts a fresh random vector,
+// orthogonal to all locked ones, in the next row.
+func (e *engine) lockFresh(r *ritz, a int, sel []int) error {
+	if len(sel) > 0 {
+		e.transform(r, a, sel)
+	}
+	for _, i := range sel {
+		e.lockVal = append(e.lockVal, r.theta[i])
+		e.lockConv = append(e.lockConv, true)
+	}
+	e.nlock += len(sel)
+	e.clearT(e.nlock)
+	ok, err := e.randomOrth(e.nlock)
+	if err != nil {
+		return err
+	}
+	e.reseed[e.nlock] = true
+	if !ok {
+		return errFull
+	}
+	return nil
+}
+
+var errFull = errors.New("lanczos: no room for a fresh vector")
+
+// finish locks the active Ritz pairs (if any), selects the returned pairs
+// and computes explicit residuals.
+func (e *engine) finish(r *ritz, status Status) (*Result, error) {
+	n, a := e.n, e.nlock
+	if r != nil {
+		sel := make([]int, r.na)
+		for i := range sel {
+			sel[i] = i
+		}
+		e.transform(r, a, sel)
+		for i := 0; i < r.na; i++ {
+			e.lockVal = append(e.lockVal, r.theta[i])
+			e.lockConv = append(e.lockConv, r.est[i] <= e.tol*e.scale(r.theta[i]))
+		}
+		e.nlock += r.na
+	}
+	idx := make([]int, e.nlock)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return e.lockVal[idx[x]] > e.lockVal[idx[y]] })
+	if status == ReachableSpaceExhausted {
+		zero := 1e3 * e.breakTol()
+		kept := idx[:0]
+		for _, i := range idx {
+			if math.Abs(e.lockVal[i]) > zero {
+				kept = append(kept, i)
+			}
+		}
+		idx = kept
+		if len(idx) >= e.k {
+			status = Converged
+		}
+	}
+	if len(idx) > e.k {
+		idx = idx[:e.k]
+	}
+	nk := len(idx)
+	e.sel = idx
+	res := &Result{
+		Values:    make([]float64, nk),
+		Residuals: make([]float64, nk),
+		Matvecs:   e.matvec,
+		Restarts:  e.rest,
+		Status:    status,
+		NormA:     e.normA,
+		Tol:       e.tol,
+	}
+	if nk > 0 {
+		res.Vectors = mat.NewDense(n, nk, nil)
+	}
+	d := make([]float64, n)
+	failed := false
+	for c, i := range idx {
+		th := e.lockVal[i]
+		vi, wi := e.row(e.v, i), e.row(e.av, i)
+		bvi := e.row(e.bv, i)
+		for l := range d {
+			d[l] = wi[l] - th*bvi[l]
+		}
+		rn := blas64.Implementation().Dnrm2(n, d, 1)
+		if e.neg {
+			th = -th
+		}
+		res.Values[c] = th
+		res.Residuals[c] = rn
+		for l := 0; l < n; l++ {
+			res.Vectors.Set(l, c, vi[l])
+		}
+		if e.lockConv[i] {
+			res.Converged++
+			if rn > e.accept(e.lockVal[i]) {
+				failed = true
+			}
+		}
+	}
+	if status == Converged && res.Converged < e.k && len(idx) >= e.k {
+		status = BudgetExceeded
+	}
+	if failed && status == Converged {
+		status = ResidualCheckFailed
+	}
+	res.Status = status
+	return res, nil
+}
+
+// accept is the explicit residual level accepted for a converged pair: the
+// tolerance with a margin of 10 for the estimate, or the rounding level
+// of an explicit residual, whichever is larger.
+func (e *engine) accept(theta float64) float64 {
+	return max(10*e.tol*e.scale(theta), 100*eps*math.Sqrt(float64(e.n))*e.normA)
+}
