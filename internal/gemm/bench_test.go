@@ -90,3 +90,15 @@ func BenchmarkGemm(b *testing.B) {
 		ct.report(b, flops)
 	})
 }
+
+// BenchmarkKernel measures the micro-kernel alone on L1-resident panels
+// (2*4*12*256 flops per call): the ceiling of the blocked routines.
+func BenchmarkKernel(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	a, bb, c := randSlice(rng, kc*mr), randSlice(rng, kc*nr), make([]float64, mr*nr)
+	ct := startCPU()
+	for b.Loop() {
+		native.kern(a, bb, c, nr, 1)
+	}
+	ct.report(b, 2*mr*nr*kc)
+}

@@ -6,6 +6,9 @@ import "math"
 // of the trailing update (at most kc, so one packed block).
 const nb = 192
 
+// nbInner is the block size for the diagonal blocks of size nb.
+const nbInner = 32
+
 // Cholesky computes in place the Cholesky factorization A = L L^T of the
 // n x n symmetric positive definite matrix A, stored row-major in a with
 // leading dimension lda. Only the lower triangle (diagonal included) is
@@ -26,10 +29,20 @@ func Cholesky(a []float64, lda, n int, workers int) bool {
 
 func (im impl) cholesky(a []float64, lda, n int, workers int) bool {
 	checkMatrix("A", a, lda, n, n)
-	for k0 := 0; k0 < n; k0 += nb {
-		kb := min(nb, n-k0)
+	return im.potrf(a, lda, n, nb, workers)
+}
+
+// potrf is the blocked factorization with block size bs; the diagonal
+// blocks are factored with block size nbInner, then unblocked.
+func (im impl) potrf(a []float64, lda, n, bs, workers int) bool {
+	for k0 := 0; k0 < n; k0 += bs {
+		kb := min(bs, n-k0)
 		akk := a[k0*lda+k0:]
-		if !potf2(akk, lda, kb) {
+		if kb > nbInner && bs > nbInner {
+			if !im.potrf(akk, lda, kb, nbInner, 1) {
+				return false
+			}
+		} else if !potf2(akk, lda, kb) {
 			return false
 		}
 		n2 := n - k0 - kb

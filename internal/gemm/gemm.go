@@ -159,17 +159,31 @@ func (g *product) packB(dst []float64, j0, nb, p0, kb int) {
 			}
 			continue
 		}
-		for j := 0; j < nr; j++ {
-			if j >= cols {
-				for p := 0; p < kb; p++ {
-					d[p*nr+j] = 0
+		if cols < nr {
+			for j := 0; j < nr; j++ {
+				if j >= cols {
+					for p := 0; p < kb; p++ {
+						d[p*nr+j] = 0
+					}
+					continue
 				}
-				continue
+				src := g.b[(jb+j)*g.ldb+p0 : (jb+j)*g.ldb+p0+kb]
+				for p, v := range src {
+					d[p*nr+j] = v
+				}
 			}
-			src := g.b[(jb+j)*g.ldb+p0 : (jb+j)*g.ldb+p0+kb]
-			for p, v := range src {
-				d[p*nr+j] = v
-			}
+			continue
+		}
+		// Full panel: read 12 rows of B side by side, write d in order.
+		var rows [nr][]float64
+		for j := range rows {
+			rows[j] = g.b[(jb+j)*g.ldb+p0 : (jb+j)*g.ldb+p0+kb]
+		}
+		for p := 0; p < kb; p++ {
+			dp := d[p*nr : p*nr+nr : p*nr+nr]
+			dp[0], dp[1], dp[2], dp[3] = rows[0][p], rows[1][p], rows[2][p], rows[3][p]
+			dp[4], dp[5], dp[6], dp[7] = rows[4][p], rows[5][p], rows[6][p], rows[7][p]
+			dp[8], dp[9], dp[10], dp[11] = rows[8][p], rows[9][p], rows[10][p], rows[11][p]
 		}
 	}
 }
@@ -253,8 +267,8 @@ func (im impl) run(g *product, workers int) {
 	var tmp [mr * nr]float64
 	for p0 := 0; p0 < g.k; p0 += kc {
 		kb := min(kc, g.k-p0)
-		g.packB(bp, 0, g.n, p0, kb)
 		if workers == 1 {
+			g.packB(bp, 0, g.n, p0, kb)
 			for i0 := 0; i0 < g.m; i0 += mc {
 				mb := min(mc, g.m-i0)
 				g.packA(aps[0], i0, mb, p0, kb)
@@ -262,6 +276,10 @@ func (im impl) run(g *product, workers int) {
 			}
 			continue
 		}
+		// Pack B in parallel, in runs of whole panels.
+		parallel(nPanels, (nPanels+workers-1)/workers, workers, func(lo, hi int) {
+			g.packB(bp[lo*nr*kb:], lo*nr, min(g.n, hi*nr)-lo*nr, p0, kb)
+		})
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {

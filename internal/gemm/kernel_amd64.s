@@ -16,6 +16,25 @@ TEXT ·kernAVX2(SB), NOSPLIT, $0-88
 	MOVQ ldc+72(FP), R8
 	SHLQ $3, R8
 
+	// Prefetch the C tile (4 rows of 96 bytes): it is needed only at the
+	// end, after k steps of arithmetic have hidden the latency.
+	MOVQ       DX, AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 95(AX)
+	ADDQ       R8, AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 95(AX)
+	ADDQ       R8, AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 95(AX)
+	ADDQ       R8, AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 95(AX)
+
 	VXORPD Y4, Y4, Y4
 	VXORPD Y5, Y5, Y5
 	VXORPD Y6, Y6, Y6

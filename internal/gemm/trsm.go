@@ -184,7 +184,27 @@ func (im impl) trsmLowerTransRight(m, n int, l []float64, ldl int, b []float64, 
 // trsmLTR solves X L^T = B for the m rows at b, serially.
 func (im impl) trsmLTR(m, n int, l []float64, ldl int, b []float64, ldb int) {
 	if n <= trsmBase {
-		for r := 0; r < m; r++ {
+		r := 0
+		// Four rows at a time: four independent dependency chains.
+		for ; r+4 <= m; r += 4 {
+			x0 := b[r*ldb : r*ldb+n]
+			x1 := b[(r+1)*ldb : (r+1)*ldb+n]
+			x2 := b[(r+2)*ldb : (r+2)*ldb+n]
+			x3 := b[(r+3)*ldb : (r+3)*ldb+n]
+			for j := range x0 {
+				lj := l[j*ldl : j*ldl+j+1]
+				s0, s1, s2, s3 := x0[j], x1[j], x2[j], x3[j]
+				for p, v := range lj[:j] {
+					s0 -= x0[p] * v
+					s1 -= x1[p] * v
+					s2 -= x2[p] * v
+					s3 -= x3[p] * v
+				}
+				d := lj[j]
+				x0[j], x1[j], x2[j], x3[j] = s0/d, s1/d, s2/d, s3/d
+			}
+		}
+		for ; r < m; r++ {
 			x := b[r*ldb : r*ldb+n]
 			for j := range x {
 				lj := l[j*ldl : j*ldl+j+1]
