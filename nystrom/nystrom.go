@@ -111,6 +111,9 @@ func New(k kernel.Kernel, landmarks *mat.Dense, rcond float64) (*Map, error) {
 			sym.SetSym(i, j, v)
 		}
 	}
+	if m > EigenMax {
+		return newPivoted(k, z, sym, rcond)
+	}
 	var eig mat.EigenSym
 	if !eig.Factorize(sym, true) {
 		return nil, errors.New("nystrom: eigendecomposition of the landmark kernel matrix did not converge")
@@ -158,10 +161,14 @@ func (m *Map) Landmarks() *mat.Dense { return m.landmarks }
 // RCond returns the relative eigenvalue cutoff in use.
 func (m *Map) RCond() float64 { return m.rcond }
 
-// EffectiveRank returns r, the number of eigenvalues of K_mm kept (Dim).
+// EffectiveRank returns r, the number of features (Dim): eigenvalues of
+// K_mm kept, or landmarks kept by the pivoted Cholesky factorization when
+// m > EigenMax.
 func (m *Map) EffectiveRank() int { return len(m.values) }
 
-// Eigenvalues returns the kept eigenvalues of K_mm in decreasing order.
+// Eigenvalues returns the kept eigenvalues of K_mm in decreasing order. When
+// m > EigenMax it returns the pivots of the pivoted Cholesky factorization
+// instead (the residual variances of the kept landmarks, decreasing).
 func (m *Map) Eigenvalues() []float64 { return append([]float64(nil), m.values...) }
 
 // InputDim returns d.

@@ -1,0 +1,111 @@
+package nystrom
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/kernel"
+)
+
+// EigenMax is the largest number of landmarks for which New computes
+// K_mm^{-1/2} from a full symmetric eigendecomposition (O(m^3) with a large
+// constant: about 42 s at m = 2000 in gonum). Above it New uses a pivoted
+// Cholesky factorization K_mm ~ L L^T that stops when the largest residual
+// variance falls below rcond times the largest diagonal entry of K_mm
+// (Harbrecht, Peters & Schneider 2012). The kept landmarks S are then used
+// exactly, phi(x) = L_S^{-1} k_S(x) with K_SS = L_S L_S^T, so Phi Phi^T is
+// the Nystrom approximation on S; the landmarks left out are those already
+// explained by S to within the cutoff (near-duplicates first), the
+// features still satisfy ||phi(x)||^2 <= k(x, x), and no entry is amplified
+// by more than (rcond max_i k(z_i, z_i))^{-1/2}.
+const EigenMax = 600
+
+// newPivoted builds the map from a pivoted Cholesky factorization of kmm.
+func newPivoted(k kernel.Kernel, z *mat.Dense, kmm *mat.SymDense, rcond float64) (*Map, error) {
+	m, _ := z.Dims()
+	raw := kmm.RawSymmetric()
+	diag := make([]float64, m)
+	dmax := 0.0
+	for i := range m {
+		diag[i] = raw.Data[i*raw.Stride+i]
+		dmax = max(dmax, diag[i])
+	}
+	if !(dmax > 0) {
+		return nil, fmt.Errorf("nystrom: kernel matrix of the %d landmarks is zero", m)
+	}
+	tol := rcond * dmax
+	// l holds the factor, row-major m x m; column c is the c-th pivot step.
+	l := make([]float64, m*m)
+	var piv []int
+	var pivots []float64
+	used := make([]bool, m)
+	col := make([]float64, m)
+	for c := 0; c < m; c++ {
+		p, best := -1, tol
+		for i, d := range diag {
+			if !used[i] && d > best {
+				p, best = i, d
+			}
+		}
+		if p < 0 {
+			break
+		}
+		used[p] = true
+		piv = append(piv, p)
+		pivots = append(pivots, best)
+		s := math.Sqrt(best)
+		lp := l[p*m : p*m+c]
+		for i := range m {
+			if used[i] && i != p {
+				col[i] = 0
+				continue
+			}
+			v := raw.Data[min(i, p)*raw.Stride+max(i, p)]
+			li := l[i*m : i*m+c]
+			for j, x := range lp {
+				v -= li[j] * x
+			}
+			col[i] = v / s
+		}
+		for i := range m {
+			if !used[i] || i == p {
+				l[i*m+c] = col[i]
+				if i != p {
+					diag[i] -= col[i] * col[i]
+				}
+			}
+		}
+		diag[p] = 0
+	}
+	r := len(piv)
+	if r == 1 && m > 1 {
+		if _, lin := k.(kernel.Linear); !lin {
+			return nil, fmt.Errorf("nystrom: landmarks are duplicates: effective rank 1 of %d under %v (rcond %g)", m, k, rcond)
+		}
+	}
+	// L_S: rows of the pivots, r x r lower triangular in pivot order.
+	ls := make([]float64, r*r)
+	for a, p := range piv {
+		copy(ls[a*r:a*r+a+1], l[p*m:p*m+a+1])
+	}
+	// T (m x r): rows at the pivots hold L_S^{-T}; phi = T^T k_m = L_S^{-1} k_S.
+	inv := make([]float64, r*r)
+	for i := range r {
+		inv[i*r+i] = 1
+	}
+	blas64.Trsm(blas.Left, blas.NoTrans, 1,
+		blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: r, Stride: r, Data: ls},
+		blas64.General{Rows: r, Cols: r, Stride: r, Data: inv}) // inv = L_S^{-1}
+	t := mat.NewDense(m, r, nil)
+	for a, p := range piv {
+		row := t.RawRowView(p)
+		for c := range r {
+			row[c] = inv[c*r+a] // (L_S^{-1})^T[a, c]
+		}
+	}
+	return &Map{k: k, landmarks: z, rcond: rcond, values: pivots, t: t}, nil
+}
