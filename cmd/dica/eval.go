@@ -30,6 +30,10 @@ for each method by an inner cross-validation on the training samples only:
 groups of training samples are held out in turn (at most --inner-folds
 groups). The test samples are never used to choose anything.
 
+Supervised DICA and COIR keep at most (number of populations - 1)
+components, whatever --components asks for; the table says how many were
+used.
+
 Without --train-domains and --test-domains every sample is tested once with
 all the others for training (leave-one-domain-out). Samples are named after
 their files without extension (sample3.csv is sample3), or by the --domain
