@@ -106,32 +106,44 @@ type product struct {
 // micro-panels of mr rows: dst[panel*kb*mr + p*mr + i]. Rows past m are
 // zero.
 func (g *product) packA(dst []float64, i0, mb, p0, kb int) {
-	for q := 0; q*mr < mb; q++ {
-		d := dst[q*kb*mr : (q+1)*kb*mr]
-		rows := min(mr, mb-q*mr)
-		ib := i0 + q*mr
-		if g.transA {
-			for p := 0; p < kb; p++ {
-				src := g.a[(p0+p)*g.lda+ib:]
-				dp := d[p*mr : p*mr+mr]
-				if rows == mr {
-					copy(dp, src[:mr])
-					continue
-				}
-				copy(dp, src[:rows])
-				clear(dp[rows:])
+	full := mb / mr
+	if g.transA {
+		// opA(i, p) = a[p*lda+i]: row p of a holds the values for all
+		// panels at step p.
+		for p := 0; p < kb; p++ {
+			src := g.a[(p0+p)*g.lda+i0 : (p0+p)*g.lda+i0+mb]
+			for q := 0; q < full; q++ {
+				s := src[q*mr : q*mr+mr : q*mr+mr]
+				d := dst[q*kb*mr+p*mr : q*kb*mr+p*mr+mr : q*kb*mr+p*mr+mr]
+				d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
 			}
-			continue
+			if rest := mb - full*mr; rest > 0 {
+				d := dst[full*kb*mr+p*mr : full*kb*mr+p*mr+mr]
+				copy(d, src[full*mr:])
+				clear(d[rest:])
+			}
 		}
-		for i := 0; i < mr; i++ {
-			if i >= rows {
-				for p := 0; p < kb; p++ {
-					d[p*mr+i] = 0
-				}
-				continue
-			}
-			src := g.a[(ib+i)*g.lda+p0 : (ib+i)*g.lda+p0+kb]
-			for p, v := range src {
+		return
+	}
+	// opA(i, p) = a[i*lda+p]: read mr rows side by side.
+	for q := 0; q < full; q++ {
+		d := dst[q*kb*mr : (q+1)*kb*mr]
+		ib := (i0+q*mr)*g.lda + p0
+		r0 := g.a[ib : ib+kb]
+		r1 := g.a[ib+g.lda : ib+g.lda+kb]
+		r2 := g.a[ib+2*g.lda : ib+2*g.lda+kb]
+		r3 := g.a[ib+3*g.lda : ib+3*g.lda+kb]
+		for p := range r0 {
+			dp := d[p*mr : p*mr+mr : p*mr+mr]
+			dp[0], dp[1], dp[2], dp[3] = r0[p], r1[p], r2[p], r3[p]
+		}
+	}
+	if rest := mb - full*mr; rest > 0 {
+		d := dst[full*kb*mr : (full+1)*kb*mr]
+		clear(d)
+		for i := 0; i < rest; i++ {
+			ib := (i0+full*mr+i)*g.lda + p0
+			for p, v := range g.a[ib : ib+kb] {
 				d[p*mr+i] = v
 			}
 		}
@@ -142,48 +154,50 @@ func (g *product) packA(dst []float64, i0, mb, p0, kb int) {
 // micro-panels of nr columns: dst[panel*kb*nr + p*nr + j]. Columns past n
 // are zero.
 func (g *product) packB(dst []float64, j0, nb, p0, kb int) {
-	for q := 0; q*nr < nb; q++ {
+	full := nb / nr
+	if !g.transB {
+		// opB(p, j) = b[p*ldb+j]: row p of b holds the values for all
+		// panels at step p.
+		for p := 0; p < kb; p++ {
+			src := g.b[(p0+p)*g.ldb+j0 : (p0+p)*g.ldb+j0+nb]
+			for q := 0; q < full; q++ {
+				s := src[q*nr : q*nr+nr : q*nr+nr]
+				d := dst[q*kb*nr+p*nr : q*kb*nr+p*nr+nr : q*kb*nr+p*nr+nr]
+				d[0], d[1], d[2], d[3] = s[0], s[1], s[2], s[3]
+				d[4], d[5], d[6], d[7] = s[4], s[5], s[6], s[7]
+				d[8], d[9], d[10], d[11] = s[8], s[9], s[10], s[11]
+			}
+			if rest := nb - full*nr; rest > 0 {
+				d := dst[full*kb*nr+p*nr : full*kb*nr+p*nr+nr]
+				copy(d, src[full*nr:])
+				clear(d[rest:])
+			}
+		}
+		return
+	}
+	// opB(p, j) = b[j*ldb+p]: read nr rows side by side.
+	for q := 0; q < full; q++ {
 		d := dst[q*kb*nr : (q+1)*kb*nr]
-		cols := min(nr, nb-q*nr)
-		jb := j0 + q*nr
-		if !g.transB {
-			for p := 0; p < kb; p++ {
-				src := g.b[(p0+p)*g.ldb+jb:]
-				dp := d[p*nr : p*nr+nr]
-				if cols == nr {
-					copy(dp, src[:nr])
-					continue
-				}
-				copy(dp, src[:cols])
-				clear(dp[cols:])
-			}
-			continue
-		}
-		if cols < nr {
-			for j := 0; j < nr; j++ {
-				if j >= cols {
-					for p := 0; p < kb; p++ {
-						d[p*nr+j] = 0
-					}
-					continue
-				}
-				src := g.b[(jb+j)*g.ldb+p0 : (jb+j)*g.ldb+p0+kb]
-				for p, v := range src {
-					d[p*nr+j] = v
-				}
-			}
-			continue
-		}
-		// Full panel: read 12 rows of B side by side, write d in order.
 		var rows [nr][]float64
 		for j := range rows {
-			rows[j] = g.b[(jb+j)*g.ldb+p0 : (jb+j)*g.ldb+p0+kb]
+			jb := (j0+q*nr+j)*g.ldb + p0
+			rows[j] = g.b[jb : jb+kb]
 		}
 		for p := 0; p < kb; p++ {
 			dp := d[p*nr : p*nr+nr : p*nr+nr]
 			dp[0], dp[1], dp[2], dp[3] = rows[0][p], rows[1][p], rows[2][p], rows[3][p]
 			dp[4], dp[5], dp[6], dp[7] = rows[4][p], rows[5][p], rows[6][p], rows[7][p]
 			dp[8], dp[9], dp[10], dp[11] = rows[8][p], rows[9][p], rows[10][p], rows[11][p]
+		}
+	}
+	if rest := nb - full*nr; rest > 0 {
+		d := dst[full*kb*nr : (full+1)*kb*nr]
+		clear(d)
+		for j := 0; j < rest; j++ {
+			jb := (j0+full*nr+j)*g.ldb + p0
+			for p, v := range g.b[jb : jb+kb] {
+				d[p*nr+j] = v
+			}
 		}
 	}
 }
@@ -241,8 +255,21 @@ func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr *
 					continue
 				}
 				ci := g.c[(ti+i)*g.ldc+j0 : (ti+i)*g.ldc+j0+jhi]
-				for j := jlo; j < jhi; j++ {
-					ci[j] = math.FMA(g.alpha, tmp[i*nr+j], ci[j])
+				ti := tmp[i*nr : i*nr+jhi]
+				// fma(±1, t, c) is c ± t rounded once.
+				switch g.alpha {
+				case 1:
+					for j := jlo; j < jhi; j++ {
+						ci[j] += ti[j]
+					}
+				case -1:
+					for j := jlo; j < jhi; j++ {
+						ci[j] -= ti[j]
+					}
+				default:
+					for j := jlo; j < jhi; j++ {
+						ci[j] = math.FMA(g.alpha, ti[j], ci[j])
+					}
 				}
 			}
 		}
