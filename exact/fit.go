@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/pivchol"
 	"github.com/dicalab/dica/kernel"
 )
 
@@ -441,40 +442,12 @@ func pivotedCholesky(k kernel.Kernel, y *mat.Dense, tol float64) *mat.Dense {
 	if !(trace > 0) {
 		return nil
 	}
-	var cols [][]float64
-	col := make([]float64, n)
-	for len(cols) < n {
-		piv, rest := 0, 0.0
-		for p, v := range d {
-			if v > d[piv] {
-				piv = p
-			}
-			if v > 0 {
-				rest += v
-			}
+	_, cols := pivchol.Factor(n, d, func(p int, dst []float64) {
+		yp := y.RawRowView(p)
+		for i := range dst {
+			dst[i] = k.Eval(y.RawRowView(i), yp)
 		}
-		if rest <= tol*trace || !(d[piv] > 0) {
-			break
-		}
-		yi := y.RawRowView(piv)
-		for p := range col {
-			col[p] = k.Eval(y.RawRowView(p), yi)
-		}
-		for _, c := range cols {
-			a := c[piv]
-			for p := range col {
-				col[p] -= a * c[p]
-			}
-		}
-		s := 1 / math.Sqrt(d[piv])
-		nc := make([]float64, n)
-		for p := range nc {
-			nc[p] = col[p] * s
-			d[p] -= nc[p] * nc[p]
-		}
-		d[piv] = 0
-		cols = append(cols, nc)
-	}
+	}, pivchol.Stop{Trace: tol * trace})
 	if len(cols) == 0 {
 		return nil
 	}

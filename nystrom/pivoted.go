@@ -2,12 +2,12 @@ package nystrom
 
 import (
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/internal/pivchol"
 	"github.com/dicalab/dica/kernel"
 )
 
@@ -37,49 +37,14 @@ func newPivoted(k kernel.Kernel, z *mat.Dense, kmm *mat.SymDense, rcond float64)
 	if !(dmax > 0) {
 		return nil, fmt.Errorf("nystrom: kernel matrix of the %d landmarks is zero", m)
 	}
-	tol := rcond * dmax
-	// l holds the factor, row-major m x m; column c is the c-th pivot step.
-	l := make([]float64, m*m)
-	var piv []int
-	var pivots []float64
-	used := make([]bool, m)
-	col := make([]float64, m)
-	for c := 0; c < m; c++ {
-		p, best := -1, tol
-		for i, d := range diag {
-			if !used[i] && d > best {
-				p, best = i, d
-			}
-		}
-		if p < 0 {
-			break
-		}
-		used[p] = true
-		piv = append(piv, p)
-		pivots = append(pivots, best)
-		s := math.Sqrt(best)
-		lp := l[p*m : p*m+c]
+	piv, cols := pivchol.Factor(m, diag, func(p int, dst []float64) {
 		for i := range m {
-			if used[i] && i != p {
-				col[i] = 0
-				continue
-			}
-			v := raw.Data[min(i, p)*raw.Stride+max(i, p)]
-			li := l[i*m : i*m+c]
-			for j, x := range lp {
-				v -= li[j] * x
-			}
-			col[i] = v / s
+			dst[i] = raw.Data[min(i, p)*raw.Stride+max(i, p)]
 		}
-		for i := range m {
-			if !used[i] || i == p {
-				l[i*m+c] = col[i]
-				if i != p {
-					diag[i] -= col[i] * col[i]
-				}
-			}
-		}
-		diag[p] = 0
+	}, pivchol.Stop{MaxDiag: rcond * dmax})
+	pivots := make([]float64, len(piv))
+	for a, p := range piv {
+		pivots[a] = cols[a][p] * cols[a][p]
 	}
 	r := len(piv)
 	if r == 1 && m > 1 {
@@ -90,7 +55,9 @@ func newPivoted(k kernel.Kernel, z *mat.Dense, kmm *mat.SymDense, rcond float64)
 	// L_S: rows of the pivots, r x r lower triangular in pivot order.
 	ls := make([]float64, r*r)
 	for a, p := range piv {
-		copy(ls[a*r:a*r+a+1], l[p*m:p*m+a+1])
+		for b := 0; b <= a; b++ {
+			ls[a*r+b] = cols[b][p]
+		}
 	}
 	// T (m x r): rows at the pivots hold L_S^{-T}; phi = T^T k_m = L_S^{-1} k_S.
 	inv := make([]float64, r*r)
