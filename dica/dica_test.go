@@ -69,6 +69,14 @@ func TestNystromAllPointsEqualsExact(t *testing.T) {
 		lambda float64
 	}
 	var cases []tc
+	// n > lanczosMin: the m x m and n x n full-rank problems go through
+	// Lanczos on both sides.
+	big := toy.Classification(toy.Options{Domains: 4, MeanSize: 90, Seed: 8})
+	for _, m := range []Method{UDICA, KPCA} {
+		for _, lam := range []float64{0, 0.1} {
+			cases = append(cases, tc{fmt.Sprintf("big/%v/lambda=%g", m, lam), big, m, lam})
+		}
+	}
 	for _, m := range []Method{DICA, UDICA, KPCA, COIR} {
 		for _, lam := range []float64{0, 0.1} {
 			cases = append(cases, tc{fmt.Sprintf("class/%v/lambda=%g", m, lam), cls, m, lam})
