@@ -749,7 +749,7 @@ const keepFrac = 0.3
 // checkRatio: the deflated restart ends when the residual estimate of its top
 // Ritz value is below checkRatio times the distance from that value to the
 // k-th converged eigenvalue (the Ritz value is then localized well below it).
-const checkRatio = 0.1
+const checkRatio = 0.3
 
 // lockFresh locks the Ritz pairs sel of the active block starting at row a,
 // discards the rest of the active block, and puts a fresh random vector,

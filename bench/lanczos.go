@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/lanczos"
+	"github.com/dicalab/dica/lanczos/problems"
+)
+
+func init() {
+	register("lanczos", "thick-restart Lanczos on the LANCZOS.md suite vs ARPACK/Spectra matvec counts; -dense: vs mat.EigenSym", runLanczos)
+}
+
+// lanczosRow is one line of the lanczos experiment's output.
+type lanczosRow struct {
+	Problem          string  `json:"problem"`
+	N                int     `json:"n"`
+	K                int     `json:"k"`
+	Tol              float64 `json:"tol"`
+	Matvecs          int     `json:"matvecs"`
+	MaxRelEigError   float64 `json:"max_rel_eig_error"`
+	MultiplicitiesOK bool    `json:"multiplicities_ok"`
+	Seconds          float64 `json:"seconds"`
+	Restarts         int     `json:"restarts"`
+	Status           string  `json:"status"`
+	ArpackEps        int     `json:"arpack_eps,omitempty"`
+	Arpack1e8        int     `json:"arpack_1e8,omitempty"`
+	SpectraTol1e10   int     `json:"spectra_1e10,omitempty"`
+	CheapestCorrect  int     `json:"arpack_cheapest_correct,omitempty"`
+}
+
+// denseRow is one line of the -dense comparison.
+type denseRow struct {
+	Problem         string  `json:"problem"`
+	N               int     `json:"n"`
+	K               int     `json:"k"`
+	Tol             float64 `json:"tol"`
+	Matvecs         int     `json:"matvecs"`
+	MaxRelEigError  float64 `json:"max_rel_eig_error"`
+	Seconds         float64 `json:"seconds"`
+	EigenSymSeconds float64 `json:"eigensym_seconds"`
+}
+
+func runLanczos(args []string) error {
+	fs := flag.NewFlagSet("lanczos", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	tols := fs.String("tol", "1e-8,eps", "comma-separated tolerances (eps = machine epsilon)")
+	big := fs.Bool("big", true, "include the 2-D Laplacian 300 x 300 (n = 90000)")
+	only := fs.String("only", "", "run only problems whose name contains this string")
+	seed := fs.Uint64("seed", 1, "start-vector seed")
+	dense := fs.Bool("dense", false, "time Lanczos k = 10 against mat.EigenSym (with vectors) on random dense symmetric matrices instead")
+	sizes := fs.String("sizes", "1000,2000", "matrix orders for -dense (3000 takes ~200 s in EigenSym)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dense {
+		return runLanczosDense(*sizes, *seed, *asJSON)
+	}
+	var tolList []float64
+	for _, s := range strings.Split(*tols, ",") {
+		s = strings.TrimSpace(s)
+		if s == "eps" {
+			tolList = append(tolList, 0x1p-52)
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("lanczos: bad -tol entry %q", s)
+		}
+		tolList = append(tolList, v)
+	}
+	type entry struct {
+		p   *problems.Problem
+		gen bool // Mikota: generalized (Cholesky mode)
+	}
+	gram, _ := problems.GramLowRank(100000, 50, 1)
+	list := []entry{
+		{p: problems.Geometric(10000, 0.9)},
+		{p: problems.Clustered(10000, 1)},
+		{p: problems.TopMultiple(10000)},
+		{p: problems.GOE(2000, 1)},
+		{p: gram},
+		{p: problems.Mikota(1000), gen: true},
+		{p: problems.Linear(10000)},
+		{p: problems.Laplacian2D(100)},
+		{p: problems.Laplacian1D(1000)},
+	}
+	if *big {
+		list = append(list, entry{p: problems.Laplacian2D(300)})
+	}
+	const k = 10
+	var tw *tabwriter.Writer
+	if !*asJSON {
+		tw = tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "problem\tn\ttol\tmatvecs\tARPACK eps\tARPACK 1e-8\tSpectra 1e-10\tmax rel err\tmult ok\tseconds\t")
+	}
+	for _, e := range list {
+		p := e.p
+		if *only != "" && !strings.Contains(p.Name, *only) {
+			continue
+		}
+		exact := p.Top(k)
+		for _, tol := range tolList {
+			s := lanczos.Settings{K: k, Tol: tol, Seed: *seed}
+			t0 := time.Now()
+			var res *lanczos.Result
+			var err error
+			a := lanczos.Func(p.N, p.Apply)
+			switch {
+			case e.gen:
+				b := mat.NewSymDense(p.N, nil)
+				for i, x := range p.BDiag {
+					b.SetSym(i, i, x)
+				}
+				res, err = lanczos.GenSymChol(context.Background(), a, b, s)
+			case p.Sym != nil:
+				res, err = lanczos.Sym(context.Background(), lanczos.Dense(p.Sym), s)
+			default:
+				res, err = lanczos.Sym(context.Background(), a, s)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %v", p.Name, err)
+			}
+			secs := time.Since(t0).Seconds()
+			maxErr := math.Inf(1)
+			if len(res.Values) == k {
+				maxErr = 0
+				for i, v := range res.Values {
+					maxErr = math.Max(maxErr, math.Abs(v-exact[i])/math.Max(math.Abs(exact[i]), 1e-300))
+				}
+			}
+			row := lanczosRow{
+				Problem: p.Name, N: p.N, K: k, Tol: tol, Matvecs: res.Matvecs,
+				MaxRelEigError: maxErr, MultiplicitiesOK: maxErr <= 1e-6,
+				Seconds: secs, Restarts: res.Restarts, Status: res.Status.String(),
+				ArpackEps: p.ArpackEps, Arpack1e8: p.Arpack1e8, SpectraTol1e10: p.Spectra,
+				CheapestCorrect: p.CheapestCorrect,
+			}
+			if *asJSON {
+				b, _ := json.Marshal(row)
+				fmt.Println(string(b))
+				continue
+			}
+			a8 := anchor(p.Arpack1e8)
+			if p.CheapestCorrect != 0 {
+				a8 = fmt.Sprintf("WRONG; %d ok", p.CheapestCorrect)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%.1e\t%v\t%.2f\t\n", p.Name, p.N, tolName(tol), res.Matvecs,
+				anchor(p.ArpackEps), a8, anchor(p.Spectra), maxErr, row.MultiplicitiesOK, secs)
+		}
+	}
+	if !*asJSON {
+		tw.Flush()
+		fmt.Println("\nk = 10 largest, default settings (guards max(2, k/2), ncv max(2(k+g)+1, 60), deflated check on).")
+		fmt.Println("ARPACK/Spectra: LANCZOS.md (ncv = 21); 'top eigenvalue x4' here is diag(1..n) with its top value repeated 4 times.")
+		fmt.Println("mult ok: all k returned values, with multiplicities, within 1e-6 relative of the exact ones.")
+	}
+	return nil
+}
+
+func anchor(x int) string {
+	if x == 0 {
+		return "-"
+	}
+	return strconv.Itoa(x)
+}
+
+func tolName(t float64) string {
+	if t == 0x1p-52 {
+		return "eps"
+	}
+	return strconv.FormatFloat(t, 'g', -1, 64)
+}
+
+func runLanczosDense(sizes string, seed uint64, asJSON bool) error {
+	const k = 10
+	var tw *tabwriter.Writer
+	if !asJSON {
+		tw = tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "m\tLanczos s\tmatvecs\tEigenSym s\tspeedup\tmax rel err\t")
+	}
+	if tw != nil {
+		defer tw.Flush()
+	}
+	for _, f := range strings.Split(sizes, ",") {
+		m, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || m < k+1 {
+			return fmt.Errorf("lanczos: bad -sizes entry %q", f)
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(m)))
+		a := mat.NewSymDense(m, nil)
+		for i := 0; i < m; i++ {
+			for j := i; j < m; j++ {
+				a.SetSym(i, j, rng.NormFloat64())
+			}
+		}
+		t0 := time.Now()
+		res, err := lanczos.Sym(context.Background(), lanczos.Dense(a), lanczos.Settings{K: k, Seed: seed})
+		if err != nil {
+			return err
+		}
+		tl := time.Since(t0).Seconds()
+		t0 = time.Now()
+		var es mat.EigenSym
+		if !es.Factorize(a, true) {
+			return fmt.Errorf("lanczos: EigenSym failed at m = %d", m)
+		}
+		te := time.Since(t0).Seconds()
+		vals := es.Values(nil)
+		sort.Sort(sort.Reverse(sort.Float64Slice(vals)))
+		var maxErr float64
+		for i, v := range res.Values {
+			maxErr = math.Max(maxErr, math.Abs(v-vals[i])/math.Abs(vals[i]))
+		}
+		if asJSON {
+			b, _ := json.Marshal(denseRow{Problem: "random dense symmetric", N: m, K: k, Tol: res.Tol, Matvecs: res.Matvecs, MaxRelEigError: maxErr, Seconds: tl, EigenSymSeconds: te})
+			fmt.Println(string(b))
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%.2f\t%d\t%.2f\t%.0fx\t%.1e\t\n", m, tl, res.Matvecs, te, te/tl, maxErr)
+	}
+	return nil
+}
