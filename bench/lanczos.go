@@ -135,7 +135,7 @@ func runLanczos(args []string) error {
 				return fmt.Errorf("%s: %v", p.Name, err)
 			}
 			secs := time.Since(t0).Seconds()
-			maxErr := math.Inf(1)
+			maxErr := 1.0 // some values missing
 			if len(res.Values) == k {
 				maxErr = 0
 				for i, v := range res.Values {
