@@ -98,7 +98,7 @@ func BenchmarkKernel(b *testing.B) {
 	a, bb, c := randSlice(rng, kc*mr), randSlice(rng, kc*nr), make([]float64, mr*nr)
 	ct := startCPU()
 	for b.Loop() {
-		native.kern(a, bb, c, nr, 1)
+		native.kern(kc, a, mr, bb, nr, c, nr, 1)
 	}
 	ct.report(b, 2*mr*nr*kc)
 }

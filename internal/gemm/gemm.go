@@ -46,21 +46,20 @@ const (
 // through exactly the same blocking as the assembly one.
 type impl struct {
 	// kern: C[i][j] = fma(alpha, acc[i][j], C[i][j]) for the mr x nr tile
-	// at c (row stride ldc), acc[i][j] = sum_p a[p*mr+i]*b[p*nr+j] with one
-	// FMA per term in increasing p, p < len(a)/mr.
-	kern func(a, b, c []float64, ldc int, alpha float64)
+	// at c (row stride ldc), acc[i][j] = sum_{p<k} a[p*sa+i]*b[p*sb+j]
+	// with one FMA per term in increasing p. Packed panels have sa = mr,
+	// sb = nr.
+	kern func(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64)
 }
 
 var goImpl = impl{kern: kernGo}
 
 // kernGo is the portable micro-kernel (see impl.kern).
-func kernGo(a, b, c []float64, ldc int, alpha float64) {
+func kernGo(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64) {
 	var acc [mr * nr]float64
-	k := len(a) / mr
-	b = b[:k*nr]
 	for p := 0; p < k; p++ {
-		ap := a[p*mr : p*mr+mr : p*mr+mr]
-		bp := b[p*nr : p*nr+nr : p*nr+nr]
+		ap := a[p*sa : p*sa+mr : p*sa+mr]
+		bp := b[p*sb : p*sb+nr : p*sb+nr]
 		for i, ai := range ap {
 			row := acc[i*nr : i*nr+nr : i*nr+nr]
 			for j, bj := range bp {
@@ -238,11 +237,11 @@ func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr *
 				inside = inside && j0+nr-1 <= ti
 			}
 			if inside {
-				im.kern(a, b, g.c[ti*g.ldc+j0:], g.ldc, g.alpha)
+				im.kern(kb, a, mr, b, nr, g.c[ti*g.ldc+j0:], g.ldc, g.alpha)
 				continue
 			}
 			clear(tmp[:])
-			im.kern(a, b, tmp[:], nr, 1)
+			im.kern(kb, a, mr, b, nr, tmp[:], nr, 1)
 			for i := 0; i < mi; i++ {
 				jlo, jhi := 0, nj
 				switch g.tri {
@@ -255,20 +254,20 @@ func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr *
 					continue
 				}
 				ci := g.c[(ti+i)*g.ldc+j0 : (ti+i)*g.ldc+j0+jhi]
-				ti := tmp[i*nr : i*nr+jhi]
+				tr := tmp[i*nr : i*nr+jhi]
 				// fma(±1, t, c) is c ± t rounded once.
 				switch g.alpha {
 				case 1:
 					for j := jlo; j < jhi; j++ {
-						ci[j] += ti[j]
+						ci[j] += tr[j]
 					}
 				case -1:
 					for j := jlo; j < jhi; j++ {
-						ci[j] -= ti[j]
+						ci[j] -= tr[j]
 					}
 				default:
 					for j := jlo; j < jhi; j++ {
-						ci[j] = math.FMA(g.alpha, ti[j], ci[j])
+						ci[j] = math.FMA(g.alpha, tr[j], ci[j])
 					}
 				}
 			}
@@ -395,6 +394,52 @@ func SyrkTransUpper(c []float64, ldc int, f []float64, ldf, r, m int) {
 func (im impl) syrkTransUpper(c []float64, ldc int, f []float64, ldf, r, m int) {
 	checkMatrix("F", f, ldf, r, m)
 	checkMatrix("C", c, ldc, m, m)
+	if m <= smallSyrk {
+		im.syrkSmall(c, ldc, f, ldf, r, m)
+		return
+	}
+	im.syrkPacked(c, ldc, f, ldf, r, m)
+}
+
+// smallSyrk is the largest order for which SyrkTransUpper uses syrkSmall.
+const smallSyrk = 160
+
+// syrkPacked is SyrkTransUpper with packed micro-panels.
+func (im impl) syrkPacked(c []float64, ldc int, f []float64, ldf, r, m int) {
 	im.run(&product{m: m, n: m, k: r, alpha: 1, a: f, lda: ldf, transA: true,
 		b: f, ldb: ldf, c: c, ldc: ldc, tri: upper}, 1)
+}
+
+// syrkSmall is SyrkTransUpper for small m, where packing would cost as
+// much as the arithmetic: each block of kc rows of F is copied once into
+// rows padded with zeros to a multiple of nr columns, the micro-kernel
+// reads its operands straight from those rows, and accumulates into a
+// padded copy of C, so that no tile needs masking. The arithmetic of every
+// element is that of the packed path (same kc blocks, same order), so the
+// results are bit-identical.
+func (im impl) syrkSmall(c []float64, ldc int, f []float64, ldf, r, m int) {
+	if m == 0 || r == 0 {
+		return
+	}
+	ldp := (m + nr - 1) / nr * nr // a multiple of mr too
+	mp := (m + mr - 1) / mr * mr
+	s := make([]float64, mp*ldp)
+	for i := 0; i < m; i++ {
+		copy(s[i*ldp+i:i*ldp+m], c[i*ldc+i:i*ldc+m])
+	}
+	fp := make([]float64, min(kc, r)*ldp)
+	for p0 := 0; p0 < r; p0 += kc {
+		kb := min(kc, r-p0)
+		for p := 0; p < kb; p++ {
+			copy(fp[p*ldp:p*ldp+m], f[(p0+p)*ldf:(p0+p)*ldf+m])
+		}
+		for j0 := 0; j0 < m; j0 += nr {
+			for i0 := 0; i0 < min(m, j0+nr); i0 += mr {
+				im.kern(kb, fp[i0:], ldp, fp[j0:], ldp, s[i0*ldp+j0:], ldp, 1)
+			}
+		}
+	}
+	for i := 0; i < m; i++ {
+		copy(c[i*ldc+i:i*ldc+m], s[i*ldp+i:i*ldp+m])
+	}
 }

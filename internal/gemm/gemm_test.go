@@ -56,10 +56,24 @@ func TestKernelAsmMatchesGo(t *testing.T) {
 		c0 := randSlice(rng, (mr-1)*ldc+nr)
 		c1 := append([]float64(nil), c0...)
 		c2 := append([]float64(nil), c0...)
-		native.kern(a, b, c1, ldc, -0.75)
-		kernGo(a, b, c2, ldc, -0.75)
+		native.kern(k, a, mr, b, nr, c1, ldc, -0.75)
+		kernGo(k, a, mr, b, nr, c2, ldc, -0.75)
 		if !sameBits(c1, c2) {
 			t.Errorf("k=%d: assembly and Go kernels differ", k)
+		}
+		// Strided operands: every other group of mr (nr) values.
+		if k > 0 {
+			as := make([]float64, 2*k*mr)
+			bs := make([]float64, (2*k-1)*nr+nr)
+			for p := 0; p < k; p++ {
+				copy(as[2*p*mr:], a[p*mr:(p+1)*mr])
+				copy(bs[2*p*nr:], b[p*nr:(p+1)*nr])
+			}
+			c3 := append([]float64(nil), c0...)
+			native.kern(k, as, 2*mr, bs, 2*nr, c3, ldc, -0.75)
+			if !sameBits(c1, c3) {
+				t.Errorf("k=%d: strided kernel differs from packed", k)
+			}
 		}
 		// Reference with plain sums.
 		for i := 0; i < mr; i++ {
@@ -91,7 +105,8 @@ func TestSyrkTransUpper(t *testing.T) {
 	for _, tc := range []struct{ r, m, padF, padC int }{
 		{1, 1, 0, 0}, {3, 1, 1, 0}, {1, 3, 0, 2}, {7, 13, 3, 1}, {13, 7, 0, 0},
 		{64, 64, 0, 0}, {65, 65, 1, 3}, {300, 127, 0, 5}, {257, 25, 2, 0},
-		{513, 100, 0, 0}, {100, 500, 0, 0}, {600, 513, 7, 1},
+		{513, 100, 0, 0}, {100, 500, 0, 0}, {600, 513, 7, 1}, {40, smallSyrk, 0, 0},
+		{40, smallSyrk + 1, 1, 0},
 	} {
 		r, m := tc.r, tc.m
 		ldf, ldc := m+tc.padF, m+tc.padC
@@ -139,11 +154,19 @@ func TestSyrkTransUpper(t *testing.T) {
 				}
 			}
 		}
-		// The portable kernel gives the same bits.
+		// The portable kernel gives the same bits, and so do both paths
+		// (padded rows for small m, packed panels for large m).
 		cg := append([]float64(nil), c0...)
 		goImpl.syrkTransUpper(cg, ldc, f, ldf, r, m)
 		if !sameBitsNaN(c, cg) {
 			t.Errorf("r=%d m=%d: Go and native kernels differ", r, m)
+		}
+		cs := append([]float64(nil), c0...)
+		native.syrkSmall(cs, ldc, f, ldf, r, m)
+		cp := append([]float64(nil), c0...)
+		native.syrkPacked(cp, ldc, f, ldf, r, m)
+		if !sameBitsNaN(cs, c) || !sameBitsNaN(cp, c) {
+			t.Errorf("r=%d m=%d: small and packed paths differ", r, m)
 		}
 	}
 }

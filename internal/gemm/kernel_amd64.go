@@ -25,12 +25,12 @@ var hasAVX2FMA = func() bool {
 
 // kernAVX2 is the AVX2+FMA micro-kernel with the contract of kernGo:
 // C[i][j] = fma(alpha, acc[i][j], C[i][j]) for the 4 x 12 tile at c with
-// row stride ldc, acc[i][j] = sum_p a[p*4+i]*b[p*12+j] accumulated with one
-// FMA per term in increasing p, k = len(a)/4. The caller guarantees
-// len(b) >= 12k and that the tile lies inside c.
+// row stride ldc, acc[i][j] = sum_{p<k} a[p*sa+i]*b[p*sb+j] accumulated
+// with one FMA per term in increasing p. The caller guarantees that all
+// the elements addressed lie inside a, b and c (no bounds checks).
 //
 //go:noescape
-func kernAVX2(a, b, c []float64, ldc int, alpha float64)
+func kernAVX2(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64)
 
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 

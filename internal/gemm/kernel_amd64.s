@@ -2,18 +2,21 @@
 
 #include "textflag.h"
 
-// func kernAVX2(a, b, c []float64, ldc int, alpha float64)
+// func kernAVX2(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64)
 //
 // 4 x 12 register block: Y4..Y15 hold the accumulators (row i in
-// Y(4+3i)..Y(6+3i)), Y0..Y2 the 12 packed values of B at step p, Y3 the
-// broadcast A value.
-TEXT ·kernAVX2(SB), NOSPLIT, $0-88
-	MOVQ a_base+0(FP), SI
-	MOVQ a_len+8(FP), CX
-	SHRQ $2, CX
-	MOVQ b_base+24(FP), DI
-	MOVQ c_base+48(FP), DX
-	MOVQ ldc+72(FP), R8
+// Y(4+3i)..Y(6+3i)), Y0..Y2 the 12 values of B at step p, Y3 the broadcast
+// A value. SI, DI walk A and B by R9 = 8*sa and R10 = 8*sb bytes per step.
+TEXT ·kernAVX2(SB), NOSPLIT, $0-112
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ sa+32(FP), R9
+	SHLQ $3, R9
+	MOVQ b_base+40(FP), DI
+	MOVQ sb+64(FP), R10
+	SHLQ $3, R10
+	MOVQ c_base+72(FP), DX
+	MOVQ ldc+96(FP), R8
 	SHLQ $3, R8
 
 	// Prefetch the C tile (4 rows of 96 bytes): it is needed only at the
@@ -73,28 +76,28 @@ loop2:
 	VFMADD231PD  Y1, Y3, Y14
 	VFMADD231PD  Y2, Y3, Y15
 
-	VMOVUPD      96(DI), Y0
-	VMOVUPD      128(DI), Y1
-	VMOVUPD      160(DI), Y2
-	VBROADCASTSD 32(SI), Y3
+	VMOVUPD      0(DI)(R10*1), Y0
+	VMOVUPD      32(DI)(R10*1), Y1
+	VMOVUPD      64(DI)(R10*1), Y2
+	VBROADCASTSD 0(SI)(R9*1), Y3
 	VFMADD231PD  Y0, Y3, Y4
 	VFMADD231PD  Y1, Y3, Y5
 	VFMADD231PD  Y2, Y3, Y6
-	VBROADCASTSD 40(SI), Y3
+	VBROADCASTSD 8(SI)(R9*1), Y3
 	VFMADD231PD  Y0, Y3, Y7
 	VFMADD231PD  Y1, Y3, Y8
 	VFMADD231PD  Y2, Y3, Y9
-	VBROADCASTSD 48(SI), Y3
+	VBROADCASTSD 16(SI)(R9*1), Y3
 	VFMADD231PD  Y0, Y3, Y10
 	VFMADD231PD  Y1, Y3, Y11
 	VFMADD231PD  Y2, Y3, Y12
-	VBROADCASTSD 56(SI), Y3
+	VBROADCASTSD 24(SI)(R9*1), Y3
 	VFMADD231PD  Y0, Y3, Y13
 	VFMADD231PD  Y1, Y3, Y14
 	VFMADD231PD  Y2, Y3, Y15
 
-	ADDQ $64, SI
-	ADDQ $192, DI
+	LEAQ (SI)(R9*2), SI
+	LEAQ (DI)(R10*2), DI
 	DECQ BX
 	JNZ  loop2
 
@@ -122,7 +125,7 @@ tail:
 	VFMADD231PD  Y2, Y3, Y15
 
 store:
-	VBROADCASTSD alpha+80(FP), Y3
+	VBROADCASTSD alpha+104(FP), Y3
 
 	VMOVUPD     0(DX), Y0
 	VMOVUPD     32(DX), Y1
