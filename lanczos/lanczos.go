@@ -173,6 +173,7 @@ type engine struct {
 	reseed       []bool
 	nlock        int
 	phase        int   // 0: main iteration, 1: deflated check
+	nsoft        int   // rows after the locked ones deflated softly in the check
 	sel          []int // rows of the returned pairs, set by finish
 	lockVal      []float64
 	lockConv     []bool
@@ -497,6 +498,7 @@ const (
 	actDone           // finish
 	actCheck          // main iteration converged: deflated restart
 	actLockOne        // deflated restart found a converged copy: lock it
+	actFound          // deflated restart found an unconverged wanted value
 )
 
 func (e *engine) solve() (*Result, error) {
@@ -525,7 +527,7 @@ func (e *engine) solve() (*Result, error) {
 	nb := 0
 	status := Converged
 	for {
-		a := e.nlock
+		a := e.nlock + e.nsoft
 		var (
 			r        *ritz
 			lockSel  []int
@@ -633,21 +635,59 @@ func (e *engine) solve() (*Result, error) {
 				r = nil // the deflated space holds nothing wanted
 			}
 			return e.finish(r, status)
-		case actCheck, actLockOne:
-			if debug {
-				fmt.Println("  act", act, "matvecs", e.matvec, "nlock", e.nlock, "restarts", e.rest)
+		case actCheck:
+			// Lock what converged; keep the leading unconverged Ritz
+			// vectors as a soft deflation set (they shift the top of the
+			// deflated spectrum away from the k-th value, which makes
+			// the check cheaper; a copy missed by the Krylov space is
+			// orthogonal to them as well); restart from a fresh vector.
+			e.phase = 1
+			isLock := make(map[int]bool, len(lockSel))
+			for _, i := range lockSel {
+				isLock[i] = true
 			}
-			if act == actCheck {
-				e.phase = 1
-			} else {
-				lockSel = []int{0}
+			ns := min(r.na-len(lockSel), (m-a-len(lockSel))/2-minCheckSteps)
+			sel := append([]int(nil), lockSel...)
+			for i := 0; i < r.na && len(sel) < len(lockSel)+ns; i++ {
+				if !isLock[i] {
+					sel = append(sel, i)
+				}
 			}
-			if err := e.lockFresh(r, a, lockSel); err != nil {
+			if err := e.lockFresh(r, a, sel, len(lockSel)); err != nil {
 				if err != errFull {
 					return nil, err
 				}
 				return e.finish(nil, status)
 			}
+			nb = e.nlock + e.nsoft
+			e.rest++
+			continue
+		case actLockOne:
+			// Lock the converged copy, drop the soft set, check again.
+			e.transform(r, a, []int{0})
+			e.moveDown(a, 1)
+			e.nsoft = 0
+			e.lockVal = append(e.lockVal, r.theta[0])
+			e.lockConv = append(e.lockConv, true)
+			e.nlock++
+			if err := e.fresh(); err != nil {
+				if err != errFull {
+					return nil, err
+				}
+				return e.finish(nil, status)
+			}
+			nb = e.nlock
+			e.rest++
+			continue
+		case actFound:
+			// A missed wanted value: drop the soft set and restart the main
+			// iteration from its Ritz vector.
+			e.transform(r, a, []int{0})
+			e.moveDown(a, 1)
+			e.nsoft = 0
+			e.phase = 0
+			e.clearT(e.nlock)
+			e.reseed[e.nlock] = false
 			nb = e.nlock
 			e.rest++
 			continue
@@ -707,7 +747,7 @@ func (e *engine) decide(r *ritz, steps int) (act int, lockSel []int, unconv int)
 			// A converged copy (or a missed larger value).
 			return actLockOne, nil, 0
 		case top > thk:
-			e.phase = 0 // a missed wanted value: converge it normally
+			return actFound, nil, 0
 		case conv(0) || (steps >= minCheckSteps && r.est[0] <= checkRatio*(thk-top)):
 			return actDone, nil, 0
 		default:
@@ -751,28 +791,57 @@ const keepFrac = 0.3
 // k-th converged eigenvalue (the Ritz value is then localized well below it).
 const checkRatio = 0.3
 
-// lockFresh locks the Ritz pairs sel of the active block starting at row a,
-// discards the rest of the active block, and puts a fresh random vector,
-// orthogonal to all locked ones, in the next row.
-func (e *engine) lockFresh(r *ritz, a int, sel []int) error {
+// lockFresh transforms the Ritz pairs sel of the active block starting at
+// row a into rows a, a+1, ...; the first nl of them are locked, the rest
+// become the soft deflation set. The rest of the active block is discarded
+// and a fresh random vector, orthogonal to all of these, goes in the next
+// row.
+func (e *engine) lockFresh(r *ritz, a int, sel []int, nl int) error {
+	if a != e.nlock || e.nsoft != 0 {
+		panic("lanczos: internal error: lockFresh with a soft set")
+	}
 	if len(sel) > 0 {
 		e.transform(r, a, sel)
 	}
-	for _, i := range sel {
+	for _, i := range sel[:nl] {
 		e.lockVal = append(e.lockVal, r.theta[i])
 		e.lockConv = append(e.lockConv, true)
 	}
-	e.nlock += len(sel)
+	e.nlock += nl
+	e.nsoft = len(sel) - nl
+	return e.fresh()
+}
+
+// fresh clears the projected matrix after the locked and soft rows and puts
+// a random vector orthogonal to them in the next row.
+func (e *engine) fresh() error {
 	e.clearT(e.nlock)
-	ok, err := e.randomOrth(e.nlock)
+	next := e.nlock + e.nsoft
+	ok, err := e.randomOrth(next)
 	if err != nil {
 		return err
 	}
-	e.reseed[e.nlock] = true
+	e.reseed[next] = true
 	if !ok {
 		return errFull
 	}
 	return nil
+}
+
+// moveDown moves rows [from, from+count) of the basis arrays to rows
+// [nlock, nlock+count), over the soft deflation set.
+func (e *engine) moveDown(from, count int) {
+	if from == e.nlock {
+		return
+	}
+	n := e.n
+	arrays := [][]float64{e.v, e.w}
+	if e.bmode {
+		arrays = append(arrays, e.bv, e.av)
+	}
+	for _, arr := range arrays {
+		copy(arr[e.nlock*n:(e.nlock+count)*n], arr[from*n:(from+count)*n])
+	}
 }
 
 var errFull = errors.New("lanczos: no room for a fresh vector")
@@ -780,13 +849,14 @@ var errFull = errors.New("lanczos: no room for a fresh vector")
 // finish locks the active Ritz pairs (if any), selects the returned pairs
 // and computes explicit residuals.
 func (e *engine) finish(r *ritz, status Status) (*Result, error) {
-	n, a := e.n, e.nlock
+	n, a := e.n, e.nlock+e.nsoft
 	if r != nil {
 		sel := make([]int, r.na)
 		for i := range sel {
 			sel[i] = i
 		}
 		e.transform(r, a, sel)
+		e.moveDown(a, r.na)
 		for i := 0; i < r.na; i++ {
 			e.lockVal = append(e.lockVal, r.theta[i])
 			e.lockConv = append(e.lockConv, r.est[i] <= e.tol*e.scale(r.theta[i]))

@@ -304,3 +304,24 @@ func Mikota(n int) *Problem {
 		ArpackEps: 417, Arpack1e8: 265, Spectra: 278,
 	}
 }
+
+// Cycle is the Laplacian of the cycle graph on n vertices, 2 I minus the
+// adjacency, eigenvalues 2 - 2 cos(2 pi j / n): every value is an exact
+// double except those of j = 0 and (n even) j = n/2.
+func Cycle(n int) *Problem {
+	ev := make([]float64, n)
+	for j := range ev {
+		ev[j] = 2 - 2*math.Cos(2*math.Pi*float64(j)/float64(n))
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(ev)))
+	return &Problem{
+		Name: "cycle Laplacian", N: n,
+		Apply: func(dst, x []float64) {
+			for i := range x {
+				dst[i] = 2*x[i] - x[(i+n-1)%n] - x[(i+1)%n]
+			}
+		},
+		Top:   func(k int) []float64 { return append([]float64(nil), ev[:k]...) },
+		NormA: ev[0],
+	}
+}
