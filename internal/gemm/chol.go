@@ -29,17 +29,17 @@ func Cholesky(a []float64, lda, n int, workers int) bool {
 
 func (im impl) cholesky(a []float64, lda, n int, workers int) bool {
 	checkMatrix("A", a, lda, n, n)
-	return im.potrf(a, lda, n, nb, workers)
+	return im.potrf(a, lda, n, nb, workers, new(workspace))
 }
 
 // potrf is the blocked factorization with block size bs; the diagonal
 // blocks are factored with block size nbInner, then unblocked.
-func (im impl) potrf(a []float64, lda, n, bs, workers int) bool {
+func (im impl) potrf(a []float64, lda, n, bs, workers int, ws *workspace) bool {
 	for k0 := 0; k0 < n; k0 += bs {
 		kb := min(bs, n-k0)
 		akk := a[k0*lda+k0:]
 		if kb > nbInner && bs > nbInner {
-			if !im.potrf(akk, lda, kb, nbInner, 1) {
+			if !im.potrf(akk, lda, kb, nbInner, 1, ws) {
 				return false
 			}
 		} else if !potf2(akk, lda, kb) {
@@ -51,10 +51,10 @@ func (im impl) potrf(a []float64, lda, n, bs, workers int) bool {
 		}
 		a21 := a[(k0+kb)*lda+k0:]
 		parallel(n2, max(mc, chunkSize(n2, workers)), workers, func(lo, hi int) {
-			im.trsmLTR(hi-lo, kb, akk, lda, a21[lo*lda:], lda)
+			im.trsmLTR(hi-lo, kb, akk, lda, a21[lo*lda:], lda, new(workspace))
 		})
 		im.run(&product{m: n2, n: n2, k: kb, alpha: -1, a: a21, lda: lda,
-			b: a21, ldb: lda, transB: true, c: a[(k0+kb)*lda+k0+kb:], ldc: lda, tri: lower}, workers)
+			b: a21, ldb: lda, transB: true, c: a[(k0+kb)*lda+k0+kb:], ldc: lda, tri: lower}, workers, ws)
 	}
 	return true
 }

@@ -275,20 +275,42 @@ func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr *
 	}
 }
 
+// workspace holds packing buffers that successive products reuse (one
+// goroutine at a time).
+type workspace struct {
+	bp []float64   // packed B, shared by the workers
+	ap [][]float64 // packed A, one per worker
+}
+
+// grow returns (*buf)[:n], reallocating if the capacity is short. The
+// contents are unspecified.
+func grow(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	return (*buf)[:n]
+}
+
 // run computes the product with up to workers goroutines over row blocks
 // of C. The result does not depend on workers.
-func (im impl) run(g *product, workers int) {
+func (im impl) run(g *product, workers int, ws *workspace) {
 	if g.m == 0 || g.n == 0 || g.k == 0 || g.alpha == 0 {
 		return
 	}
+	if ws == nil {
+		ws = new(workspace)
+	}
 	nPanels := (g.n + nr - 1) / nr
 	kb0 := min(kc, g.k)
-	bp := make([]float64, nPanels*nr*kb0)
+	bp := grow(&ws.bp, nPanels*nr*kb0)
 	nBlocks := (g.m + mc - 1) / mc
 	workers = max(1, min(workers, nBlocks))
+	for len(ws.ap) < workers {
+		ws.ap = append(ws.ap, nil)
+	}
 	aps := make([][]float64, workers)
 	for w := range aps {
-		aps[w] = make([]float64, mc*kb0)
+		aps[w] = grow(&ws.ap[w], mc*kb0)
 	}
 	var tmp [mr * nr]float64
 	for p0 := 0; p0 < g.k; p0 += kc {
@@ -371,7 +393,7 @@ func (im impl) gemm(transA, transB bool, m, n, k int, alpha float64, a []float64
 	}
 	checkMatrix("C", c, ldc, m, n)
 	im.run(&product{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, transA: transA,
-		b: b, ldb: ldb, transB: transB, c: c, ldc: ldc}, workers)
+		b: b, ldb: ldb, transB: transB, c: c, ldc: ldc}, workers, nil)
 }
 
 // SyrkTransUpper adds F^T F to the upper triangle of C: for 0 <= i <= j < m,
@@ -407,7 +429,7 @@ const smallSyrk = 160
 // syrkPacked is SyrkTransUpper with packed micro-panels.
 func (im impl) syrkPacked(c []float64, ldc int, f []float64, ldf, r, m int) {
 	im.run(&product{m: m, n: m, k: r, alpha: 1, a: f, lda: ldf, transA: true,
-		b: f, ldb: ldf, c: c, ldc: ldc, tri: upper}, 1)
+		b: f, ldb: ldf, c: c, ldc: ldc, tri: upper}, 1, nil)
 }
 
 // syrkSmall is SyrkTransUpper for small m, where packing would cost as

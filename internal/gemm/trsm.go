@@ -78,12 +78,12 @@ func (im impl) trsmLowerLeft(n, nrhs int, l []float64, ldl int, b []float64, ldb
 		return
 	}
 	parallel(nrhs, chunkSize(nrhs, workers), workers, func(lo, hi int) {
-		im.trsmLL(n, hi-lo, l, ldl, b[lo:], ldb)
+		im.trsmLL(n, hi-lo, l, ldl, b[lo:], ldb, new(workspace))
 	})
 }
 
 // trsmLL solves L X = B for the w columns at b, serially.
-func (im impl) trsmLL(n, w int, l []float64, ldl int, b []float64, ldb int) {
+func (im impl) trsmLL(n, w int, l []float64, ldl int, b []float64, ldb int, ws *workspace) {
 	if n <= trsmBase {
 		for i := 0; i < n; i++ {
 			bi := b[i*ldb : i*ldb+w]
@@ -102,11 +102,11 @@ func (im impl) trsmLL(n, w int, l []float64, ldl int, b []float64, ldb int) {
 		return
 	}
 	h := split(n)
-	im.trsmLL(h, w, l, ldl, b, ldb)
+	im.trsmLL(h, w, l, ldl, b, ldb, ws)
 	// B2 -= L21 X1.
 	im.run(&product{m: n - h, n: w, k: h, alpha: -1, a: l[h*ldl:], lda: ldl,
-		b: b, ldb: ldb, c: b[h*ldb:], ldc: ldb}, 1)
-	im.trsmLL(n-h, w, l[h*ldl+h:], ldl, b[h*ldb:], ldb)
+		b: b, ldb: ldb, c: b[h*ldb:], ldc: ldb}, 1, ws)
+	im.trsmLL(n-h, w, l[h*ldl+h:], ldl, b[h*ldb:], ldb, ws)
 }
 
 // TrsmLowerTransLeft solves L^T X = B in place: on return B (n x nrhs)
@@ -127,12 +127,12 @@ func (im impl) trsmLowerTransLeft(n, nrhs int, l []float64, ldl int, b []float64
 		return
 	}
 	parallel(nrhs, chunkSize(nrhs, workers), workers, func(lo, hi int) {
-		im.trsmLTL(n, hi-lo, l, ldl, b[lo:], ldb)
+		im.trsmLTL(n, hi-lo, l, ldl, b[lo:], ldb, new(workspace))
 	})
 }
 
 // trsmLTL solves L^T X = B for the w columns at b, serially.
-func (im impl) trsmLTL(n, w int, l []float64, ldl int, b []float64, ldb int) {
+func (im impl) trsmLTL(n, w int, l []float64, ldl int, b []float64, ldb int, ws *workspace) {
 	if n <= trsmBase {
 		for i := n - 1; i >= 0; i-- {
 			bi := b[i*ldb : i*ldb+w]
@@ -151,11 +151,11 @@ func (im impl) trsmLTL(n, w int, l []float64, ldl int, b []float64, ldb int) {
 		return
 	}
 	h := split(n)
-	im.trsmLTL(n-h, w, l[h*ldl+h:], ldl, b[h*ldb:], ldb)
+	im.trsmLTL(n-h, w, l[h*ldl+h:], ldl, b[h*ldb:], ldb, ws)
 	// B1 -= L21^T X2.
 	im.run(&product{m: h, n: w, k: n - h, alpha: -1, a: l[h*ldl:], lda: ldl, transA: true,
-		b: b[h*ldb:], ldb: ldb, c: b, ldc: ldb}, 1)
-	im.trsmLTL(h, w, l, ldl, b, ldb)
+		b: b[h*ldb:], ldb: ldb, c: b, ldc: ldb}, 1, ws)
+	im.trsmLTL(h, w, l, ldl, b, ldb, ws)
 }
 
 // TrsmLowerTransRight solves X L^T = B in place: on return B (m x n,
@@ -177,12 +177,12 @@ func (im impl) trsmLowerTransRight(m, n int, l []float64, ldl int, b []float64, 
 		return
 	}
 	parallel(m, max(mc, chunkSize(m, workers)), workers, func(lo, hi int) {
-		im.trsmLTR(hi-lo, n, l, ldl, b[lo*ldb:], ldb)
+		im.trsmLTR(hi-lo, n, l, ldl, b[lo*ldb:], ldb, new(workspace))
 	})
 }
 
 // trsmLTR solves X L^T = B for the m rows at b, serially.
-func (im impl) trsmLTR(m, n int, l []float64, ldl int, b []float64, ldb int) {
+func (im impl) trsmLTR(m, n int, l []float64, ldl int, b []float64, ldb int, ws *workspace) {
 	if n <= trsmBase {
 		r := 0
 		// Four rows at a time: four independent dependency chains.
@@ -218,9 +218,9 @@ func (im impl) trsmLTR(m, n int, l []float64, ldl int, b []float64, ldb int) {
 		return
 	}
 	h := split(n)
-	im.trsmLTR(m, h, l, ldl, b, ldb)
+	im.trsmLTR(m, h, l, ldl, b, ldb, ws)
 	// B2 -= X1 L21^T.
 	im.run(&product{m: m, n: n - h, k: h, alpha: -1, a: b, lda: ldb,
-		b: l[h*ldl:], ldb: ldl, transB: true, c: b[h:], ldc: ldb}, 1)
-	im.trsmLTR(m, n-h, l[h*ldl+h:], ldl, b[h:], ldb)
+		b: l[h*ldl:], ldb: ldl, transB: true, c: b[h:], ldc: ldb}, 1, ws)
+	im.trsmLTR(m, n-h, l[h*ldl+h:], ldl, b[h:], ldb, ws)
 }
