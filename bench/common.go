@@ -440,9 +440,17 @@ type hline struct {
 	y    float64
 }
 
+// plotOpts adjust a line plot.
+type plotOpts struct {
+	logX, logY   bool
+	legendBottom bool    // legend at the bottom right instead of the top right
+	yMin, yMax   float64 // fixed y range when yMax > yMin
+}
+
 // linePlot writes a PNG line plot with points of the series and dashed
 // horizontal reference lines.
-func linePlot(path, title, xlabel, ylabel string, logX, logY bool, ss []series, hs []hline) error {
+func linePlot(path, title, xlabel, ylabel string, o plotOpts, ss []series, hs []hline) error {
+	logX, logY := o.logX, o.logY
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
@@ -455,7 +463,7 @@ func linePlot(path, title, xlabel, ylabel string, logX, logY bool, ss []series, 
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	p.Legend.Top = true
+	p.Legend.Top = !o.legendBottom
 	p.Add(plotter.NewGrid())
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	for i, s := range ss {
@@ -493,6 +501,9 @@ func linePlot(path, title, xlabel, ylabel string, logX, logY bool, ss []series, 
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(h.name, l)
+	}
+	if o.yMax > o.yMin {
+		p.Y.Min, p.Y.Max = o.yMin, o.yMax
 	}
 	return savePlot(p, path, 6*vg.Inch, 4*vg.Inch)
 }

@@ -224,7 +224,7 @@ func gvhdRun(ctx context.Context, cfg gvhdConfig, ds *dataset.Dataset, rep *repo
 		return nil
 	}
 	path := filepath.Join(out, "gvhd_variance.png")
-	err := linePlot(path, "GvHD: distributional variance of the 2 domains", "rank m", "distributional variance", true, true,
+	err := linePlot(path, "GvHD: distributional variance of the 2 domains", "rank m", "distributional variance", plotOpts{logX: true, logY: true, legendBottom: true},
 		[]series{
 			{"input, Nystrom features", xs, curves[dica.UDICA].input},
 			{"UDICA, linear on components", xs, curves[dica.UDICA].proj},
