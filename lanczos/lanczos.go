@@ -266,8 +266,6 @@ func newEngine(ctx context.Context, n int, s Settings, op opFunc, b Operator) (*
 
 const eps = 0x1p-52
 
-const debug = false
-
 var eps23 = math.Pow(eps, 2.0/3)
 
 func (e *engine) row(a []float64, i int) []float64 { return a[i*e.n : (i+1)*e.n] }
@@ -542,7 +540,7 @@ func (e *engine) solve() (*Result, error) {
 				act = actRestart
 				break
 			}
-			if j%8 == 0 && e.ctx != nil {
+			if e.matvec%8 == 0 && e.ctx != nil {
 				if err := e.ctx.Err(); err != nil {
 					return nil, err
 				}
@@ -739,9 +737,6 @@ func (e *engine) decide(r *ritz, steps int) (act int, lockSel []int, unconv int)
 	if e.phase == 1 {
 		thk := e.kthLocked(e.k)
 		top := r.theta[0]
-		if debug {
-			fmt.Printf("  check steps=%d top=%.8g est=%.3g thk=%.8g ratio=%.3g\n", steps, top, r.est[0], thk, r.est[0]/(thk-top))
-		}
 		switch {
 		case conv(0) && top >= thk-e.tol*e.scale(thk):
 			// A converged copy (or a missed larger value).
