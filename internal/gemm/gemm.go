@@ -50,9 +50,15 @@ type impl struct {
 	// with one FMA per term in increasing p. Packed panels have sa = mr,
 	// sb = nr.
 	kern func(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64)
+
+	// trsmKern: forward substitution for trsmRows right-hand sides,
+	// x_j = x[j*ldx : j*ldx+trsmRows]: for j < n,
+	// x_j = (x_j - sum_{p<j} l[j*ldl+p] x_p) * rinv[j], with one FMA per
+	// term in increasing p.
+	trsmKern func(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64)
 }
 
-var goImpl = impl{kern: kernGo}
+var goImpl = impl{kern: kernGo, trsmKern: trsmKernGo}
 
 // kernGo is the portable micro-kernel (see impl.kern).
 func kernGo(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64) {

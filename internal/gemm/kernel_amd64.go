@@ -32,6 +32,13 @@ var hasAVX2FMA = func() bool {
 //go:noescape
 func kernAVX2(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64)
 
+// trsmKernAVX2 is the AVX2+FMA triangular-solve kernel with the contract
+// of trsmKernGo. The caller guarantees that x holds n rows of 32 values
+// with stride ldx, rinv n values and l n rows of stride ldl.
+//
+//go:noescape
+func trsmKernAVX2(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64)
+
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
 func xgetbv() (eax, edx uint32)
@@ -39,7 +46,7 @@ func xgetbv() (eax, edx uint32)
 // native is the implementation used by the exported functions.
 var native = func() impl {
 	if hasAVX2FMA {
-		return impl{kern: kernAVX2}
+		return impl{kern: kernAVX2, trsmKern: trsmKernAVX2}
 	}
-	return impl{kern: kernGo}
+	return goImpl
 }()

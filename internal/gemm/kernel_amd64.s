@@ -191,3 +191,80 @@ TEXT ·xgetbv(SB), NOSPLIT, $0-8
 	MOVL AX, eax+0(FP)
 	MOVL DX, edx+4(FP)
 	RET
+
+// func trsmKernAVX2(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64)
+//
+// Forward substitution for 32 right-hand sides: for j < n,
+// x_j = (x_j - sum_{p<j} l[j*ldl+p] x_p) * rinv[j], where x_j is the
+// 32-vector x[j*ldx : j*ldx+32], one FNMADD per term in increasing p.
+// Y0..Y7 hold x_j, Y8 the broadcast l[j][p] or rinv[j]; R12 points at x_j.
+TEXT ·trsmKernAVX2(SB), NOSPLIT, $0-96
+	MOVQ n+0(FP), CX
+	MOVQ l_base+8(FP), SI
+	MOVQ ldl+32(FP), R8
+	SHLQ $3, R8
+	MOVQ x_base+40(FP), DI
+	MOVQ ldx+64(FP), DX
+	SHLQ $3, DX
+	MOVQ rinv_base+72(FP), R11
+	XORQ BX, BX
+	MOVQ DI, R12
+
+tjloop:
+	CMPQ    BX, CX
+	JGE     tdone
+	VMOVUPD 0(R12), Y0
+	VMOVUPD 32(R12), Y1
+	VMOVUPD 64(R12), Y2
+	VMOVUPD 96(R12), Y3
+	VMOVUPD 128(R12), Y4
+	VMOVUPD 160(R12), Y5
+	VMOVUPD 192(R12), Y6
+	VMOVUPD 224(R12), Y7
+	MOVQ    DI, R13
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+	TESTQ   R10, R10
+	JZ      tscale
+
+tploop:
+	VBROADCASTSD (R9), Y8
+	VFNMADD231PD 0(R13), Y8, Y0
+	VFNMADD231PD 32(R13), Y8, Y1
+	VFNMADD231PD 64(R13), Y8, Y2
+	VFNMADD231PD 96(R13), Y8, Y3
+	VFNMADD231PD 128(R13), Y8, Y4
+	VFNMADD231PD 160(R13), Y8, Y5
+	VFNMADD231PD 192(R13), Y8, Y6
+	VFNMADD231PD 224(R13), Y8, Y7
+	ADDQ         $8, R9
+	ADDQ         DX, R13
+	DECQ         R10
+	JNZ          tploop
+
+tscale:
+	VBROADCASTSD (R11)(BX*8), Y8
+	VMULPD       Y8, Y0, Y0
+	VMULPD       Y8, Y1, Y1
+	VMULPD       Y8, Y2, Y2
+	VMULPD       Y8, Y3, Y3
+	VMULPD       Y8, Y4, Y4
+	VMULPD       Y8, Y5, Y5
+	VMULPD       Y8, Y6, Y6
+	VMULPD       Y8, Y7, Y7
+	VMOVUPD      Y0, 0(R12)
+	VMOVUPD      Y1, 32(R12)
+	VMOVUPD      Y2, 64(R12)
+	VMOVUPD      Y3, 96(R12)
+	VMOVUPD      Y4, 128(R12)
+	VMOVUPD      Y5, 160(R12)
+	VMOVUPD      Y6, 192(R12)
+	VMOVUPD      Y7, 224(R12)
+	ADDQ         R8, SI
+	ADDQ         DX, R12
+	INCQ         BX
+	JMP          tjloop
+
+tdone:
+	VZEROUPPER
+	RET

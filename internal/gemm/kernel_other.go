@@ -5,4 +5,4 @@ package gemm
 const hasAVX2FMA = false
 
 // native is the implementation used by the exported functions.
-var native = impl{kern: kernGo}
+var native = goImpl

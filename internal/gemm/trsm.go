@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -85,20 +86,7 @@ func (im impl) trsmLowerLeft(n, nrhs int, l []float64, ldl int, b []float64, ldb
 // trsmLL solves L X = B for the w columns at b, serially.
 func (im impl) trsmLL(n, w int, l []float64, ldl int, b []float64, ldb int, ws *workspace) {
 	if n <= trsmBase {
-		for i := 0; i < n; i++ {
-			bi := b[i*ldb : i*ldb+w]
-			li := l[i*ldl : i*ldl+i+1]
-			for p, lp := range li[:i] {
-				bp := b[p*ldb : p*ldb+w]
-				for j := range bi {
-					bi[j] -= lp * bp[j]
-				}
-			}
-			d := li[i]
-			for j := range bi {
-				bi[j] /= d
-			}
-		}
+		im.trsmLLBase(n, w, l, ldl, b, ldb)
 		return
 	}
 	h := split(n)
@@ -184,37 +172,7 @@ func (im impl) trsmLowerTransRight(m, n int, l []float64, ldl int, b []float64, 
 // trsmLTR solves X L^T = B for the m rows at b, serially.
 func (im impl) trsmLTR(m, n int, l []float64, ldl int, b []float64, ldb int, ws *workspace) {
 	if n <= trsmBase {
-		r := 0
-		// Four rows at a time: four independent dependency chains.
-		for ; r+4 <= m; r += 4 {
-			x0 := b[r*ldb : r*ldb+n]
-			x1 := b[(r+1)*ldb : (r+1)*ldb+n]
-			x2 := b[(r+2)*ldb : (r+2)*ldb+n]
-			x3 := b[(r+3)*ldb : (r+3)*ldb+n]
-			for j := range x0 {
-				lj := l[j*ldl : j*ldl+j+1]
-				s0, s1, s2, s3 := x0[j], x1[j], x2[j], x3[j]
-				for p, v := range lj[:j] {
-					s0 -= x0[p] * v
-					s1 -= x1[p] * v
-					s2 -= x2[p] * v
-					s3 -= x3[p] * v
-				}
-				d := lj[j]
-				x0[j], x1[j], x2[j], x3[j] = s0/d, s1/d, s2/d, s3/d
-			}
-		}
-		for ; r < m; r++ {
-			x := b[r*ldb : r*ldb+n]
-			for j := range x {
-				lj := l[j*ldl : j*ldl+j+1]
-				s := x[j]
-				for p, v := range lj[:j] {
-					s -= x[p] * v
-				}
-				x[j] = s / lj[j]
-			}
-		}
+		im.trsmLTRBase(m, n, l, ldl, b, ldb)
 		return
 	}
 	h := split(n)
@@ -223,4 +181,103 @@ func (im impl) trsmLTR(m, n int, l []float64, ldl int, b []float64, ldb int, ws 
 	im.run(&product{m: m, n: n - h, k: h, alpha: -1, a: b, lda: ldb,
 		b: l[h*ldl:], ldb: ldl, transB: true, c: b[h:], ldc: ldb}, 1, ws)
 	im.trsmLTR(m, n-h, l[h*ldl+h:], ldl, b[h:], ldb, ws)
+}
+
+// trsmRows is the number of right-hand sides that trsmKern solves at once.
+const trsmRows = 32
+
+// trsmLTRBase solves X L^T = B for n <= trsmBase: groups of trsmRows rows
+// of B are transposed into a small buffer (zero rows past m) and solved by
+// the trsm kernel, each row x by forward substitution
+//
+//	x[j] = (b[j] - sum_{p<j} L[j][p] x[p]) * (1/L[j][j]),
+//
+// with one FMA per term, as in BLAS dtrsm (which also multiplies by the
+// reciprocal of the diagonal).
+func (im impl) trsmLTRBase(m, n int, l []float64, ldl int, b []float64, ldb int) {
+	var rinv [trsmBase]float64
+	for j := 0; j < n; j++ {
+		rinv[j] = 1 / l[j*ldl+j]
+	}
+	var xt [trsmBase * trsmRows]float64
+	for r0 := 0; r0 < m; r0 += trsmRows {
+		g := min(trsmRows, m-r0)
+		if g < trsmRows {
+			clear(xt[:])
+		}
+		i := 0
+		for ; i+4 <= g; i += 4 {
+			o := (r0 + i) * ldb
+			b0, b1 := b[o:o+n], b[o+ldb:o+ldb+n]
+			b2, b3 := b[o+2*ldb:o+2*ldb+n], b[o+3*ldb:o+3*ldb+n]
+			for j := range b0 {
+				d := xt[j*trsmRows+i : j*trsmRows+i+4 : j*trsmRows+i+4]
+				d[0], d[1], d[2], d[3] = b0[j], b1[j], b2[j], b3[j]
+			}
+		}
+		for ; i < g; i++ {
+			for j, v := range b[(r0+i)*ldb : (r0+i)*ldb+n] {
+				xt[j*trsmRows+i] = v
+			}
+		}
+		im.trsmKern(n, l, ldl, xt[:], trsmRows, rinv[:])
+		i = 0
+		for ; i+4 <= g; i += 4 {
+			o := (r0 + i) * ldb
+			b0, b1 := b[o:o+n], b[o+ldb:o+ldb+n]
+			b2, b3 := b[o+2*ldb:o+2*ldb+n], b[o+3*ldb:o+3*ldb+n]
+			for j := range b0 {
+				d := xt[j*trsmRows+i : j*trsmRows+i+4 : j*trsmRows+i+4]
+				b0[j], b1[j], b2[j], b3[j] = d[0], d[1], d[2], d[3]
+			}
+		}
+		for ; i < g; i++ {
+			x := b[(r0+i)*ldb : (r0+i)*ldb+n]
+			for j := range x {
+				x[j] = xt[j*trsmRows+i]
+			}
+		}
+	}
+}
+
+// trsmLLBase solves L X = B for n <= trsmBase, w columns of B: groups of
+// trsmRows columns are solved in place by the trsm kernel, the last
+// partial group through a zero-padded copy. Each column x is computed by
+// the forward substitution of trsmLTRBase.
+func (im impl) trsmLLBase(n, w int, l []float64, ldl int, b []float64, ldb int) {
+	var rinv [trsmBase]float64
+	for j := 0; j < n; j++ {
+		rinv[j] = 1 / l[j*ldl+j]
+	}
+	c0 := 0
+	for ; c0+trsmRows <= w; c0 += trsmRows {
+		im.trsmKern(n, l, ldl, b[c0:], ldb, rinv[:])
+	}
+	if g := w - c0; g > 0 {
+		var xt [trsmBase * trsmRows]float64
+		for j := 0; j < n; j++ {
+			copy(xt[j*trsmRows:j*trsmRows+g], b[j*ldb+c0:j*ldb+w])
+		}
+		im.trsmKern(n, l, ldl, xt[:], trsmRows, rinv[:])
+		for j := 0; j < n; j++ {
+			copy(b[j*ldb+c0:j*ldb+w], xt[j*trsmRows:j*trsmRows+g])
+		}
+	}
+}
+
+// trsmKernGo is the portable trsm kernel (see impl.trsmKern).
+func trsmKernGo(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64) {
+	for j := 0; j < n; j++ {
+		xj := x[j*ldx : j*ldx+trsmRows]
+		lj := l[j*ldl : j*ldl+j]
+		for p, v := range lj {
+			xp := x[p*ldx : p*ldx+trsmRows]
+			for i := range xj {
+				xj[i] = math.FMA(-v, xp[i], xj[i])
+			}
+		}
+		for i := range xj {
+			xj[i] *= rinv[j]
+		}
+	}
 }
