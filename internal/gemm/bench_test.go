@@ -42,7 +42,15 @@ func BenchmarkSyrk(b *testing.B) {
 func BenchmarkCholesky(b *testing.B) {
 	const n = 2000
 	rng := rand.New(rand.NewPCG(2, 2))
-	a0, sym := spd(rng, n, n)
+	// Diagonally dominant, hence SPD, and cheap to build.
+	a0 := randSlice(rng, n*n)
+	sym := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		a0[i*n+i] = n
+		for j := 0; j <= i; j++ {
+			sym.SetSym(i, j, a0[i*n+j])
+		}
+	}
 	flops := float64(n) * float64(n) * float64(n) / 3
 	a := make([]float64, n*n)
 	for _, workers := range []int{1, 2} {
@@ -101,4 +109,49 @@ func BenchmarkKernel(b *testing.B) {
 		native.kern(kc, a, mr, bb, nr, c, nr, 1)
 	}
 	ct.report(b, 2*mr*nr*kc)
+}
+
+// BenchmarkTrsm solves L X = B and L^T X = B for n = 2000, 500 right-hand
+// sides (n^2 nrhs flops), against gonum's blas64.Trsm.
+func BenchmarkTrsm(b *testing.B) {
+	const n, nrhs = 2000, 500
+	rng := rand.New(rand.NewPCG(5, 5))
+	l := randSlice(rng, n*n)
+	for i := 0; i < n; i++ {
+		l[i*n+i] = float64(n)
+	}
+	b0 := randSlice(rng, n*nrhs)
+	x := make([]float64, n*nrhs)
+	flops := float64(n) * n * nrhs
+	lt := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: n, Data: l}
+	for _, tr := range []bool{false, true} {
+		name := "LowerLeft"
+		if tr {
+			name = "LowerTransLeft"
+		}
+		b.Run(name+"/gemm", func(b *testing.B) {
+			ct := startCPU()
+			for b.Loop() {
+				copy(x, b0)
+				if tr {
+					TrsmLowerTransLeft(n, nrhs, l, n, x, nrhs, 1)
+				} else {
+					TrsmLowerLeft(n, nrhs, l, n, x, nrhs, 1)
+				}
+			}
+			ct.report(b, flops)
+		})
+		b.Run(name+"/gonum", func(b *testing.B) {
+			t := blas.NoTrans
+			if tr {
+				t = blas.Trans
+			}
+			ct := startCPU()
+			for b.Loop() {
+				copy(x, b0)
+				blas64.Trsm(blas.Left, t, 1, lt, general(n, nrhs, nrhs, x))
+			}
+			ct.report(b, flops)
+		})
+	}
 }

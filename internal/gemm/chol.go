@@ -17,12 +17,14 @@ const nbInner = 32
 // pivot finite and > 0); if not, a holds a partial factorization.
 //
 // The algorithm is the blocked right-looking factorization (LAPACK dpotrf,
-// lower) with block size 192: for each diagonal block, an unblocked
-// factorization of the block, the panel solve L21 = A21 L11^{-T}
-// (TrsmLowerTransRight) and the trailing update A22 -= L21 L21^T (lower
-// triangle, GEMM kernel). The panel rows and the trailing row blocks are
-// shared among up to workers goroutines; the result is bit-identical for
-// any workers >= 1. It panics on inconsistent shapes.
+// lower) with block size 192: for each diagonal block, its factorization
+// (the same algorithm with block size 32, then unblocked Cholesky-Crout),
+// the panel solve L21 = A21 L11^{-T} (TrsmLowerTransRight) and the
+// trailing update A22 -= L21 L21^T (lower triangle, GEMM kernel). The
+// panel rows and the trailing row blocks are shared among up to workers
+// goroutines (workers < 1 counts as 1); the result is bit-identical for
+// any workers >= 1. The work is n^3/3 flops; the extra memory is about
+// 200 n float64 for packing. It panics on inconsistent shapes.
 func Cholesky(a []float64, lda, n int, workers int) bool {
 	return native.cholesky(a, lda, n, workers)
 }

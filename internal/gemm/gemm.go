@@ -1,30 +1,3 @@
-// Package gemm provides fast dense level-3 kernels for the two hot spots of
-// dica: the streaming Gram sum C += F^T F of a block of raw feature rows
-// (SyrkTransUpper) and the Cholesky factorization of the dense SPD
-// denominator of the exact solver (Cholesky, with the triangular solves
-// TrsmLowerLeft, TrsmLowerTransLeft, TrsmLowerTransRight and the general
-// product Gemm).
-//
-// All matrices are dense, row-major float64 slices with a leading dimension
-// (row stride) ld >= number of columns, as in gonum's blas64.General.
-//
-// The kernels follow the GotoBLAS/BLIS design (Goto and van de Geijn, "Anatomy
-// of high-performance matrix multiplication", ACM TOMS 34(3), 2008): the
-// operands are packed, per block of kc = 256 inner indices, into micro-panels
-// of 4 rows of op(A) and 12 columns of op(B), and a 4 x 12 register-blocked
-// micro-kernel accumulates a tile of C in 12 vector registers. On amd64 CPUs
-// with AVX2 and FMA the micro-kernel is assembly; elsewhere (or with the
-// build tag noasm) it is pure Go with math.FMA, which gives bit-identical
-// results to the assembly.
-//
-// Determinism: every element of C is computed as
-//
-//	C[i][j] = fma(alpha, acc_b, C[i][j]) for each block b of kc inner indices in turn,
-//	acc_b   = fma(a_k, b_k, acc_b) over the indices k of the block in increasing order,
-//
-// so the result depends only on the inputs and the fixed block size, never on
-// the number of workers, GOMAXPROCS or timing. All functions are safe for
-// concurrent use on distinct output buffers; there is no shared state.
 package gemm
 
 import (
