@@ -422,3 +422,75 @@ func TestTrsm(t *testing.T) {
 		}
 	}
 }
+
+func TestTrsmKernAsmMatchesGo(t *testing.T) {
+	if !hasAVX2FMA {
+		t.Skip("no AVX2+FMA: only the Go kernel is used")
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{1, 2, 7, trsmBase} {
+		const ldl, ldx = trsmBase + 3, trsmRows + 5
+		l := randSlice(rng, n*ldl)
+		rinv := make([]float64, n)
+		for j := range rinv {
+			rinv[j] = 1 / (1 + math.Abs(l[j*ldl+j]))
+		}
+		x0 := randSlice(rng, (n-1)*ldx+trsmRows)
+		x1 := append([]float64(nil), x0...)
+		x2 := append([]float64(nil), x0...)
+		native.trsmKern(n, l, ldl, x1, ldx, rinv)
+		trsmKernGo(n, l, ldl, x2, ldx, rinv)
+		if !sameBits(x1, x2) {
+			t.Errorf("n=%d: assembly and Go trsm kernels differ", n)
+		}
+		// Against plain substitution, column by column.
+		for i := 0; i < trsmRows; i++ {
+			x := make([]float64, n)
+			for j := 0; j < n; j++ {
+				s := x0[j*ldx+i]
+				for p := 0; p < j; p++ {
+					s -= l[j*ldl+p] * x[p]
+				}
+				x[j] = s * rinv[j]
+				if got := x1[j*ldx+i]; math.Abs(got-x[j]) > 1e-12*(1+math.Abs(x[j])) {
+					t.Fatalf("n=%d: x[%d][%d] = %v, want %v", n, j, i, got, x[j])
+				}
+			}
+		}
+		// The gaps between the rows of x are untouched.
+		for j := 0; j < n-1; j++ {
+			for i := trsmRows; i < ldx; i++ {
+				if x1[j*ldx+i] != x0[j*ldx+i] {
+					t.Fatalf("n=%d: kernel wrote outside x at (%d,%d)", n, j, i)
+				}
+			}
+		}
+	}
+}
+
+func TestPanics(t *testing.T) {
+	s := make([]float64, 100)
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"Syrk ldf < m", func() { SyrkTransUpper(s, 10, s, 5, 2, 10) }},
+		{"Syrk C too short", func() { SyrkTransUpper(s[:50], 10, s, 10, 2, 10) }},
+		{"Syrk negative r", func() { SyrkTransUpper(s, 10, s, 10, -1, 10) }},
+		{"Gemm B too short", func() { Gemm(false, true, 3, 4, 30, 1, s, 30, s[:50], 30, s, 4, 1) }},
+		{"Gemm ldc < n", func() { Gemm(false, false, 2, 5, 2, 1, s, 2, s, 5, s, 4, 1) }},
+		{"Cholesky lda < n", func() { Cholesky(s, 5, 10, 1) }},
+		{"Cholesky short", func() { Cholesky(s, 11, 10, 1) }},
+		{"Trsm B short", func() { TrsmLowerLeft(10, 20, s, 10, s, 20, 1) }},
+		{"TrsmRight ldb < n", func() { TrsmLowerTransRight(3, 10, s, 10, s, 5, 1) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			tc.f()
+		}()
+	}
+}
