@@ -34,7 +34,8 @@ const (
 	// complement of an invariant subspace found by the solver (an exactly
 	// low-rank operator), and fewer than k pairs with nonzero eigenvalues
 	// exist. All pairs with nonzero eigenvalues are returned; the null space
-	// (eigenvalue 0, any basis of it would do) is not.
+	// (eigenvalue 0, any basis of it would do) is not. Also returned, with
+	// all n pairs, when K > n.
 	ReachableSpaceExhausted
 	// BudgetExceeded: the matvec budget ran out; the best available pairs
 	// are returned, of which Result.Converged met the tolerance.
@@ -155,6 +156,7 @@ type engine struct {
 	ctx    context.Context
 	n, m   int
 	k, kc  int // returned, computed (k + guard)
+	kreq   int // Settings.K
 	neg    bool
 	tol    float64
 	maxMV  int
@@ -223,7 +225,7 @@ func newEngine(ctx context.Context, n int, s Settings, op opFunc, b Operator) (*
 		maxMV = max(10*n, 1000)
 	}
 	e := &engine{
-		ctx: ctx, n: n, m: m, k: k, kc: kc, neg: s.Which == Smallest,
+		ctx: ctx, n: n, m: m, k: k, kc: kc, kreq: s.K, neg: s.Which == Smallest,
 		tol: tol, maxMV: maxMV, check: !s.NoDeflatedCheck,
 		rng:   rand.New(rand.NewPCG(s.Seed, 0x6c616e637a6f73)),
 		start: s.Start, b: b, bmode: b != nil,
@@ -923,6 +925,9 @@ func (e *engine) finish(r *ritz, status Status) (*Result, error) {
 	}
 	if failed && status == Converged {
 		status = ResidualCheckFailed
+	}
+	if status == Converged && nk < e.kreq {
+		status = ReachableSpaceExhausted // K > n
 	}
 	res.Status = status
 	return res, nil

@@ -414,8 +414,23 @@ func TestGeneralizedVsDense(t *testing.T) {
 		}
 		checkGen(t, rn.name, res, a, b, normA, normB, want, 1e-10)
 	}
+	// Smallest, Cholesky mode, against the dense reduction of (-A, B).
+	var neg mat.SymDense
+	neg.ScaleSym(-1, a)
+	wantNeg := denseGen(t, &neg, b, k)
+	sm := s
+	sm.Which = lanczos.Smallest
+	res, err := lanczos.GenSymChol(ctx, lanczos.Dense(a), b, sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range wantNeg {
+		wantNeg[i] = -wantNeg[i]
+	}
+	checkGen(t, "Cholesky smallest", res, a, b, normA, normB, wantNeg, 1e-10)
+
 	// B = alpha I (V nil) against the scaled standard problem.
-	res, err := lanczos.GenSymLowRank(ctx, lanczos.Dense(a), 2, nil, s)
+	res, err = lanczos.GenSymLowRank(ctx, lanczos.Dense(a), 2, nil, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,8 +515,23 @@ func TestLowRankExhausted(t *testing.T) {
 			t.Errorf("rank-3 operator took %d matvecs", res.Matvecs)
 		}
 	}
+	// K > n: all n pairs, and the status says fewer than K exist.
+	small := randSym(6, 3)
+	sv, _ := denseValues(t, small)
+	res, err := lanczos.Sym(context.Background(), lanczos.Dense(small), lanczos.Settings{K: 9, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != lanczos.ReachableSpaceExhausted || len(res.Values) != 6 {
+		t.Fatalf("K > n: status %v, %d values", res.Status, len(res.Values))
+	}
+	for i, v := range res.Values {
+		if math.Abs(v-sv[5-i]) > 1e-12*math.Abs(sv[0]+sv[5]+10) {
+			t.Errorf("K > n: value %d = %v, want %v", i, v, sv[5-i])
+		}
+	}
 	// Asked for exactly the rank: converged normally.
-	res, err := lanczos.Sym(context.Background(), op, lanczos.Settings{K: 3, Seed: 1})
+	res, err = lanczos.Sym(context.Background(), op, lanczos.Settings{K: 3, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
