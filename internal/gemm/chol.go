@@ -52,11 +52,17 @@ func (im impl) potrf(a []float64, lda, n, bs, workers int, ws *workspace) bool {
 			break
 		}
 		a21 := a[(k0+kb)*lda+k0:]
+		g := &product{m: n2, n: n2, k: kb, alpha: -1, a: a21, lda: lda,
+			b: a21, ldb: lda, transB: true, c: a[(k0+kb)*lda+k0+kb:], ldc: lda, tri: lower}
+		// Each chunk of rows of L21 (a multiple of nr) is solved, then
+		// packed as columns of op(B) = L21^T for the trailing update.
+		bp := grow(&ws.bp, (n2+nr-1)/nr*nr*kb)
 		parallel(n2, max(mc, chunkSize(n2, workers)), workers, func(lo, hi int) {
 			im.trsmLTR(hi-lo, kb, akk, lda, a21[lo*lda:], lda, new(workspace))
+			g.packB(bp[lo*kb:], lo, hi-lo, 0, kb)
 		})
-		im.run(&product{m: n2, n: n2, k: kb, alpha: -1, a: a21, lda: lda,
-			b: a21, ldb: lda, transB: true, c: a[(k0+kb)*lda+k0+kb:], ldc: lda, tri: lower}, workers, ws)
+		g.packedB = true
+		im.run(g, workers, ws)
 	}
 	return true
 }

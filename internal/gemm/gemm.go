@@ -78,6 +78,9 @@ type product struct {
 	c       []float64
 	ldc     int
 	tri     triangle
+	// packedB reports that the workspace passed to run already holds
+	// opB packed (k <= kc).
+	packedB bool
 }
 
 // packA packs rows i0..i0+mb of opA, inner indices p0..p0+kb, into
@@ -279,6 +282,9 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 	if ws == nil {
 		ws = new(workspace)
 	}
+	if g.packedB && g.k > kc {
+		panic("gemm: internal error: prepacked B with k > kc")
+	}
 	nPanels := (g.n + nr - 1) / nr
 	kb0 := min(kc, g.k)
 	bp := grow(&ws.bp, nPanels*nr*kb0)
@@ -295,7 +301,9 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 	for p0 := 0; p0 < g.k; p0 += kc {
 		kb := min(kc, g.k-p0)
 		if workers == 1 {
-			g.packB(bp, 0, g.n, p0, kb)
+			if !g.packedB {
+				g.packB(bp, 0, g.n, p0, kb)
+			}
 			for i0 := 0; i0 < g.m; i0 += mc {
 				mb := min(mc, g.m-i0)
 				g.packA(aps[0], i0, mb, p0, kb)
@@ -304,9 +312,11 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 			continue
 		}
 		// Pack B in parallel, in runs of whole panels.
-		parallel(nPanels, (nPanels+workers-1)/workers, workers, func(lo, hi int) {
-			g.packB(bp[lo*nr*kb:], lo*nr, min(g.n, hi*nr)-lo*nr, p0, kb)
-		})
+		if !g.packedB {
+			parallel(nPanels, (nPanels+workers-1)/workers, workers, func(lo, hi int) {
+				g.packB(bp[lo*nr*kb:], lo*nr, min(g.n, hi*nr)-lo*nr, p0, kb)
+			})
+		}
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {
