@@ -495,7 +495,7 @@ func TestLowRankExhausted(t *testing.T) {
 	var g mat.SymDense
 	g.SymOuterK(1, u.T())
 	vals, _ := denseValues(t, &g)
-	op := lanczos.LowRank{U: u}
+	op := lanczos.UUT(u)
 	for _, which := range []lanczos.Which{lanczos.Largest, lanczos.Smallest} {
 		res, err := lanczos.Sym(context.Background(), op, lanczos.Settings{K: 10, Which: which, Seed: 1})
 		if err != nil {

@@ -156,3 +156,11 @@ func (l LowRank) Apply(dst, x []float64) {
 	copy(dst, x)
 	bl.Dgemv(blas.NoTrans, u.Rows, u.Cols, 1, u.Data, u.Stride, t, 1, l.Alpha, dst, 1)
 }
+
+// UUT returns the operator U U^T (n x n for U n x r), the Gram-type
+// low-rank operator of DICA (rank <= r: see ReachableSpaceExhausted).
+func UUT(u *mat.Dense) Operator { return LowRank{U: u} }
+
+// LowRankPlusDiag returns the operator alpha I + U U^T, the
+// identity-plus-low-rank matrix B of DICA.
+func LowRankPlusDiag(alpha float64, u *mat.Dense) Operator { return LowRank{Alpha: alpha, U: u} }
