@@ -570,6 +570,27 @@ func TestDeterminismAndConcurrency(t *testing.T) {
 			}
 		}
 	}
+	// The parallel dense adapter shared by concurrent solves.
+	d := lanczos.Dense(randSym(300, 5))
+	ds := lanczos.Settings{K: 5, Seed: 1}
+	dref, err := lanczos.Sym(context.Background(), d, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dout := make([]*lanczos.Result, g)
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			dout[i], _ = lanczos.Sym(context.Background(), d, ds)
+		}(i)
+	}
+	wg.Wait()
+	for i, r := range dout {
+		if r == nil || r.Matvecs != dref.Matvecs || !mat.Equal(r.Vectors, dref.Vectors) || !equalBits(r.Values, dref.Values) {
+			t.Fatalf("dense run %d differs from the serial run", i)
+		}
+	}
 	// A different seed still gives the same answer.
 	s.Seed = 43
 	other, err := lanczos.Sym(context.Background(), a, s)
@@ -683,4 +704,16 @@ func TestMultiplicityDefault(t *testing.T) {
 		checkPairs(t, "cycle 1000 default", res, c.Apply, nil, c.NormA, 1, c.Top(10), 1e-8)
 		t.Logf("cycle 1000 seed %d: %d matvecs", seed, res.Matvecs)
 	}
+}
+
+func equalBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
