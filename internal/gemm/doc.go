@@ -31,8 +31,9 @@
 // go through the GEMM kernel, diagonal blocks of order <= 32 through a
 // substitution kernel that solves 32 right-hand sides at once. On amd64
 // CPUs with AVX2 and FMA (detected with CPUID/XGETBV) both kernels are
-// assembly; elsewhere, or with the build tag noasm, they are pure Go with
-// math.FMA and give bit-identical results.
+// assembly; on other architectures, or with the build tag noasm, they are
+// pure Go with math.FMA and give bit-identical results (on amd64 CPUs
+// without FMA they use plain multiply-add, as math.FMA would be emulated).
 //
 // Determinism: every element of a product is computed as
 //

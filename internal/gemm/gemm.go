@@ -33,23 +33,87 @@ type impl struct {
 
 var goImpl = impl{kern: kernGo, trsmKern: trsmKernGo}
 
-// kernGo is the portable micro-kernel (see impl.kern).
+// kernGo is the portable micro-kernel (see impl.kern). It walks the tile
+// in 2 x 4 sub-blocks with the accumulators in local variables (eight
+// independent FMA chains); the order of the terms of each element is that
+// of the assembly kernel.
 func kernGo(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64) {
-	var acc [mr * nr]float64
-	for p := 0; p < k; p++ {
-		ap := a[p*sa : p*sa+mr : p*sa+mr]
-		bp := b[p*sb : p*sb+nr : p*sb+nr]
-		for i, ai := range ap {
-			row := acc[i*nr : i*nr+nr : i*nr+nr]
-			for j, bj := range bp {
-				row[j] = math.FMA(ai, bj, row[j])
+	if k == 0 {
+		return
+	}
+	_ = a[(k-1)*sa+mr-1]
+	_ = b[(k-1)*sb+nr-1]
+	for i := 0; i < mr; i += 2 {
+		for j := 0; j < nr; j += 4 {
+			var c00, c01, c02, c03, c10, c11, c12, c13 float64
+			pa, pb := i, j
+			for p := 0; p < k; p++ {
+				a0, a1 := a[pa], a[pa+1]
+				bp := b[pb : pb+4 : pb+4]
+				b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
+				c00 = math.FMA(a0, b0, c00)
+				c01 = math.FMA(a0, b1, c01)
+				c02 = math.FMA(a0, b2, c02)
+				c03 = math.FMA(a0, b3, c03)
+				c10 = math.FMA(a1, b0, c10)
+				c11 = math.FMA(a1, b1, c11)
+				c12 = math.FMA(a1, b2, c12)
+				c13 = math.FMA(a1, b3, c13)
+				pa += sa
+				pb += sb
 			}
+			r0 := c[i*ldc+j : i*ldc+j+4 : i*ldc+j+4]
+			r0[0] = math.FMA(alpha, c00, r0[0])
+			r0[1] = math.FMA(alpha, c01, r0[1])
+			r0[2] = math.FMA(alpha, c02, r0[2])
+			r0[3] = math.FMA(alpha, c03, r0[3])
+			r1 := c[(i+1)*ldc+j : (i+1)*ldc+j+4 : (i+1)*ldc+j+4]
+			r1[0] = math.FMA(alpha, c10, r1[0])
+			r1[1] = math.FMA(alpha, c11, r1[1])
+			r1[2] = math.FMA(alpha, c12, r1[2])
+			r1[3] = math.FMA(alpha, c13, r1[3])
 		}
 	}
-	for i := 0; i < mr; i++ {
-		ci := c[i*ldc : i*ldc+nr]
-		for j := range ci {
-			ci[j] = math.FMA(alpha, acc[i*nr+j], ci[j])
+}
+
+// kernGoMulAdd is kernGo with x*y + z in place of fma(x, y, z), which the
+// compiler may or may not fuse: for amd64 CPUs without FMA, where math.FMA
+// is emulated in software.
+func kernGoMulAdd(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64) {
+	if k == 0 {
+		return
+	}
+	_ = a[(k-1)*sa+mr-1]
+	_ = b[(k-1)*sb+nr-1]
+	for i := 0; i < mr; i += 2 {
+		for j := 0; j < nr; j += 4 {
+			var c00, c01, c02, c03, c10, c11, c12, c13 float64
+			pa, pb := i, j
+			for p := 0; p < k; p++ {
+				a0, a1 := a[pa], a[pa+1]
+				bp := b[pb : pb+4 : pb+4]
+				b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
+				c00 += a0 * b0
+				c01 += a0 * b1
+				c02 += a0 * b2
+				c03 += a0 * b3
+				c10 += a1 * b0
+				c11 += a1 * b1
+				c12 += a1 * b2
+				c13 += a1 * b3
+				pa += sa
+				pb += sb
+			}
+			r0 := c[i*ldc+j : i*ldc+j+4 : i*ldc+j+4]
+			r0[0] += alpha * c00
+			r0[1] += alpha * c01
+			r0[2] += alpha * c02
+			r0[3] += alpha * c03
+			r1 := c[(i+1)*ldc+j : (i+1)*ldc+j+4 : (i+1)*ldc+j+4]
+			r1[0] += alpha * c10
+			r1[1] += alpha * c11
+			r1[2] += alpha * c12
+			r1[3] += alpha * c13
 		}
 	}
 }

@@ -44,6 +44,40 @@ func sameBits(a, b []float64) bool {
 	return true
 }
 
+// TestKernelMulAdd checks the kernels for amd64 CPUs without FMA against
+// the reference ones (equal up to rounding).
+func TestKernelMulAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	const k, ldc = 100, 13
+	a, b := randSlice(rng, k*mr), randSlice(rng, k*nr)
+	c0 := randSlice(rng, (mr-1)*ldc+nr)
+	c1 := append([]float64(nil), c0...)
+	c2 := append([]float64(nil), c0...)
+	kernGo(k, a, mr, b, nr, c1, ldc, -2)
+	kernGoMulAdd(k, a, mr, b, nr, c2, ldc, -2)
+	for i := range c1 {
+		if math.Abs(c1[i]-c2[i]) > 1e-12*(1+math.Abs(c1[i])) {
+			t.Fatalf("kernGoMulAdd: c[%d] = %v, want %v", i, c2[i], c1[i])
+		}
+	}
+	const n, ldx = 20, trsmRows
+	l := randSlice(rng, n*n)
+	rinv := make([]float64, n)
+	for j := range rinv {
+		rinv[j] = 1 / (2 + math.Abs(l[j*n+j]))
+	}
+	x0 := randSlice(rng, n*ldx)
+	x1 := append([]float64(nil), x0...)
+	x2 := append([]float64(nil), x0...)
+	trsmKernGo(n, l, n, x1, ldx, rinv)
+	trsmKernGoMulAdd(n, l, n, x2, ldx, rinv)
+	for i := range x1 {
+		if math.Abs(x1[i]-x2[i]) > 1e-12*(1+math.Abs(x1[i])) {
+			t.Fatalf("trsmKernGoMulAdd: x[%d] = %v, want %v", i, x2[i], x1[i])
+		}
+	}
+}
+
 func TestKernelAsmMatchesGo(t *testing.T) {
 	if !hasAVX2FMA {
 		t.Skip("no AVX2+FMA: only the Go kernel is used")

@@ -48,5 +48,6 @@ var native = func() impl {
 	if hasAVX2FMA {
 		return impl{kern: kernAVX2, trsmKern: trsmKernAVX2}
 	}
-	return goImpl
+	// math.FMA is emulated in software without the FMA instruction.
+	return impl{kern: kernGoMulAdd, trsmKern: trsmKernGoMulAdd}
 }()

@@ -281,3 +281,21 @@ func trsmKernGo(n int, l []float64, ldl int, x []float64, ldx int, rinv []float6
 		}
 	}
 }
+
+// trsmKernGoMulAdd is trsmKernGo with x - y*z in place of fma(-y, z, x),
+// for amd64 CPUs without FMA (see kernGoMulAdd).
+func trsmKernGoMulAdd(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64) {
+	for j := 0; j < n; j++ {
+		xj := x[j*ldx : j*ldx+trsmRows]
+		lj := l[j*ldl : j*ldl+j]
+		for p, v := range lj {
+			xp := x[p*ldx : p*ldx+trsmRows]
+			for i := range xj {
+				xj[i] -= v * xp[i]
+			}
+		}
+		for i := range xj {
+			xj[i] *= rinv[j]
+		}
+	}
+}
