@@ -427,8 +427,8 @@ func checkMatrix(name string, a []float64, ld, r, c int) {
 // m x k (A itself, or A^T stored k x m if transA), op(B) is k x n (B, or
 // B^T stored n x k if transB); all row-major with leading dimensions lda,
 // ldb, ldc. This is BLAS dgemm with beta = 1. The rows of C are split among
-// up to workers goroutines; the result is bit-identical for any workers >= 1.
-// Gemm panics on inconsistent shapes.
+// up to workers goroutines (workers < 1 counts as 1); the result is
+// bit-identical for any workers >= 1. Gemm panics on inconsistent shapes.
 func Gemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, workers int) {
 	native.gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc, workers)
 }
@@ -458,10 +458,12 @@ func (im impl) gemm(transA, transB bool, m, n, k int, alpha float64, a []float64
 // trans = Trans, alpha = beta = 1: the streaming Gram sum of a block of r
 // feature rows. The strictly lower triangle of C is neither read nor
 // written. The computation is single-threaded (call it from several
-// goroutines on distinct C buffers for parallelism), allocates about
-// min(r, 256) * (m + 108) float64 of packing space per call, and its result
-// is a deterministic function of the inputs. It panics on inconsistent
-// shapes.
+// goroutines on distinct C buffers for parallelism), allocates
+// O(min(r, 256) * m) float64 of scratch per call (about 4 MB at m = 2000,
+// 0.5 MB at m = 160), and its result is a deterministic function of the
+// inputs: the same bits whatever the goroutine, GOMAXPROCS or machine load
+// (C[i][j] += acc_b for each block b of 256 rows in turn, as described in
+// the package documentation). It panics on inconsistent shapes.
 func SyrkTransUpper(c []float64, ldc int, f []float64, ldf, r, m int) {
 	native.syrkTransUpper(c, ldc, f, ldf, r, m)
 }

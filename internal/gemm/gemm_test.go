@@ -381,15 +381,16 @@ func TestCholeskyNotPD(t *testing.T) {
 }
 
 // lowerFactor returns a well-conditioned n x n lower-triangular factor
-// (Cholesky factor of spd) with leading dimension ld.
+// (Cholesky factor of spd) with leading dimension ld, and NaN in the
+// strictly upper triangle, which the solves must not read.
 func lowerFactor(rng *rand.Rand, n, ld int) []float64 {
 	a, _ := spd(rng, n, ld)
 	if !Cholesky(a, ld, n, 1) {
 		panic("not PD")
 	}
 	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			a[i*ld+j] = 0
+		for j := i + 1; j < ld; j++ {
+			a[i*ld+j] = math.NaN()
 		}
 	}
 	return a

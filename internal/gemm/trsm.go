@@ -65,9 +65,9 @@ func chunkSize(total, workers int) int {
 // triangle (diagonal included) of l (row-major, leading dimension ldl; the
 // strictly upper part is not read). This is BLAS dtrsm with side = Left,
 // uplo = Lower, trans = NoTrans, diag = NonUnit, alpha = 1. The columns of
-// B are split among up to workers goroutines; the result is bit-identical
-// for any workers >= 1. A zero diagonal gives Inf/NaN, as in BLAS. It
-// panics on inconsistent shapes.
+// B are split among up to workers goroutines (workers < 1 counts as 1);
+// the result is bit-identical for any workers >= 1. A zero diagonal gives
+// Inf/NaN, as in BLAS. It panics on inconsistent shapes.
 func TrsmLowerLeft(n, nrhs int, l []float64, ldl int, b []float64, ldb int, workers int) {
 	native.trsmLowerLeft(n, nrhs, l, ldl, b, ldb, workers)
 }
