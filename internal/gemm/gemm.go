@@ -248,7 +248,9 @@ func (g *product) packB(dst []float64, j0, nb, p0, kb int) {
 }
 
 // rowBlock computes the rows i0..i0+mb of C for the inner block packed in
-// bp (all n columns) and ap (the rows i0..i0+mb), kb inner indices.
+// bp (all n columns) and ap (the rows i0..i0+mb), kb inner indices. If ap
+// is nil, opA is opB^T (a Gram matrix) and the micro-panels of A are read
+// from bp with stride nr.
 func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr * nr]float64) {
 	for jq := 0; jq*nr < g.n; jq++ {
 		j0 := jq * nr
@@ -267,7 +269,14 @@ func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr *
 		for iq := 0; iq*mr < mb; iq++ {
 			ti := i0 + iq*mr
 			mi := min(mr, mb-iq*mr)
-			a := ap[iq*kb*mr : (iq+1)*kb*mr]
+			var a []float64
+			sa := mr
+			if ap != nil {
+				a = ap[iq*kb*mr : (iq+1)*kb*mr]
+			} else {
+				q := ti / nr
+				a, sa = bp[q*kb*nr+ti-q*nr:(q+1)*kb*nr], nr
+			}
 			if g.tri == upper && j0+nj-1 < ti {
 				// Entirely below the diagonal; so are later row panels.
 				break
@@ -283,11 +292,11 @@ func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr *
 				inside = inside && j0+nr-1 <= ti
 			}
 			if inside {
-				im.kern(kb, a, mr, b, nr, g.c[ti*g.ldc+j0:], g.ldc, g.alpha)
+				im.kern(kb, a, sa, b, nr, g.c[ti*g.ldc+j0:], g.ldc, g.alpha)
 				continue
 			}
 			clear(tmp[:])
-			im.kern(kb, a, mr, b, nr, tmp[:], nr, 1)
+			im.kern(kb, a, sa, b, nr, tmp[:], nr, 1)
 			for i := 0; i < mi; i++ {
 				jlo, jhi := 0, nj
 				switch g.tri {
@@ -481,10 +490,24 @@ func (im impl) syrkTransUpper(c []float64, ldc int, f []float64, ldf, r, m int) 
 // smallSyrk is the largest order for which SyrkTransUpper uses syrkSmall.
 const smallSyrk = 160
 
-// syrkPacked is SyrkTransUpper with packed micro-panels.
+// syrkPacked is SyrkTransUpper with packed micro-panels. Since opA = F^T
+// is opB^T, only B is packed, and the micro-kernel reads the 4-row panels
+// of A from the 12-column panels of B.
 func (im impl) syrkPacked(c []float64, ldc int, f []float64, ldf, r, m int) {
-	im.run(&product{m: m, n: m, k: r, alpha: 1, a: f, lda: ldf, transA: true,
-		b: f, ldb: ldf, c: c, ldc: ldc, tri: upper}, 1, nil)
+	if m == 0 || r == 0 {
+		return
+	}
+	g := &product{m: m, n: m, k: r, alpha: 1, a: f, lda: ldf, transA: true,
+		b: f, ldb: ldf, c: c, ldc: ldc, tri: upper}
+	bp := make([]float64, (m+nr-1)/nr*nr*min(kc, r))
+	var tmp [mr * nr]float64
+	for p0 := 0; p0 < r; p0 += kc {
+		kb := min(kc, r-p0)
+		g.packB(bp, 0, m, p0, kb)
+		for i0 := 0; i0 < m; i0 += mc {
+			im.rowBlock(g, nil, bp, i0, min(mc, m-i0), kb, &tmp)
+		}
+	}
 }
 
 // syrkSmall is SyrkTransUpper for small m, where packing would cost as
