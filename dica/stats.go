@@ -15,6 +15,7 @@ import (
 
 	"github.com/dicalab/dica/approx"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/gemm"
 )
 
 // Stats are the sufficient statistics of a DICA fit (MATH.md, "Sufficient
@@ -232,8 +233,7 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 			blas64.General{Rows: a.mraw, Cols: a.rraw, Stride: a.rraw, Data: a.sumPhiPsi})
 	}
 	if a.gram {
-		blas64.Syrk(blas.Trans, 1, fr, 1,
-			blas64.Symmetric{Uplo: blas.Upper, N: a.mraw, Stride: a.mraw, Data: a.gramSum})
+		gemm.SyrkTransUpper(a.gramSum, a.mraw, fr.Data, fr.Stride, rows, a.mraw)
 	}
 	return nil
 }
