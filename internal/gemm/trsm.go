@@ -122,20 +122,7 @@ func (im impl) trsmLowerTransLeft(n, nrhs int, l []float64, ldl int, b []float64
 // trsmLTL solves L^T X = B for the w columns at b, serially.
 func (im impl) trsmLTL(n, w int, l []float64, ldl int, b []float64, ldb int, ws *workspace) {
 	if n <= trsmBase {
-		for i := n - 1; i >= 0; i-- {
-			bi := b[i*ldb : i*ldb+w]
-			li := l[i*ldl : i*ldl+i+1]
-			d := li[i]
-			for j := range bi {
-				bi[j] /= d
-			}
-			for p, lp := range li[:i] {
-				bp := b[p*ldb : p*ldb+w]
-				for j := range bp {
-					bp[j] -= lp * bi[j]
-				}
-			}
-		}
+		im.trsmLTLBase(n, w, l, ldl, b, ldb)
 		return
 	}
 	h := split(n)
@@ -296,6 +283,40 @@ func trsmKernGoMulAdd(n int, l []float64, ldl int, x []float64, ldx int, rinv []
 		}
 		for i := range xj {
 			xj[i] *= rinv[j]
+		}
+	}
+}
+
+// trsmLTLBase solves L^T X = B for n <= trsmBase, w columns of B, by
+// backward substitution x[j] = (b[j] - sum_{p>j} L[p][j] x[p]) * (1/L[j][j])
+// with the terms in decreasing p. In reversed order (j' = n-1-j) this is a
+// forward substitution with the lower-triangular M[j'][p'] = L[n-1-p'][n-1-j'],
+// which the trsm kernel solves on groups of trsmRows columns copied in
+// reversed row order.
+func (im impl) trsmLTLBase(n, w int, l []float64, ldl int, b []float64, ldb int) {
+	var rinv [trsmBase]float64
+	var mt [trsmBase * trsmBase]float64
+	for jr := 0; jr < n; jr++ {
+		j := n - 1 - jr
+		rinv[jr] = 1 / l[j*ldl+j]
+		for pr := 0; pr < jr; pr++ {
+			mt[jr*trsmBase+pr] = l[(n-1-pr)*ldl+j]
+		}
+	}
+	var xt [trsmBase * trsmRows]float64
+	for c0 := 0; c0 < w; c0 += trsmRows {
+		g := min(trsmRows, w-c0)
+		if g < trsmRows {
+			clear(xt[:])
+		}
+		for jr := 0; jr < n; jr++ {
+			j := n - 1 - jr
+			copy(xt[jr*trsmRows:jr*trsmRows+g], b[j*ldb+c0:j*ldb+c0+g])
+		}
+		im.trsmKern(n, mt[:], trsmBase, xt[:], trsmRows, rinv[:])
+		for jr := 0; jr < n; jr++ {
+			j := n - 1 - jr
+			copy(b[j*ldb+c0:j*ldb+c0+g], xt[jr*trsmRows:jr*trsmRows+g])
 		}
 	}
 }
