@@ -46,9 +46,11 @@
 // timing. Each function uses only its arguments and memory it allocates: they
 // are safe for concurrent use on distinct output buffers.
 //
-// Performance (AMD EPYC Zen 4, AVX2 path, single thread, GFLOP/s per CPU
-// second on a loaded machine; the micro-kernel alone reaches about 55):
-// SyrkTransUpper 35-45 for m = 500-2000 (gonum's blas64.Syrk: 7.5),
-// 13-30 for m = 25-100; Cholesky n = 2000-5000: 30-40 (gonum's
-// mat.Cholesky: 4.4); Gemm n = 500: about 40 (gonum: 7).
+// Performance (AMD EPYC Zen 4, AVX2 path, GFLOP/s per CPU second, ranges
+// over runs on a shared, loaded machine; go test -bench . ./internal/gemm):
+// the micro-kernel alone reaches 50-55; SyrkTransUpper 31-46 at m = 500,
+// 35-51 at m = 1000-2000, 16-26 at m = 50 (gonum's blas64.Syrk: 4-7);
+// Cholesky n = 2000: 27-41 (gonum's mat.Cholesky: 4.4); TrsmLowerLeft and
+// TrsmLowerTransLeft n = 2000, 500 right-hand sides: 34-41 (gonum: 7-8);
+// Gemm n = 500: 40-43 (gonum: 6).
 package gemm
