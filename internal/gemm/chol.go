@@ -53,7 +53,7 @@ func (im impl) potrf(a []float64, lda, n, bs, workers int, ws *workspace) bool {
 		}
 		a21 := a[(k0+kb)*lda+k0:]
 		g := &product{m: n2, n: n2, k: kb, alpha: -1, a: a21, lda: lda,
-			b: a21, ldb: lda, transB: true, c: a[(k0+kb)*lda+k0+kb:], ldc: lda, tri: lower}
+			b: a21, ldb: lda, transB: true, c: a[(k0+kb)*lda+k0+kb:], ldc: lda, tri: lower, gram: true}
 		// Each chunk of rows of L21 (a multiple of nr) is solved, then
 		// packed as columns of op(B) = L21^T for the trailing update.
 		bp := grow(&ws.bp, (n2+nr-1)/nr*nr*kb)

@@ -145,6 +145,9 @@ type product struct {
 	// packedB reports that the workspace passed to run already holds
 	// opB packed (k <= kc).
 	packedB bool
+	// gram reports that opA = opB^T: the panels of A are read from the
+	// packed B (see rowBlock), A is not packed.
+	gram bool
 }
 
 // packA packs rows i0..i0+mb of opA, inner indices p0..p0+kb, into
@@ -367,8 +370,10 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 		ws.ap = append(ws.ap, nil)
 	}
 	aps := make([][]float64, workers)
-	for w := range aps {
-		aps[w] = grow(&ws.ap[w], mc*kb0)
+	if !g.gram {
+		for w := range aps {
+			aps[w] = grow(&ws.ap[w], mc*kb0)
+		}
 	}
 	var tmp [mr * nr]float64
 	for p0 := 0; p0 < g.k; p0 += kc {
@@ -379,6 +384,10 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 			}
 			for i0 := 0; i0 < g.m; i0 += mc {
 				mb := min(mc, g.m-i0)
+				if g.gram {
+					im.rowBlock(g, nil, bp, i0, mb, kb, &tmp)
+					continue
+				}
 				g.packA(aps[0], i0, mb, p0, kb)
 				im.rowBlock(g, aps[0], bp, i0, mb, kb, &tmp)
 			}
@@ -409,6 +418,10 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 					}
 					i0 := bl * mc
 					mb := min(mc, g.m-i0)
+					if g.gram {
+						im.rowBlock(g, nil, bp, i0, mb, kb, &tmp)
+						continue
+					}
 					g.packA(ap, i0, mb, p0, kb)
 					im.rowBlock(g, ap, bp, i0, mb, kb, &tmp)
 				}
@@ -494,20 +507,8 @@ const smallSyrk = 160
 // is opB^T, only B is packed, and the micro-kernel reads the 4-row panels
 // of A from the 12-column panels of B.
 func (im impl) syrkPacked(c []float64, ldc int, f []float64, ldf, r, m int) {
-	if m == 0 || r == 0 {
-		return
-	}
-	g := &product{m: m, n: m, k: r, alpha: 1, a: f, lda: ldf, transA: true,
-		b: f, ldb: ldf, c: c, ldc: ldc, tri: upper}
-	bp := make([]float64, (m+nr-1)/nr*nr*min(kc, r))
-	var tmp [mr * nr]float64
-	for p0 := 0; p0 < r; p0 += kc {
-		kb := min(kc, r-p0)
-		g.packB(bp, 0, m, p0, kb)
-		for i0 := 0; i0 < m; i0 += mc {
-			im.rowBlock(g, nil, bp, i0, min(mc, m-i0), kb, &tmp)
-		}
-	}
+	im.run(&product{m: m, n: m, k: r, alpha: 1, a: f, lda: ldf, transA: true,
+		b: f, ldb: ldf, c: c, ldc: ldc, tri: upper, gram: true}, 1, nil)
 }
 
 // syrkSmall is SyrkTransUpper for small m, where packing would cost as
