@@ -6,9 +6,10 @@ import (
 	"sync/atomic"
 )
 
-// trsmBase is the order below which the triangular solves use scalar
-// substitution; larger systems are split in two and the off-diagonal block
-// is applied with the GEMM kernel (recursive blocking).
+// trsmBase is the largest order that the triangular solves hand to the
+// substitution kernel (trsmRows right-hand sides at a time); larger systems
+// are split in two and the off-diagonal block is applied with the GEMM
+// kernel (recursive blocking).
 const trsmBase = 32
 
 // split returns the order of the leading diagonal block when an order-n
