@@ -45,6 +45,7 @@ const (
 	ResidualCheckFailed
 )
 
+// String returns the name of the status.
 func (s Status) String() string {
 	switch s {
 	case Converged:

@@ -635,6 +635,22 @@ func TestStartBudgetAndErrors(t *testing.T) {
 	}
 	checkPairs(t, "start", res, p.Apply, nil, p.NormA, 1, p.Top(3), 1e-8)
 
+	// A start vector in an invariant subspace (an eigenvector): breakdown
+	// at once, orthogonal reseeding, and the right answer.
+	e1 := make([]float64, p.N)
+	e1[0] = 1
+	res, err = lanczos.Sym(ctx, a, lanczos.Settings{K: 3, Start: e1, Tol: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPairs(t, "start e1", res, p.Apply, nil, p.NormA, 1, p.Top(3), 1e-8)
+	// K = 1, Smallest.
+	res, err = lanczos.Sym(ctx, a, lanczos.Settings{K: 1, Which: lanczos.Smallest, Tol: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPairs(t, "K = 1 smallest", res, p.Apply, nil, p.NormA, 1, []float64{1}, 1e-8)
+
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := lanczos.Sym(cancelled, a, lanczos.Settings{K: 3}); !errors.Is(err, context.Canceled) {
