@@ -733,3 +733,77 @@ func equalBits(a, b []float64) bool {
 	}
 	return true
 }
+
+// The DICA shape: A = U diag(s) U^T of rank r, B = alpha I + V V^T, against
+// the dense Cholesky reduction; asked for more than r pairs, the solvers
+// return the r nonzero ones and say so.
+func TestLowRankPencil(t *testing.T) {
+	const n, r, rv, alpha = 400, 6, 4, 0.3
+	rng := rand.New(rand.NewPCG(21, 21))
+	u := mat.NewDense(n, r, nil)
+	v := mat.NewDense(n, rv, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < r; j++ {
+			u.Set(i, j, rng.NormFloat64())
+		}
+		for j := 0; j < rv; j++ {
+			v.Set(i, j, rng.NormFloat64())
+		}
+	}
+	s := []float64{5, 4, 3, 2, 1, 0.5}
+	aop := lanczos.LowRank{U: u, S: s}
+	a := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			var x float64
+			for l := 0; l < r; l++ {
+				x += u.At(i, l) * s[l] * u.At(j, l)
+			}
+			a.SetSym(i, j, x)
+		}
+	}
+	b := mat.NewSymDense(n, nil)
+	b.SymOuterK(1, v)
+	for i := 0; i < n; i++ {
+		b.SetSym(i, i, b.At(i, i)+alpha)
+	}
+	var binv mat.SymDense
+	var ch mat.Cholesky
+	if !ch.Factorize(b) {
+		t.Fatal("B not SPD")
+	}
+	if err := ch.InverseTo(&binv); err != nil {
+		t.Fatal(err)
+	}
+	want := denseGen(t, a, b, r)
+	av, _ := denseValues(t, a)
+	normA := av[n-1]
+	bv, _ := denseValues(t, b)
+	normB := bv[n-1]
+	ctx := context.Background()
+	for _, k := range []int{4, 10} {
+		st := lanczos.Settings{K: k, Tol: 1e-10, Seed: 1}
+		for _, mode := range []string{"LowRank", "B-inner"} {
+			var res *lanczos.Result
+			var err error
+			if mode == "LowRank" {
+				res, err = lanczos.GenSymLowRank(ctx, aop, alpha, v, st)
+			} else {
+				res, err = lanczos.GenSymBInv(ctx, aop, lanczos.LowRankPlusDiag(alpha, v), lanczos.Dense(&binv), st)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k > r {
+				if res.Status != lanczos.ReachableSpaceExhausted || len(res.Values) != r {
+					t.Fatalf("%s k=%d: status %v with %d values, want ReachableSpaceExhausted with %d", mode, k, res.Status, len(res.Values), r)
+				}
+				res.Status = lanczos.Converged // checked; compare the r pairs
+				checkGen(t, mode, res, a, b, normA, normB, want, 1e-10)
+			} else {
+				checkGen(t, mode, res, a, b, normA, normB, want[:k], 1e-10)
+			}
+			t.Logf("%s k=%d: %d matvecs, status %v", mode, k, res.Matvecs, res.Status)
+		}
+	}
+}
