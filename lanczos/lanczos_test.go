@@ -612,6 +612,21 @@ func TestSmallest(t *testing.T) {
 		want[j] = 4 * s * s
 	}
 	checkPairs(t, "1-D smallest", res, p.Apply, nil, p.NormA, 1, want, 1e-8)
+
+	// Smallest with exact doubles and a zero eigenvalue: the cycle graph
+	// Laplacian, 0 then pairs 2 - 2 cos(2 pi j / n).
+	c := problems.Cycle(1000)
+	want = []float64{0}
+	for j := 1; len(want) < 7; j++ {
+		d := 2 - 2*math.Cos(2*math.Pi*float64(j)/1000)
+		want = append(want, d, d)
+	}
+	want = want[:7]
+	res, err = lanczos.Sym(context.Background(), lanczos.Func(c.N, c.Apply), lanczos.Settings{K: 7, Which: lanczos.Smallest, Tol: 1e-8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPairs(t, "cycle smallest", res, c.Apply, nil, c.NormA, 1, want, 1e-8)
 }
 
 func TestStartBudgetAndErrors(t *testing.T) {
