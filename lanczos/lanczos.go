@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -185,6 +188,7 @@ type engine struct {
 	lockVal      []float64
 	lockConv     []bool
 	f, bf, h, h2 []float64
+	part         []float64 // chunk partial sums of projectPar
 }
 
 func newEngine(ctx context.Context, n int, s Settings, op opFunc, b Operator) (*engine, error) {
@@ -296,10 +300,14 @@ func (e *engine) orth(j int, norm0 float64) float64 {
 	norm := norm0
 	for pass := 0; pass < 2; pass++ {
 		c := e.h2[:j]
-		bl.Dgemv(blas.NoTrans, j, n, 1, e.bv[:j*n], n, e.f, 1, 0, c, 1)
-		bl.Dgemv(blas.Trans, j, n, -1, e.v[:j*n], n, c, 1, 1, e.f, 1)
-		if e.bmode {
-			bl.Dgemv(blas.Trans, j, n, -1, e.bv[:j*n], n, c, 1, 1, e.bf, 1)
+		if n >= parMinN {
+			e.projectPar(j, c)
+		} else {
+			bl.Dgemv(blas.NoTrans, j, n, 1, e.bv[:j*n], n, e.f, 1, 0, c, 1)
+			bl.Dgemv(blas.Trans, j, n, -1, e.v[:j*n], n, c, 1, 1, e.f, 1)
+			if e.bmode {
+				bl.Dgemv(blas.Trans, j, n, -1, e.bv[:j*n], n, c, 1, 1, e.bf, 1)
+			}
 		}
 		if pass == 0 {
 			copy(h, c)
@@ -315,6 +323,75 @@ func (e *engine) orth(j int, norm0 float64) float64 {
 		}
 	}
 	return norm
+}
+
+// parMinN is the dimension from which a Gram-Schmidt pass runs on column
+// chunks of parChunk in parallel. The chunk partial sums are added in chunk
+// order, so the result does not depend on the number of goroutines.
+const (
+	parMinN  = 1 << 15
+	parChunk = 1 << 13
+)
+
+// projectPar computes c = BV[:j] f and f -= V[:j]^T c (and bf -= BV[:j]^T c)
+// on column chunks in parallel.
+func (e *engine) projectPar(j int, c []float64) {
+	n := e.n
+	nc := (n + parChunk - 1) / parChunk
+	if len(e.part) < nc*j {
+		e.part = make([]float64, nc*e.m+nc)
+	}
+	part := e.part[:nc*j]
+	parallel(nc, func(ch int) {
+		off := ch * parChunk
+		w := min(parChunk, n-off)
+		blas64.Implementation().Dgemv(blas.NoTrans, j, w, 1, e.bv[off:], n, e.f[off:off+w], 1, 0, part[ch*j:(ch+1)*j], 1)
+	})
+	for i := range c {
+		c[i] = 0
+	}
+	for ch := 0; ch < nc; ch++ {
+		for i := range c {
+			c[i] += part[ch*j+i]
+		}
+	}
+	parallel(nc, func(ch int) {
+		off := ch * parChunk
+		w := min(parChunk, n-off)
+		bl := blas64.Implementation()
+		bl.Dgemv(blas.Trans, j, w, -1, e.v[off:], n, c, 1, 1, e.f[off:off+w], 1)
+		if e.bmode {
+			bl.Dgemv(blas.Trans, j, w, -1, e.bv[off:], n, c, 1, 1, e.bf[off:off+w], 1)
+		}
+	})
+}
+
+// parallel runs f(0), ..., f(nt-1) on up to GOMAXPROCS goroutines.
+func parallel(nt int, f func(int)) {
+	workers := min(runtime.GOMAXPROCS(0), nt)
+	if workers <= 1 {
+		for i := 0; i < nt; i++ {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= nt {
+				return
+			}
+			f(i)
+		}
+	}
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); work() }()
+	}
+	work()
+	wg.Wait()
 }
 
 // randomOrth fills row i of V (and BV) with a random vector orthogonal to

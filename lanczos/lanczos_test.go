@@ -591,6 +591,28 @@ func TestDeterminismAndConcurrency(t *testing.T) {
 			t.Fatalf("dense run %d differs from the serial run", i)
 		}
 	}
+	// Large n: the parallel Gram-Schmidt path, concurrent solves.
+	big := problems.Geometric(40000, 0.8)
+	bs := lanczos.Settings{K: 4, Tol: 1e-10, Seed: 3}
+	bref, err := lanczos.Sym(context.Background(), lanczos.Func(big.N, big.Apply), bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPairs(t, "geometric 40000", bref, big.Apply, nil, big.NormA, 1, big.Top(4), 1e-10)
+	bout := make([]*lanczos.Result, 2)
+	for i := range bout {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			bout[i], _ = lanczos.Sym(context.Background(), lanczos.Func(big.N, big.Apply), bs)
+		}(i)
+	}
+	wg.Wait()
+	for i, r := range bout {
+		if r == nil || r.Matvecs != bref.Matvecs || !mat.Equal(r.Vectors, bref.Vectors) || !equalBits(r.Values, bref.Values) {
+			t.Fatalf("large-n run %d differs from the serial run", i)
+		}
+	}
 	// A different seed still gives the same answer.
 	s.Seed = 43
 	other, err := lanczos.Sym(context.Background(), a, s)
