@@ -16,7 +16,8 @@
 //   - Each step applies A once, subtracts the Lanczos recurrence terms, then
 //     reorthogonalizes fully by classical Gram-Schmidt against the whole
 //     basis, with a second pass when the norm drops below 1/sqrt 2 of its
-//     value before the pass (the DGKS test).
+//     value before the pass (the DGKS test). For n >= 32768 the passes run
+//     on fixed column chunks in parallel, summed in chunk order.
 //   - After every step the small projected matrix is solved (Rayleigh-Ritz),
 //     so the iteration stops as soon as the wanted pairs converge, not only
 //     at restarts. A Ritz pair (theta, y) is converged when its residual
