@@ -16,6 +16,7 @@ import (
 
 	"github.com/dicalab/dica/approx"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/gemm"
 )
 
 // Summary describes the data a model was fitted on.
@@ -57,8 +58,10 @@ type Model struct {
 	// (1/N) sum_i ||W^T (M_i - M_bar)||^2 = tr(W^T C_Q W).
 	ProjectedVariance float64
 
-	// Derived: for a factored map, z = wraw^T raw(x) - offset.
+	// Derived: z = wraw^T raw(x) - offset; wrawT holds wraw^T (k x m raw)
+	// contiguously for the projection product.
 	wraw   *mat.Dense
+	wrawT  []float64
 	offset []float64
 }
 
@@ -115,6 +118,13 @@ func (m *Model) derive() {
 		m.wraw.Mul(t, m.W)
 	} else {
 		m.wraw = m.W
+	}
+	mr, k := m.wraw.Dims()
+	m.wrawT = make([]float64, k*mr)
+	for i := 0; i < mr; i++ {
+		for j := 0; j < k; j++ {
+			m.wrawT[j*mr+i] = m.wraw.At(i, j)
+		}
 	}
 	m.offset = make([]float64, m.Positive)
 	blas64.Gemv(blas.Trans, 1, m.W.RawMatrix(), blas64.Vector{N: len(m.Mean), Inc: 1, Data: m.Mean}, 0,
@@ -197,11 +207,17 @@ func (m *Model) project(f, z, x *mat.Dense) *mat.Dense {
 	rows, _ := x.Dims()
 	f = reuseDense(f, rows, rawDim(m.plan.inMap))
 	rawMap(m.plan.inMap, f, x)
-	z.Mul(f, m.wraw)
+	fr, zr := f.RawMatrix(), z.RawMatrix()
 	for i := 0; i < rows; i++ {
-		row := z.RawRowView(i)
-		for j := range row {
-			row[j] -= m.offset[j]
+		clear(zr.Data[i*zr.Stride : i*zr.Stride+m.Positive])
+	}
+	// z = raw(x) wraw - offset, with a GEMM kernel that is fast for the
+	// thin k-column product (gonum's is not).
+	gemm.Gemm(false, true, rows, m.Positive, fr.Cols, 1, fr.Data, fr.Stride, m.wrawT, fr.Cols, zr.Data, zr.Stride, 1)
+	for i := 0; i < rows; i++ {
+		row := zr.Data[i*zr.Stride : i*zr.Stride+m.Positive]
+		for j, o := range m.offset {
+			row[j] -= o
 		}
 	}
 	return f

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
@@ -227,10 +225,8 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 		for i := 0; i < rows; i++ {
 			addTo(a.sumPsi, pr.Data[i*pr.Stride:i*pr.Stride+a.rraw])
 		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, pr, pr, 1,
-			blas64.General{Rows: a.rraw, Cols: a.rraw, Stride: a.rraw, Data: a.sumPsiPsi})
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, fr, pr, 1,
-			blas64.General{Rows: a.mraw, Cols: a.rraw, Stride: a.rraw, Data: a.sumPhiPsi})
+		gemm.Gemm(true, false, a.rraw, a.rraw, rows, 1, pr.Data, pr.Stride, pr.Data, pr.Stride, a.sumPsiPsi, a.rraw, 1)
+		gemm.Gemm(true, false, a.mraw, a.rraw, rows, 1, fr.Data, fr.Stride, pr.Data, pr.Stride, a.sumPhiPsi, a.rraw, 1)
 	}
 	if a.gram {
 		gemm.SyrkTransUpper(a.gramSum, a.mraw, fr.Data, fr.Stride, rows, a.mraw)
