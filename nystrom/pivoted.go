@@ -22,7 +22,7 @@ import (
 // explained by S to within the cutoff (near-duplicates first), the
 // features still satisfy ||phi(x)||^2 <= k(x, x), and no entry is amplified
 // by more than (rcond max_i k(z_i, z_i))^{-1/2}.
-const EigenMax = 600
+const EigenMax = 256
 
 // newPivoted builds the map from a pivoted Cholesky factorization of kmm.
 func newPivoted(k kernel.Kernel, z *mat.Dense, kmm *mat.SymDense, rcond float64) (*Map, error) {
