@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dicalab/dica/internal/gemm"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -388,7 +389,7 @@ func (p *product) normal(ctx context.Context, y []float64, rows int) (*mat.SymDe
 			}
 			q := p.dom[s]
 			sub := blas64.General{Rows: e - s, Cols: m2, Stride: raw.Stride, Data: raw.Data[(s-lo)*raw.Stride:]}
-			addGram(acc[q*stride:q*stride+gsize], m2, sub.Data, e-s, sub.Stride)
+			gemm.SyrkTransUpper(acc[q*stride:q*stride+gsize], m2, sub.Data, sub.Stride, e-s, m2)
 			blas64.Gemv(blas.Trans, 1, sub, blas64.Vector{N: e - s, Inc: 1, Data: y[s:e]}, 1,
 				blas64.Vector{N: m2, Inc: 1, Data: acc[q*stride+gsize : (q+1)*stride]})
 			s = e

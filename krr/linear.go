@@ -3,6 +3,7 @@ package krr
 import (
 	"context"
 	"fmt"
+	"github.com/dicalab/dica/internal/gemm"
 	"math"
 	"runtime"
 	"sync"
@@ -177,7 +178,7 @@ func accumulate(ctx context.Context, f Features, y []float64, rows int) (*mat.Sy
 						}
 					}
 				}
-				addGram(p.a, m, raw.Data, hi-lo, raw.Stride)
+				gemm.SyrkTransUpper(p.a, m, raw.Data, raw.Stride, hi-lo, m)
 				blas64.Gemv(blas.Trans, 1, raw, blas64.Vector{N: hi - lo, Inc: 1, Data: y[lo:hi]}, 1, blas64.Vector{N: m, Inc: 1, Data: p.b})
 			}
 			parts[w] = p

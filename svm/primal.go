@@ -3,6 +3,7 @@ package svm
 import (
 	"context"
 	"errors"
+	"github.com/dicalab/dica/internal/gemm"
 	"math"
 
 	"gonum.org/v1/gonum/floats"
@@ -71,7 +72,7 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 		}
 		nb := 0
 		flush := func() {
-			addGram(h, p, block, nb, p)
+			gemm.SyrkTransUpper(h, p, block, p, nb, p)
 			nb = 0
 		}
 		for i := range n {
