@@ -1,0 +1,4 @@
+// Package cpu reports the instruction-set extensions the project's assembly
+// kernels need (kernel, rff and internal/gemm use AVX2 with FMA, with pure-Go
+// fallbacks elsewhere).
+package cpu
