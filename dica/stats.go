@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
@@ -120,9 +121,7 @@ func (a *accum) add(o *accum, dmap, cmap []int) {
 }
 
 func addTo(dst, src []float64) {
-	for i, v := range src {
-		dst[i] += v
-	}
+	floats.Add(dst[:len(src)], src)
 }
 
 // worker holds the per-goroutine buffers of the streaming pass.
@@ -155,6 +154,11 @@ func rawDim(m approx.Map) int {
 	return m.Dim()
 }
 
+// cacheChunk is the size in bytes of the chunk of feature rows the
+// streaming pass computes before summing them, so that they are summed while
+// still in the core's L2 cache.
+const cacheChunk = 512 << 10
+
 // block accumulates the rows of b (the first row is row number start of the
 // pass) into a, which must be reset.
 func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
@@ -166,15 +170,21 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 	}
 	x := mat.NewDense(rows, d, b.X[:rows*d])
 	w.f = reuseDense(w.f, rows, a.mraw)
-	rawMap(w.plan.inMap, w.f, x)
 	a.n += int64(rows)
 	fr := w.f.RawMatrix()
 	// Sum rows per (domain, class) cell, then fold the few cells into the
-	// domain and class sums: one addition per row instead of two.
+	// domain and class sums: one addition per row instead of two. The
+	// features are computed in chunks small enough to stay in the core's
+	// cache until they are summed.
 	withClass := b.Label != nil && w.plan.Config.supervised()
 	w.cells = w.cells[:0]
 	last := -1
+	chunk := max(1, cacheChunk/(8*a.mraw))
 	for i := 0; i < rows; i++ {
+		if i%chunk == 0 {
+			hi := min(i+chunk, rows)
+			rawMap(w.plan.inMap, w.f.Slice(i, hi, 0, a.mraw).(*mat.Dense), x.Slice(i, hi, 0, d).(*mat.Dense))
+		}
 		g, c := b.Domain[i], 0
 		if withClass {
 			c = b.Label[i]

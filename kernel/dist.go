@@ -3,9 +3,14 @@ package kernel
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 )
+
+// scratchPool holds the transposed-Z buffers of distBlock, so that a
+// streaming pass calling it once per chunk of rows does not allocate.
+var scratchPool = sync.Pool{New: func() any { return new([]float64) }}
 
 // Modes of distBlock.
 const (
@@ -50,7 +55,15 @@ func distBlock(dst *mat.Dense, x, z mat.Matrix, g float64, mode int) {
 	if hasAVX2FMA {
 		sp = (s + 3) &^ 3
 	}
-	zt := make([]float64, d*sp)
+	scratch := scratchPool.Get().(*[]float64)
+	defer scratchPool.Put(scratch)
+	if cap(*scratch) < d*sp+sp {
+		*scratch = make([]float64, d*sp+sp)
+	}
+	zt := (*scratch)[:d*sp]
+	for k := range d {
+		clear(zt[k*sp+s : (k+1)*sp]) // the padding columns
+	}
 	zr := zd.RawMatrix()
 	for j := range s {
 		zj := zr.Data[j*zr.Stride : j*zr.Stride+d]
@@ -60,7 +73,7 @@ func distBlock(dst *mat.Dense, x, z mat.Matrix, g float64, mode int) {
 	}
 	var buf []float64
 	if sp != s {
-		buf = make([]float64, sp)
+		buf = (*scratch)[d*sp : d*sp+sp]
 	}
 	for i := range r {
 		row := dst.RawRowView(i)[:s]
