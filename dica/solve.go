@@ -54,6 +54,9 @@ func (s *Stats) features() (*featureStats, error) {
 	if a.n == 0 {
 		return nil, fmt.Errorf("dica: no points")
 	}
+	if cfg.needsGram() && !a.gram {
+		return nil, fmt.Errorf("dica: the statistics lack the Gram sum that %v needs (split off by SplitGram: JoinGram it back)", cfg.Method)
+	}
 	counts := s.DomainCounts()
 	for i, c := range counts {
 		if c < 2 {

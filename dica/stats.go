@@ -32,6 +32,8 @@ type Stats struct {
 	// Domains and Classes name the rows of the per-domain and per-class sums.
 	Domains []string
 	Classes []string
+
+	scratch *shardScratch // buffers of AddBlock
 }
 
 // accum holds sums over points, indexed by domain and class number.
@@ -404,6 +406,9 @@ func padCounts(c []int64, n int) []int64 {
 func (s *Stats) Merge(o *Stats) error {
 	if s.plan.fp != o.plan.fp {
 		return fmt.Errorf("dica: cannot merge statistics of different configurations (plan fingerprints %x and %x differ)", s.plan.fp[:6], o.plan.fp[:6])
+	}
+	if s.acc.gram != o.acc.gram {
+		return fmt.Errorf("dica: cannot merge statistics with and without the Gram sum (split off by SplitGram)")
 	}
 	dmap := nameMap(&s.Domains, o.Domains)
 	cmap := nameMap(&s.Classes, o.Classes)
