@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
@@ -123,7 +122,7 @@ func (a *accum) add(o *accum, dmap, cmap []int) {
 }
 
 func addTo(dst, src []float64) {
-	floats.Add(dst[:len(src)], src)
+	gemm.Add(dst, src)
 }
 
 // worker holds the per-goroutine buffers of the streaming pass.

@@ -29,9 +29,13 @@ type impl struct {
 	// x_j = (x_j - sum_{p<j} l[j*ldl+p] x_p) * rinv[j], with one FMA per
 	// term in increasing p.
 	trsmKern func(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64)
+
+	// add: dst[i] += src[i] for i < len(src) rounded down to a multiple
+	// of 16.
+	add func(dst, src []float64)
 }
 
-var goImpl = impl{kern: kernGo, trsmKern: trsmKernGo}
+var goImpl = impl{kern: kernGo, trsmKern: trsmKernGo, add: addGo}
 
 // kernGo is the portable micro-kernel (see impl.kern). It walks the tile
 // in 2 x 4 sub-blocks with the accumulators in local variables (eight
@@ -542,5 +546,34 @@ func (im impl) syrkSmall(c []float64, ldc int, f []float64, ldf, r, m int) {
 	}
 	for i := 0; i < m; i++ {
 		copy(c[i*ldc+i:i*ldc+m], s[i*ldp+i:i*ldp+m])
+	}
+}
+
+// Add adds src into dst element-wise: dst[i] += src[i] for i < len(src)
+// (BLAS daxpy with alpha = 1, on AVX2 four elements per instruction). It
+// panics if dst is shorter than src.
+func Add(dst, src []float64) {
+	native.addTo(dst, src)
+}
+
+func (im impl) addTo(dst, src []float64) {
+	if len(dst) < len(src) {
+		panic("gemm: Add: dst shorter than src")
+	}
+	n := len(src) &^ 15
+	if n > 0 {
+		im.add(dst, src[:n])
+	}
+	dst = dst[n:len(src)]
+	for i, v := range src[n:] {
+		dst[i] += v
+	}
+}
+
+// addGo is the portable add kernel.
+func addGo(dst, src []float64) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] += v
 	}
 }

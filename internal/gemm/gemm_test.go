@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -518,6 +519,7 @@ func TestPanics(t *testing.T) {
 		{"Cholesky lda < n", func() { Cholesky(s, 5, 10, 1) }},
 		{"Cholesky short", func() { Cholesky(s, 11, 10, 1) }},
 		{"Trsm B short", func() { TrsmLowerLeft(10, 20, s, 10, s, 20, 1) }},
+		{"Add dst short", func() { Add(s[:2], s[:3]) }},
 		{"TrsmRight ldb < n", func() { TrsmLowerTransRight(3, 10, s, 10, s, 5, 1) }},
 	} {
 		func() {
@@ -559,6 +561,33 @@ func TestSyrkConcurrent(t *testing.T) {
 	for w := range ms {
 		if !sameBits(got[w], want[w]) {
 			t.Errorf("goroutine %d (m=%d): result differs from the sequential one", w, ms[w])
+		}
+	}
+}
+
+// TestAdd checks Add against the scalar sum for lengths around the 16-wide
+// blocks of the vector kernel, with dst longer than src.
+func TestAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 500, 1001} {
+		src := make([]float64, n)
+		dst := make([]float64, n+3)
+		for i := range src {
+			src[i] = rng.NormFloat64()
+		}
+		for i := range dst {
+			dst[i] = rng.NormFloat64()
+		}
+		want := slices.Clone(dst)
+		for i, v := range src {
+			want[i] += v
+		}
+		for _, im := range []impl{native, goImpl} {
+			got := slices.Clone(dst)
+			im.addTo(got, src)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n = %d: Add differs from the scalar sum", n)
+			}
 		}
 	}
 }

@@ -23,10 +23,16 @@ func kernAVX2(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc 
 //go:noescape
 func trsmKernAVX2(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64)
 
+// addAVX2 adds src into dst, len(src) rounded down to a multiple of 16
+// elements (the caller does the rest). len(dst) >= len(src).
+//
+//go:noescape
+func addAVX2(dst, src []float64)
+
 // native is the implementation used by the exported functions.
 var native = func() impl {
 	if hasAVX2FMA {
-		return impl{kern: kernAVX2, trsmKern: trsmKernAVX2}
+		return impl{kern: kernAVX2, trsmKern: trsmKernAVX2, add: addAVX2}
 	}
 	// math.FMA is emulated in software without the FMA instruction.
 	return impl{kern: kernGoMulAdd, trsmKern: trsmKernGoMulAdd}

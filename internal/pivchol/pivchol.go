@@ -7,7 +7,11 @@
 // kernel of the exact path, and the feature covariance of the ridge solve.
 package pivchol
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // Stop says when the factorization ends. It ends at the first of: the
 // largest residual diagonal entry is <= MaxDiag; the sum of the positive
@@ -40,9 +44,7 @@ func Factor(n int, diag []float64, column func(p int, dst []float64), stop Stop)
 		column(p, col)
 		for _, c := range cols {
 			if a := c[p]; a != 0 {
-				for i := range col {
-					col[i] -= a * c[i]
-				}
+				floats.AddScaled(col, -a, c)
 			}
 		}
 		s := 1 / math.Sqrt(diag[p])
