@@ -1,0 +1,242 @@
+// Package dicabeam fits Domain-Invariant Component Analysis (package
+// github.com/dicalab/dica/dica) on Apache Beam, for data sets that outgrow
+// one machine.
+//
+// A DICA fit is a plan chosen from a sample (kernel bandwidths by the
+// median heuristic, Nystrom landmarks or random Fourier features), one pass
+// of mergeable sufficient statistics and a small solve (MATH.md, "The
+// low-rank reduction"). On Beam:
+//
+//  1. NewPlan draws a bottom-k sample of the cells by a seeded hash of each
+//     cell (deterministic whatever the bundling), orders it by Cell.Key and
+//     builds the plan with dica.NewPlan on one worker. When the data has at
+//     most Config.Sample cells and the keys follow the in-process stream
+//     order, the plan is the one dica.Fit builds, bit for bit. A plan can
+//     also be given (Options.Plan).
+//  2. Accumulate adds the cells into dica.Stats bundle by bundle, in blocks
+//     of Options.BlockRows rows (the plan is a side input in its binary
+//     encoding). Each bundle emits its small statistics (counts, domain and
+//     class sums) and, when the method needs it, its m x m Gram sum split
+//     into Options.GramParts row chunks. The small statistics are combined
+//     under one key, each Gram chunk under its own key, so no worker
+//     combines the whole m x m sum of every bundle.
+//  3. Solve joins the combined pieces and solves once: the result is the
+//     *dica.Model of the core library.
+//
+// Transform applies a model to cells. ReadFiles reads CSV and FCS files
+// with the core readers (packages csvio and fcs), one domain per file or by
+// a domain column.
+//
+// The coders of *dica.Stats, *dica.GramPart, *dica.Model and Cell use the
+// core binary encodings.
+package dicabeam
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/dicalab/dica/dica"
+)
+
+// Cell is one row of a data set: a cell of a cytometry sample, or any point.
+type Cell struct {
+	// Key orders the cells canonically: the sample behind the plan is
+	// sorted by it, so a plan drawn on the pipeline equals the in-process
+	// one when the keys follow the in-process stream order (ReadFiles uses
+	// file number << 40 | row number). Keys should be distinct; cells with
+	// equal keys are ordered by their hash.
+	Key int64
+	// Domain names the cell's domain (sample, patient, batch).
+	Domain string
+	// Label is the class label ("" when the data is not labelled).
+	Label string
+	// Features are the d inputs.
+	Features []float64
+	// Targets are real targets for regression (nil otherwise).
+	Targets []float64
+}
+
+// Projection is a cell projected by a model: z = W^T (phi(x) - mu).
+type Projection struct {
+	Key    int64
+	Domain string
+	Label  string
+	Z      []float64
+}
+
+func init() {
+	beam.RegisterType(reflect.TypeOf(Cell{}))
+	beam.RegisterType(reflect.TypeOf(Projection{}))
+	beam.RegisterCoder(reflect.TypeOf(Cell{}), encodeCell, decodeCell)
+	beam.RegisterCoder(reflect.TypeOf(Projection{}), encodeProjection, decodeProjection)
+	beam.RegisterCoder(reflect.TypeOf((*dica.Stats)(nil)), encodeStats, decodeStats)
+	beam.RegisterCoder(reflect.TypeOf((*dica.GramPart)(nil)), encodeGram, decodeGram)
+	beam.RegisterCoder(reflect.TypeOf((*dica.Model)(nil)), encodeModel, decodeModel)
+}
+
+// The coders of the core types use their binary encodings (versioned, with
+// a checksum); a nil value (an empty accumulator) is an empty byte slice.
+
+func encodeStats(s *dica.Stats) ([]byte, error) {
+	if s == nil {
+		return []byte{}, nil
+	}
+	return s.MarshalBinary()
+}
+
+func decodeStats(b []byte) (*dica.Stats, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	s := new(dica.Stats)
+	return s, s.UnmarshalBinary(b)
+}
+
+func encodeGram(g *dica.GramPart) ([]byte, error) {
+	if g == nil {
+		return []byte{}, nil
+	}
+	return g.MarshalBinary()
+}
+
+func decodeGram(b []byte) (*dica.GramPart, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	g := new(dica.GramPart)
+	return g, g.UnmarshalBinary(b)
+}
+
+func encodeModel(m *dica.Model) ([]byte, error) {
+	if m == nil {
+		return []byte{}, nil
+	}
+	return m.MarshalBinary()
+}
+
+func decodeModel(b []byte) (*dica.Model, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	m := new(dica.Model)
+	return m, m.UnmarshalBinary(b)
+}
+
+// Cell and Projection: varint key, length-prefixed strings, and
+// length-prefixed little-endian float64 slices.
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendF64s(b []byte, v []float64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	return b
+}
+
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = fmt.Errorf("dicabeam: truncated element")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) str() string {
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.err = fmt.Errorf("dicabeam: truncated element")
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *reader) f64s() []float64 {
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.b)/8) {
+		r.err = fmt.Errorf("dicabeam: truncated element")
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(r.b[8*i:]))
+	}
+	r.b = r.b[8*n:]
+	return v
+}
+
+func (r *reader) done() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("dicabeam: %d unexpected bytes after an element", len(r.b))
+	}
+	return r.err
+}
+
+func encodeCell(c Cell) []byte {
+	b := make([]byte, 0, 16+len(c.Domain)+len(c.Label)+8*(len(c.Features)+len(c.Targets)))
+	b = binary.AppendVarint(b, c.Key)
+	b = appendStr(b, c.Domain)
+	b = appendStr(b, c.Label)
+	b = appendF64s(b, c.Features)
+	return appendF64s(b, c.Targets)
+}
+
+func decodeCell(b []byte) (Cell, error) {
+	var c Cell
+	k, n := binary.Varint(b)
+	if n <= 0 {
+		return c, fmt.Errorf("dicabeam: truncated cell")
+	}
+	r := &reader{b: b[n:]}
+	c.Key = k
+	c.Domain = r.str()
+	c.Label = r.str()
+	c.Features = r.f64s()
+	c.Targets = r.f64s()
+	return c, r.done()
+}
+
+func encodeProjection(p Projection) []byte {
+	b := make([]byte, 0, 16+len(p.Domain)+len(p.Label)+8*len(p.Z))
+	b = binary.AppendVarint(b, p.Key)
+	b = appendStr(b, p.Domain)
+	b = appendStr(b, p.Label)
+	return appendF64s(b, p.Z)
+}
+
+func decodeProjection(b []byte) (Projection, error) {
+	var p Projection
+	k, n := binary.Varint(b)
+	if n <= 0 {
+		return p, fmt.Errorf("dicabeam: truncated projection")
+	}
+	r := &reader{b: b[n:]}
+	p.Key = k
+	p.Domain = r.str()
+	p.Label = r.str()
+	p.Z = r.f64s()
+	return p, r.done()
+}
