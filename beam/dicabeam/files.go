@@ -14,6 +14,7 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
 	"github.com/dicalab/dica/preprocess"
 )
@@ -249,4 +250,31 @@ func Cells(ctx context.Context, src dataset.Source) ([]Cell, error) {
 	var out []Cell
 	err := readCells(ctx, src, 0, func(c Cell) { out = append(out, c) })
 	return out, err
+}
+
+// PlanFiles computes in process the plan that NewPlan draws on a pipeline
+// from ReadFiles(o): the same bottom-k sample (the same keys and hash) and
+// dica.NewPlan on it. Passing it as Options.Plan skips the sampling step of
+// the pipeline; comparing a pipeline's model with an in-process fit on it
+// checks the distributed pass.
+func PlanFiles(ctx context.Context, o FileOptions, cfg dica.Config) (*dica.Plan, error) {
+	src, err := o.Source()
+	if err != nil {
+		return nil, err
+	}
+	smp := NewSampler(sampleSize(cfg), cfg.Seed)
+	for i, f := range o.Files {
+		var labels []string
+		if len(o.LabelFiles) > 0 {
+			labels = []string{o.LabelFiles[i]}
+		}
+		fs, err := o.source([]string{f}, labels)
+		if err != nil {
+			return nil, err
+		}
+		if err := readCells(ctx, fs, int64(i)<<KeyBits, smp.Add); err != nil {
+			return nil, err
+		}
+	}
+	return PlanFromSample(ctx, smp.Cells(), src.Schema(), cfg)
 }

@@ -1,0 +1,168 @@
+package dicabeam
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/fcs"
+	"github.com/dicalab/dica/toy"
+)
+
+// streamKeys reads a source of files with one domain per file and returns
+// its rows and the keys ReadFiles gives them (file number << KeyBits | row
+// number in the file).
+func streamKeys(t *testing.T, src dataset.Source) (*mat.Dense, []int64) {
+	t.Helper()
+	r, err := src.Open(context.Background())
+	require.NoError(t, err)
+	defer r.Close()
+	var (
+		x    []float64
+		keys []int64
+		b    dataset.Block
+	)
+	file, row := -1, int64(0)
+	for {
+		k, err := r.Read(&b, 1000)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		for i := 0; i < k; i++ {
+			if b.Domain[i] != file {
+				require.Equal(t, file+1, b.Domain[i], "one domain per file, in order")
+				file, row = b.Domain[i], 0
+			}
+			keys = append(keys, int64(file)<<KeyBits|row)
+			row++
+			x = append(x, b.Row(i)...)
+		}
+	}
+	return mat.NewDense(len(keys), src.Schema().D(), x), keys
+}
+
+// writeCSV writes the domains of ds as one CSV file each (with a header),
+// and a label file per domain with an extra ignored label "0" on every
+// fifth row (its cell is dropped).
+func writeCSV(t *testing.T, dir string, ds *dataset.Dataset) (files, labels []string) {
+	t.Helper()
+	for g, name := range ds.DomainNames {
+		var data, lab strings.Builder
+		for j := range ds.D() {
+			if j > 0 {
+				data.WriteByte(',')
+			}
+			fmt.Fprintf(&data, "m%d", j+1)
+		}
+		data.WriteByte('\n')
+		k := 0
+		for p := range ds.N() {
+			if ds.Domain[p] != g {
+				continue
+			}
+			if k%5 == 4 {
+				// A row to be ignored by its label.
+				data.WriteString(strings.Repeat("7,", ds.D()-1) + "7\n")
+				lab.WriteString("0\n")
+			}
+			k++
+			for j, v := range ds.X.RawRowView(p) {
+				if j > 0 {
+					data.WriteByte(',')
+				}
+				data.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+			}
+			data.WriteByte('\n')
+			lab.WriteString(ds.ClassNames[ds.Label[p]] + "\n")
+		}
+		f := filepath.Join(dir, name+".csv")
+		l := filepath.Join(dir, name+".labels")
+		require.NoError(t, os.WriteFile(f, []byte(data.String()), 0o644))
+		require.NoError(t, os.WriteFile(l, []byte(lab.String()), 0o644))
+		files, labels = append(files, f), append(labels, l)
+	}
+	return files, labels
+}
+
+func TestReadFilesCSV(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 4, MeanSize: 100, Seed: 7})
+	files, labels := writeCSV(t, dir, ds)
+	// Glob gives natural order: the toy domains are d1..d4.
+	globbed, err := Glob(filepath.Join(dir, "d*.csv"))
+	require.NoError(t, err)
+	require.Equal(t, files, globbed)
+	o := FileOptions{Files: files, LabelFiles: labels, LabelsIgnore: []string{"0"}, Transform: "asinh:2"}
+	src, err := o.Source()
+	require.NoError(t, err)
+	cfg := dica.Config{Method: dica.DICA, Rank: 50, Components: 3, Seed: 11}
+	want, err := dica.Fit(ctx, src, cfg)
+	require.NoError(t, err)
+	require.Equal(t, int64(ds.N()), want.Summary.N, "label 0 rows dropped")
+
+	p, s := beam.NewPipelineWithRoot()
+	cells, schema, err := ReadFiles(s, o)
+	require.NoError(t, err)
+	require.Equal(t, src.Schema(), schema)
+	got, z := beamFit(t, cells, s, p, Options{Config: cfg, Schema: schema, BlockRows: 64})
+	require.Equal(t, want.Summary.Domains, got.Summary.Domains)
+	x, keys := streamKeys(t, src)
+	requireSameModel(t, want, got, x, keys, z, 1e-10)
+}
+
+func TestReadFilesFCS(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 150, Seed: 8})
+	var files []string
+	for g, name := range ds.DomainNames {
+		var rows []int
+		for p := range ds.N() {
+			if ds.Domain[p] == g {
+				rows = append(rows, p)
+			}
+		}
+		sub := ds.Subset(rows)
+		params := make([]fcs.Param, ds.D())
+		for j := range params {
+			params[j] = fcs.Param{Name: fmt.Sprintf("FL%d", j+1)}
+		}
+		f := filepath.Join(dir, name+".fcs")
+		require.NoError(t, fcs.WriteFile(f, &fcs.DataSet{Params: params, DataType: 'D', Events: sub.X}))
+		files = append(files, f)
+	}
+	o := FileOptions{Files: files}
+	src, err := o.Source()
+	require.NoError(t, err)
+	cfg := dica.Config{Method: dica.UDICA, Rank: 40, Components: 4, Seed: 12}
+	want, err := dica.Fit(ctx, src, cfg)
+	require.NoError(t, err)
+
+	p, s := beam.NewPipelineWithRoot()
+	cells, schema, err := ReadFiles(s, o)
+	require.NoError(t, err)
+	require.Equal(t, []string{"FL1", "FL2", "FL3", "FL4", "FL5"}, schema.Features)
+	got, z := beamFit(t, cells, s, p, Options{Config: cfg, Schema: schema, BlockRows: 100, GramParts: 3})
+	x, keys := streamKeys(t, src)
+	requireSameModel(t, want, got, x, keys, z, 1e-10)
+
+	// Mixing FCS and CSV, and CSV options on FCS files, are errors.
+	_, err = FileOptions{Files: append(files, filepath.Join(dir, "x.csv"))}.Source()
+	require.ErrorContains(t, err, "mix")
+	_, err = FileOptions{Files: files, Label: "x"}.Source()
+	require.ErrorContains(t, err, "apply to CSV")
+}
