@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
@@ -57,8 +60,100 @@ type FileOptions struct {
 }
 
 // Glob expands file patterns in natural order (sample2 before sample10), as
-// the dica command does.
-func Glob(patterns ...string) ([]string, error) { return csvio.Glob(patterns) }
+// the dica command does. Patterns with a scheme ("gs://bucket/x*.csv") are
+// listed with Beam's filesystem package (the program must import the
+// filesystem, e.g. .../io/filesystem/gcs).
+func Glob(patterns ...string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range patterns {
+		var m []string
+		if isRemote(p) {
+			ctx := context.Background()
+			fs, err := filesystem.New(ctx, p)
+			if err != nil {
+				return nil, fmt.Errorf("dicabeam: pattern %q: %w", p, err)
+			}
+			m, err = fs.List(ctx, p)
+			fs.Close()
+			if err != nil {
+				return nil, fmt.Errorf("dicabeam: pattern %q: %w", p, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("dicabeam: no file matches %q", p)
+			}
+			slices.SortFunc(m, csvio.NaturalCompare)
+		} else {
+			var err error
+			if m, err = csvio.Glob([]string{p}); err != nil {
+				return nil, err
+			}
+		}
+		for _, f := range m {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}
+
+// isRemote reports whether a path names a file of a Beam filesystem other
+// than the local one ("gs://bucket/x.csv").
+func isRemote(path string) bool { return strings.Contains(path, "://") }
+
+// fetch copies the remote files among paths into a local temporary folder,
+// keeping their base names (domains are named after files), and returns
+// the local paths and a function that removes the copies.
+func fetch(ctx context.Context, paths ...string) ([]string, func(), error) {
+	out := slices.Clone(paths)
+	var dirs []string
+	cleanup := func() {
+		for _, d := range dirs {
+			os.RemoveAll(d)
+		}
+	}
+	for i, p := range paths {
+		if p == "" || !isRemote(p) {
+			continue
+		}
+		dir, err := os.MkdirTemp("", "dicabeam-")
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		dirs = append(dirs, dir)
+		out[i] = filepath.Join(dir, path.Base(p))
+		if err := copyFile(ctx, p, out[i]); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("dicabeam: copying %s: %w", p, err)
+		}
+	}
+	return out, cleanup, nil
+}
+
+func copyFile(ctx context.Context, from, to string) error {
+	fs, err := filesystem.New(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	r, err := fs.OpenRead(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
 
 // IsFCS reports whether a file is an FCS file, by its extension or its
 // first bytes.
@@ -81,9 +176,52 @@ func IsFCS(path string) bool {
 
 // Source returns the in-process dataset.Source of the files (for dica.Fit,
 // or to compare with a pipeline). Its stream order is the order of the keys
-// ReadFiles gives the cells.
+// ReadFiles gives the cells. The files must be local.
 func (o FileOptions) Source() (dataset.Source, error) {
+	for _, f := range slices.Concat(o.Files, o.LabelFiles) {
+		if isRemote(f) {
+			return nil, fmt.Errorf("dicabeam: %s: the in-process source reads local files only", f)
+		}
+	}
 	return o.source(o.Files, o.LabelFiles)
+}
+
+// schema returns the schema of the cells of the files, from the first file
+// (copied locally when remote), after checking the file kinds.
+func (o FileOptions) schema(ctx context.Context) (dataset.Schema, error) {
+	if len(o.Files) == 0 {
+		return dataset.Schema{}, fmt.Errorf("dicabeam: no data files")
+	}
+	if len(o.LabelFiles) > 0 && len(o.LabelFiles) != len(o.Files) {
+		return dataset.Schema{}, fmt.Errorf("dicabeam: %d data files but %d label files", len(o.Files), len(o.LabelFiles))
+	}
+	nfcs := 0
+	for _, f := range o.Files {
+		if IsFCS(f) {
+			nfcs++
+		}
+	}
+	if nfcs > 0 && nfcs < len(o.Files) {
+		return dataset.Schema{}, fmt.Errorf("dicabeam: the files mix FCS and CSV")
+	}
+	first := []string{o.Files[0], ""}
+	if len(o.LabelFiles) > 0 {
+		first[1] = o.LabelFiles[0]
+	}
+	local, cleanup, err := fetch(ctx, first...)
+	if err != nil {
+		return dataset.Schema{}, err
+	}
+	defer cleanup()
+	var labels []string
+	if local[1] != "" {
+		labels = local[1:]
+	}
+	src, err := o.source(local[:1], labels)
+	if err != nil {
+		return dataset.Schema{}, err
+	}
+	return src.Schema(), nil
 }
 
 func (o FileOptions) source(files, labels []string) (dataset.Source, error) {
@@ -169,11 +307,21 @@ type readFn struct {
 }
 
 func (f *readFn) ProcessElement(ctx context.Context, t fileTask, emit func(Cell)) error {
+	return readFile(ctx, f.Options, t, emit)
+}
+
+// readFile emits the cells of one file (copied locally first when remote).
+func readFile(ctx context.Context, o FileOptions, t fileTask, emit func(Cell)) error {
+	local, cleanup, err := fetch(ctx, t.Path, t.Label)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	var labels []string
 	if t.Label != "" {
-		labels = []string{t.Label}
+		labels = local[1:]
 	}
-	src, err := f.Options.source([]string{t.Path}, labels)
+	src, err := o.source(local[:1], labels)
 	if err != nil {
 		return err
 	}
@@ -225,12 +373,16 @@ func readCells(ctx context.Context, src dataset.Source, base int64, emit func(Ce
 // so the keys follow the stream order of FileOptions.Source. It also
 // returns the schema of the cells (read from the first file when the
 // pipeline is built), for Options.Schema.
+//
+// Local paths must exist on every worker (a shared file system). Paths with
+// a scheme (gs://...) are read through Beam's filesystem package: each
+// worker copies its file to a local temporary folder and reads it with the
+// core readers.
 func ReadFiles(s beam.Scope, o FileOptions) (beam.PCollection, dataset.Schema, error) {
-	src, err := o.Source()
+	sc, err := o.schema(context.Background())
 	if err != nil {
 		return beam.PCollection{}, dataset.Schema{}, err
 	}
-	sc := src.Schema()
 	s = s.Scope("dica.ReadFiles")
 	tasks := make([]fileTask, len(o.Files))
 	for i, f := range o.Files {
@@ -258,23 +410,19 @@ func Cells(ctx context.Context, src dataset.Source) ([]Cell, error) {
 // the pipeline; comparing a pipeline's model with an in-process fit on it
 // checks the distributed pass.
 func PlanFiles(ctx context.Context, o FileOptions, cfg dica.Config) (*dica.Plan, error) {
-	src, err := o.Source()
+	schema, err := o.schema(ctx)
 	if err != nil {
 		return nil, err
 	}
 	smp := NewSampler(sampleSize(cfg), cfg.Seed)
 	for i, f := range o.Files {
-		var labels []string
+		label := ""
 		if len(o.LabelFiles) > 0 {
-			labels = []string{o.LabelFiles[i]}
+			label = o.LabelFiles[i]
 		}
-		fs, err := o.source([]string{f}, labels)
-		if err != nil {
-			return nil, err
-		}
-		if err := readCells(ctx, fs, int64(i)<<KeyBits, smp.Add); err != nil {
+		if err := readFile(ctx, o, fileTask{Index: i, Path: f, Label: label}, smp.Add); err != nil {
 			return nil, err
 		}
 	}
-	return PlanFromSample(ctx, smp.Cells(), src.Schema(), cfg)
+	return PlanFromSample(ctx, smp.Cells(), schema, cfg)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
@@ -165,4 +166,47 @@ func TestReadFilesFCS(t *testing.T) {
 	require.ErrorContains(t, err, "mix")
 	_, err = FileOptions{Files: files, Label: "x"}.Source()
 	require.ErrorContains(t, err, "apply to CSV")
+}
+
+// TestReadFilesRemote reads the files through Beam's filesystem package (an
+// in-memory file system standing in for gs://): the model must be the one
+// of the local files.
+func TestReadFilesRemote(t *testing.T) {
+	ctx := context.Background()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 80, Seed: 9})
+	files, labels := writeCSV(t, t.TempDir(), ds)
+	var rfiles, rlabels []string
+	for i := range files {
+		for _, pair := range [][2]string{{files[i], "memfs://dicabeam-test/" + filepath.Base(files[i])}, {labels[i], "memfs://dicabeam-test/" + filepath.Base(labels[i])}} {
+			b, err := os.ReadFile(pair[0])
+			require.NoError(t, err)
+			memfs.Write(pair[1], b)
+		}
+	}
+	rfiles, err := Glob("memfs://dicabeam-test/*.csv")
+	require.NoError(t, err)
+	require.Len(t, rfiles, 3)
+	rlabels, err = Glob("memfs://dicabeam-test/*.labels")
+	require.NoError(t, err)
+	local := FileOptions{Files: files, LabelFiles: labels, LabelsIgnore: []string{"0"}}
+	remote := FileOptions{Files: rfiles, LabelFiles: rlabels, LabelsIgnore: []string{"0"}}
+	_, err = remote.Source()
+	require.ErrorContains(t, err, "local files only")
+
+	cfg := dica.Config{Method: dica.DICA, Rank: 40, Components: 2, Seed: 13}
+	src, err := local.Source()
+	require.NoError(t, err)
+	want, err := dica.Fit(ctx, src, cfg)
+	require.NoError(t, err)
+	// The plan drawn in process from the remote files is the pipeline's.
+	plan, err := PlanFiles(ctx, remote, cfg)
+	require.NoError(t, err)
+	p, s := beam.NewPipelineWithRoot()
+	cells, schema, err := ReadFiles(s, remote)
+	require.NoError(t, err)
+	require.Equal(t, src.Schema(), schema)
+	got, z := beamFit(t, cells, s, p, Options{Config: cfg, Schema: schema, Plan: plan})
+	require.Equal(t, want.Summary.Domains, got.Summary.Domains)
+	x, keys := streamKeys(t, src)
+	requireSameModel(t, want, got, x, keys, z, 1e-10)
 }
