@@ -330,11 +330,11 @@ func rank(ctx context.Context, cfg rankConfig, splits []rankSplit, rep *reporter
 		kerS = append(kerS, series{s.name, xs, ke})
 	}
 	files := []string{filepath.Join(out, "rank_accuracy.png"), filepath.Join(out, "rank_error.png"), filepath.Join(out, "rank_kernel_error.png")}
-	if err := linePlot(files[0], "Leave-centers-out accuracy (linear SVM on DICA components)", "rank m", "accuracy (mean of 2 directions)", plotOpts{logX: true, legendBottom: true, yMin: 0, yMax: 1},
+	if err := linePlot(files[0], "Leave-centers-out accuracy (linear SVM on DICA components, "+sigmaText(cfg.sigma)+")", "rank m", "accuracy (mean of 2 directions)", plotOpts{logX: true, legendBottom: true, yMin: 0, yMax: 1},
 		accS, []hline{{fmt.Sprintf("exact DICA (n=%d)", cfg.exactN), mean(exactAcc)}, {"input (8 markers)", mean(inputAcc)}}); err != nil {
 		return err
 	}
-	if err := linePlot(files[1], fmt.Sprintf("Eigenvalue relative error vs exact (n=%d)", cfg.exactN), "rank m", "max relative error of the positive eigenvalues", plotOpts{logX: true, logY: true, legendBottom: true}, errS, nil); err != nil {
+	if err := linePlot(files[1], fmt.Sprintf("Eigenvalue relative error vs exact (n=%d)", cfg.exactN), "rank m", "max relative error of the positive eigenvalues", plotOpts{logX: true, logY: true, yMin: 1e-3, yMax: 10}, errS, nil); err != nil {
 		return err
 	}
 	if err := linePlot(files[2], "Kernel approximation error", "rank m", "||K - Phi Phi^T||_F / ||K||_F", plotOpts{logX: true, logY: true}, kerS, nil); err != nil {
@@ -413,4 +413,12 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
+}
+
+// sigmaText describes the bandwidth setting of a plot.
+func sigmaText(sigma float64) string {
+	if sigma == 0 {
+		return "median-heuristic sigma"
+	}
+	return fmt.Sprintf("sigma = %g", sigma)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dicalab/dica/internal/gemm"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/internal/gemm"
 	"github.com/dicalab/dica/kernel"
 )
 
