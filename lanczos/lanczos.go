@@ -106,11 +106,22 @@ type Settings struct {
 	Start []float64
 	// NoDeflatedCheck disables the final deflated restart: after
 	// convergence the solver normally restarts once from a fresh random
-	// vector orthogonal to all converged pairs and iterates until the top
-	// Ritz value of that deflated space settles, to catch copies of
-	// repeated eigenvalues that the Krylov space missed.
+	// vector orthogonal to all converged pairs and iterates until a copy of
+	// a wanted eigenvalue missed by the Krylov space would have shown, to
+	// catch copies of repeated eigenvalues.
 	NoDeflatedCheck bool
+	// CheckMiss bounds the probability that the deflated check misses a
+	// copy of a wanted eigenvalue (for a random start vector; see the
+	// package documentation, "Multiplicity safety"). 0 means
+	// DefaultCheckMiss (1e-2); it must lie in [0, 1). Each halving of it
+	// costs about one more Lanczos step of the check per factor by which a
+	// step separates the wanted values from the rest of the spectrum.
+	CheckMiss float64
 }
+
+// DefaultCheckMiss is the miss probability of the deflated check used when
+// Settings.CheckMiss is zero.
+const DefaultCheckMiss = 1e-2
 
 // Result is the outcome of a solve.
 type Result struct {
@@ -189,6 +200,14 @@ type engine struct {
 	lockConv     []bool
 	f, bf, h, h2 []float64
 	part         []float64 // chunk partial sums of projectPar
+
+	// Certificate of the deflated check (see certStart): the points x_p
+	// (the distinct wanted locked values) and, for each basis row i of the
+	// check, the values p_i(x_p) of the polynomial with v_i = p_i(A') z.
+	cpts []float64
+	cpx  []float64 // (m+1) x len(cpts)
+	cok  bool
+	miss float64 // Settings.CheckMiss
 }
 
 func newEngine(ctx context.Context, n int, s Settings, op opFunc, b Operator) (*engine, error) {
@@ -203,6 +222,9 @@ func newEngine(ctx context.Context, n int, s Settings, op opFunc, b Operator) (*
 	}
 	if math.IsNaN(s.Tol) || s.Tol < 0 {
 		return nil, fmt.Errorf("lanczos: invalid Settings.Tol %v", s.Tol)
+	}
+	if math.IsNaN(s.CheckMiss) || s.CheckMiss < 0 || s.CheckMiss >= 1 {
+		return nil, fmt.Errorf("lanczos: invalid Settings.CheckMiss %v, want [0, 1)", s.CheckMiss)
 	}
 	if s.MaxMatvecs < 0 {
 		return nil, fmt.Errorf("lanczos: Settings.MaxMatvecs = %d < 0", s.MaxMatvecs)
@@ -237,7 +259,10 @@ func newEngine(ctx context.Context, n int, s Settings, op opFunc, b Operator) (*
 		ctx: ctx, n: n, m: m, k: k, kc: kc, kreq: s.K, neg: s.Which == Smallest,
 		tol: tol, maxMV: maxMV, check: !s.NoDeflatedCheck,
 		rng:   rand.New(rand.NewPCG(s.Seed, 0x6c616e637a6f73)),
-		start: s.Start, b: b, bmode: b != nil,
+		start: s.Start, b: b, bmode: b != nil, miss: s.CheckMiss,
+	}
+	if e.miss == 0 {
+		e.miss = DefaultCheckMiss
 	}
 	if e.neg {
 		e.op = func(w, aw, v []float64) {
@@ -703,6 +728,9 @@ func (e *engine) solve() (*Result, error) {
 			} else {
 				betaLast = beta
 			}
+			if e.phase == 1 && e.cok {
+				e.certStep(a, j, beta)
+			}
 			j++
 			if r, err = e.rayleighRitz(a, j, betaLast); err != nil {
 				return nil, err
@@ -742,6 +770,7 @@ func (e *engine) solve() (*Result, error) {
 				return e.finish(nil, status)
 			}
 			nb = e.nlock + e.nsoft
+			e.certStart()
 			e.rest++
 			continue
 		case actLockOne:
@@ -759,6 +788,7 @@ func (e *engine) solve() (*Result, error) {
 				return e.finish(nil, status)
 			}
 			nb = e.nlock
+			e.certStart()
 			e.rest++
 			continue
 		case actFound:
@@ -810,6 +840,9 @@ func (e *engine) solve() (*Result, error) {
 		e.nlock += q
 		nb = c
 		e.rest++
+		if e.phase == 1 && e.cok {
+			e.certRestart(r, a, sel, c)
+		}
 	}
 }
 
@@ -827,7 +860,14 @@ func (e *engine) decide(r *ritz, steps int) (act int, lockSel []int, unconv int)
 			return actLockOne, nil, 0
 		case top > thk:
 			return actFound, nil, 0
-		case conv(0) || (steps >= minCheckSteps && r.est[0] <= checkRatio*(thk-top)):
+		case e.cok && top < thk-e.tol*e.scale(thk) && e.certMiss(steps) <= e.miss:
+			// Certified: a copy would have shown with probability
+			// at least 1 - miss.
+			return actDone, nil, 0
+		case !e.cok && (conv(0) || (steps >= minCheckSteps && r.est[0] <= checkRatio*(thk-top))):
+			// Fallback when a breakdown cut the check's Krylov
+			// sequence: the top deflated Ritz value is localized
+			// below the k-th value.
 			return actDone, nil, 0
 		default:
 			return actExpand, nil, 1
@@ -858,16 +898,19 @@ func (e *engine) decide(r *ritz, steps int) (act int, lockSel []int, unconv int)
 }
 
 // minCheckSteps is the least number of Lanczos steps of the deflated
-// restart before its top Ritz value may be declared settled.
+// restart before its top Ritz value may be declared settled when the
+// certificate is unavailable (a breakdown cut the check's sequence); it also
+// sets the room left for the check next to the soft deflation set.
 const minCheckSteps = 5
 
 // keepFrac is the fraction of the non-wanted part of the basis kept at a
 // thick restart, on top of the unconverged wanted and guard pairs.
 const keepFrac = 0.3
 
-// checkRatio: the deflated restart ends when the residual estimate of its top
-// Ritz value is below checkRatio times the distance from that value to the
-// k-th converged eigenvalue (the Ritz value is then localized well below it).
+// checkRatio: without the certificate, the deflated restart ends when the
+// residual estimate of its top Ritz value is below checkRatio times the
+// distance from that value to the k-th converged eigenvalue (the Ritz value is
+// then localized well below it).
 const checkRatio = 0.3
 
 // lockFresh transforms the Ritz pairs sel of the active block starting at
@@ -1020,4 +1063,87 @@ func (e *engine) finish(r *ritz, status Status) (*Result, error) {
 // of an explicit residual, whichever is larger.
 func (e *engine) accept(theta float64) float64 {
 	return max(10*e.tol*e.scale(theta), 100*eps*math.Sqrt(float64(e.n))*e.normA)
+}
+
+// certStart begins the certificate of a deflated check whose Krylov
+// sequence starts at the fresh row nlock+nsoft: z = p(A') z with p = 1.
+func (e *engine) certStart() {
+	vals := append([]float64(nil), e.lockVal...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(vals)))
+	vals = vals[:min(e.k, len(vals))]
+	e.cpts = e.cpts[:0]
+	for i, v := range vals {
+		if i == 0 || v != vals[i-1] {
+			e.cpts = append(e.cpts, v)
+		}
+	}
+	np := len(e.cpts)
+	if len(e.cpx) < (e.m+1)*np {
+		e.cpx = make([]float64, (e.m+1)*e.k)
+	}
+	r0 := e.nlock + e.nsoft
+	for p := 0; p < np; p++ {
+		e.cpx[r0*np+p] = 1
+	}
+	e.cok = true
+}
+
+// certStep sets the polynomial values of the new row j+1 from the Lanczos
+// step on row j: beta v_{j+1} = A' v_j - sum_{i in [a, j]} t_ij v_i.
+func (e *engine) certStep(a, j int, beta float64) {
+	if beta == 0 {
+		e.cok = false // breakdown: reseeded, the sequence is cut
+		return
+	}
+	np, m := len(e.cpts), e.m
+	for p, x := range e.cpts {
+		v := x * e.cpx[j*np+p]
+		for i := a; i <= j; i++ {
+			if c := e.t[i*m+j]; c != 0 {
+				v -= c * e.cpx[i*np+p]
+			}
+		}
+		e.cpx[(j+1)*np+p] = v / beta
+	}
+}
+
+// certRestart carries the polynomial values through a thick restart of the
+// check: rows a.. become the Ritz vectors sel, row c the residual row m.
+func (e *engine) certRestart(r *ritz, a int, sel []int, c int) {
+	np := len(e.cpts)
+	tmp := make([]float64, len(sel)*np)
+	for idx, col := range sel {
+		for p := 0; p < np; p++ {
+			var v float64
+			for l := 0; l < r.na; l++ {
+				v += r.y.At(l, col) * e.cpx[(a+l)*np+p]
+			}
+			tmp[idx*np+p] = v
+		}
+	}
+	copy(e.cpx[a*np:], tmp)
+	copy(e.cpx[c*np:(c+1)*np], e.cpx[e.m*np:(e.m+1)*np])
+}
+
+// certMiss bounds the probability that the check has missed a copy of a
+// wanted eigenvalue: for a copy u at x_p, orthogonal to the locked and soft
+// vectors, every unit vector w = sum_i s_i v_i of the check's space has
+// <u, w> = c sum_i s_i p_i(x_p) with c = <u, z>, so
+// |c| <= 1 / ||p(x_p)||. A random z has c ~ N(0, 1/d), d the dimension of
+// the deflated space, so P(|c| <= t) <= t sqrt(2 d / pi).
+func (e *engine) certMiss(steps int) float64 {
+	np := len(e.cpts)
+	a := e.nlock + e.nsoft
+	rows := steps + 1 // rows a .. a+steps
+	d := float64(e.n - a)
+	worst := 0.0
+	for p := 0; p < np; p++ {
+		var s float64
+		for i := a; i < a+rows; i++ {
+			x := e.cpx[i*np+p]
+			s += x * x
+		}
+		worst = max(worst, math.Sqrt(2*d/math.Pi/s))
+	}
+	return worst
 }
