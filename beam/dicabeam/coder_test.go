@@ -56,6 +56,26 @@ func TestCoreCoders(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, g, g2)
 	}
+	// Gathered small statistics and Gram parts, through their coders, solve
+	// to the same model.
+	g := Gathered{Parts: []Part{{Gram: parts[2]}, {Stats: st2}, {Gram: parts[0]}, {Gram: parts[1]}}}
+	gb, err := encodeGathered(g)
+	require.NoError(t, err)
+	g2, err := decodeGathered(gb)
+	require.NoError(t, err)
+	mg, err := g2.Solve()
+	require.NoError(t, err)
+	require.Equal(t, m.Eigenvalues, mg.Eigenvalues)
+	_, err = decodeGathered(gb[:len(gb)-1])
+	require.Error(t, err)
+	_, err = Gathered{Parts: g.Parts[:3]}.Solve()
+	require.ErrorContains(t, err, "no part")
+	_, err = Gathered{Parts: []Part{{Gram: parts[0]}}}.Solve()
+	require.ErrorContains(t, err, "no cells")
+	_, err = Part{Stats: st2}.add(Part{Gram: parts[0]})
+	require.Error(t, err)
+	st2, err = decodeStats(b)
+	require.NoError(t, err)
 	require.NoError(t, st2.JoinGram(parts))
 	got, _ := st2.MarshalBinary()
 	require.Equal(t, want, got, "split, coded and joined statistics are the same bytes")

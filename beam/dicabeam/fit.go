@@ -1,6 +1,7 @@
 package dicabeam
 
 import (
+	"encoding/binary"
 	"fmt"
 	"reflect"
 
@@ -12,10 +13,12 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*accumFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*mergeStatsFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*mergeGramFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*mergePartFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*gatherFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*solveFn)(nil)).Elem())
-	beam.RegisterFunction(dropGramKey)
+	beam.RegisterFunction(dropKey)
+	beam.RegisterCoder(reflect.TypeOf(Part{}), encodePart, decodePart)
+	beam.RegisterCoder(reflect.TypeOf(Gathered{}), encodeGathered, decodeGathered)
 }
 
 // DefaultGramParts is the default number of row chunks (keys) of the Gram
@@ -40,6 +43,11 @@ type Options struct {
 	// GramParts is the number of row chunks of the m x m Gram sum, each
 	// combined under its own key (DefaultGramParts).
 	GramParts int
+	// Workers is the number of goroutines a bundle adds blocks on (default
+	// 1). Runners run bundles in parallel on the cores of a worker: more
+	// goroutines per bundle only help runners that do not, such as Prism
+	// on one machine.
+	Workers int
 }
 
 func (o Options) blockRows() int {
@@ -51,6 +59,8 @@ func (o Options) blockRows() int {
 	}
 	return dica.DefaultBlockRows
 }
+
+func (o Options) workers() int { return max(1, o.Workers) }
 
 func (o Options) gramParts() int {
 	if o.GramParts > 0 {
@@ -68,31 +78,75 @@ func Fit(s beam.Scope, cells beam.PCollection, o Options) (beam.PCollection, err
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	stats, gram := Accumulate(s, cells, plan, o)
-	return Solve(s, stats, gram), nil
+	return Solve(s, Accumulate(s, cells, plan, o)), nil
 }
 
 // accumFn adds the cells of each bundle into statistics, in blocks of
 // BlockRows cells, and emits them when the bundle finishes: the small
 // statistics, and the Gram sum split into GramParts row chunks keyed by
-// chunk number.
+// chunk number. With Workers > 1 the blocks are added on that many
+// goroutines, each into its own statistics, merged at the end of the bundle.
 type accumFn struct {
 	BlockRows int
 	GramParts int
+	Workers   int
 
-	plan  *dica.Plan
-	stats *dica.Stats
-	blk   dataset.Block
-	doms  dataset.Index
-	cls   dataset.Index
+	plan *dica.Plan
+	blk  *dataset.Block
+	doms dataset.Index
+	cls  dataset.Index
+
+	stats   *dica.Stats // Workers == 1
+	work    chan job    // Workers > 1
+	free    chan *dataset.Block
+	results chan result
 }
 
-func (f *accumFn) StartBundle(_ func(*[]byte) bool, _ func(*dica.Stats), _ func(int, *dica.GramPart)) {
-	f.stats = nil
+type job struct {
+	b          *dataset.Block
+	doms, clss []string
+}
+
+type result struct {
+	s   *dica.Stats
+	err error
+}
+
+func (f *accumFn) StartBundle(_ func(*[]byte) bool, _ func(int, Part)) {
+	f.stats, f.blk, f.work = nil, nil, nil
 	f.doms, f.cls = dataset.Index{}, dataset.Index{}
 }
 
-func (f *accumFn) ProcessElement(c Cell, planSide func(*[]byte) bool, _ func(*dica.Stats), _ func(int, *dica.GramPart)) error {
+// start prepares the bundle's statistics (and goroutines) once the plan is
+// known.
+func (f *accumFn) start() {
+	if f.Workers <= 1 {
+		f.stats = f.plan.NewStats()
+		return
+	}
+	f.work = make(chan job)
+	f.free = make(chan *dataset.Block, 2*f.Workers)
+	f.results = make(chan result, f.Workers)
+	for range f.Workers {
+		go func() {
+			s := f.plan.NewStats()
+			var err error
+			for j := range f.work {
+				if err == nil {
+					err = s.AddBlock(j.b, j.doms, j.clss)
+				}
+				j.b.Rows = 0
+				f.free <- j.b
+			}
+			f.results <- result{s, err}
+		}()
+	}
+	for range 2 * f.Workers {
+		f.free <- new(dataset.Block)
+	}
+}
+
+func (f *accumFn) ProcessElement(c Cell, planSide func(*[]byte) bool, _ func(int, Part)) error {
 	if f.plan == nil {
 		var b []byte
 		if !planSide(&b) {
@@ -104,10 +158,8 @@ func (f *accumFn) ProcessElement(c Cell, planSide func(*[]byte) bool, _ func(*di
 		}
 		f.plan = p
 	}
-	if f.stats == nil {
-		f.stats = f.plan.NewStats()
-		sc := f.plan.Schema
-		f.blk.Reset(f.BlockRows, sc.D(), sc.Labelled, len(sc.Targets))
+	if f.stats == nil && f.work == nil {
+		f.start()
 	}
 	sc := f.plan.Schema
 	d, t := sc.D(), len(sc.Targets)
@@ -117,7 +169,15 @@ func (f *accumFn) ProcessElement(c Cell, planSide func(*[]byte) bool, _ func(*di
 	if len(c.Targets) != t {
 		return fmt.Errorf("dicabeam: cell %d has %d targets, the plan's schema %d", c.Key, len(c.Targets), t)
 	}
-	b := &f.blk
+	if f.blk == nil {
+		if f.work != nil {
+			f.blk = <-f.free
+		} else {
+			f.blk = new(dataset.Block)
+		}
+		f.blk.Reset(f.BlockRows, d, sc.Labelled, t)
+	}
+	b := f.blk
 	i := b.Rows
 	copy(b.X[i*d:(i+1)*d], c.Features)
 	b.Domain[i] = f.doms.ID(c.Domain)
@@ -135,8 +195,13 @@ func (f *accumFn) ProcessElement(c Cell, planSide func(*[]byte) bool, _ func(*di
 }
 
 func (f *accumFn) flush() error {
-	b := &f.blk
-	if b.Rows == 0 {
+	b := f.blk
+	if b == nil || b.Rows == 0 {
+		return nil
+	}
+	if f.work != nil {
+		f.work <- job{b: b, doms: f.doms.Names(), clss: f.cls.Names()}
+		f.blk = nil
 		return nil
 	}
 	err := f.stats.AddBlock(b, f.doms.Names(), f.cls.Names())
@@ -144,101 +209,212 @@ func (f *accumFn) flush() error {
 	return err
 }
 
-func (f *accumFn) FinishBundle(_ func(*[]byte) bool, emitStats func(*dica.Stats), emitGram func(int, *dica.GramPart)) error {
-	if f.stats == nil {
+// finish returns the bundle's statistics, stopping the goroutines.
+func (f *accumFn) finish() (*dica.Stats, error) {
+	err := f.flush()
+	if f.work == nil {
+		return f.stats, err
+	}
+	close(f.work)
+	var total *dica.Stats
+	for range f.Workers {
+		r := <-f.results
+		if err == nil {
+			err = r.err
+		}
+		if r.s.N() == 0 {
+			continue
+		}
+		if total == nil {
+			total = r.s
+		} else if err == nil {
+			err = total.Merge(r.s)
+		}
+	}
+	f.work = nil
+	return total, err
+}
+
+func (f *accumFn) FinishBundle(_ func(*[]byte) bool, emit func(int, Part)) error {
+	if f.stats == nil && f.work == nil {
 		return nil
 	}
-	if err := f.flush(); err != nil {
+	st, err := f.finish()
+	f.stats, f.blk = nil, nil
+	if err != nil || st == nil {
 		return err
 	}
-	for k, g := range f.stats.SplitGram(f.GramParts) {
-		emitGram(k, g)
+	for k, g := range st.SplitGram(f.GramParts) {
+		emit(k, Part{Gram: g})
 	}
-	emitStats(f.stats)
-	f.stats = nil
+	emit(statsKey, Part{Stats: st})
 	return nil
 }
 
-// mergeStatsFn combines statistics (without their Gram sum).
-type mergeStatsFn struct{}
+// statsKey is the key of the small statistics in the keyed combine; the
+// Gram chunks have keys 0, 1, ...
+const statsKey = -1
 
-func (mergeStatsFn) CreateAccumulator() *dica.Stats { return nil }
+// Part is a piece of statistics in the combines of Accumulate: the small
+// statistics (counts, domain and class sums, output sums; Stats) or one row
+// chunk of the Gram sum (Gram). Its coder uses the core binary encodings.
+type Part struct {
+	Stats *dica.Stats
+	Gram  *dica.GramPart
+}
 
-func (mergeStatsFn) AddInput(a, b *dica.Stats) (*dica.Stats, error) { return mergeStats(a, b) }
-
-func (mergeStatsFn) MergeAccumulators(a, b *dica.Stats) (*dica.Stats, error) { return mergeStats(a, b) }
-
-func (mergeStatsFn) ExtractOutput(a *dica.Stats) *dica.Stats { return a }
-
-func mergeStats(a, b *dica.Stats) (*dica.Stats, error) {
+// add adds o into p (parts of the same kind and rows).
+func (p Part) add(o Part) (Part, error) {
 	switch {
-	case a == nil:
-		return b, nil
-	case b == nil:
-		return a, nil
+	case p.Stats == nil && p.Gram == nil:
+		return o, nil
+	case o.Stats == nil && o.Gram == nil:
+		return p, nil
+	case p.Stats != nil && o.Stats != nil:
+		return p, p.Stats.Merge(o.Stats)
+	case p.Gram != nil && o.Gram != nil:
+		return p, p.Gram.Add(o.Gram)
 	}
-	return a, a.Merge(b)
+	return p, fmt.Errorf("dicabeam: cannot add statistics and a Gram part")
 }
 
-// mergeGramFn adds the Gram parts of one row chunk.
-type mergeGramFn struct{}
-
-func (mergeGramFn) CreateAccumulator() *dica.GramPart { return nil }
-
-func (mergeGramFn) AddInput(a, b *dica.GramPart) (*dica.GramPart, error) { return mergeGram(a, b) }
-
-func (mergeGramFn) MergeAccumulators(a, b *dica.GramPart) (*dica.GramPart, error) {
-	return mergeGram(a, b)
-}
-
-func (mergeGramFn) ExtractOutput(a *dica.GramPart) *dica.GramPart { return a }
-
-func mergeGram(a, b *dica.GramPart) (*dica.GramPart, error) {
+func encodePart(p Part) ([]byte, error) {
 	switch {
-	case a == nil:
-		return b, nil
-	case b == nil:
-		return a, nil
+	case p.Stats != nil:
+		b, err := p.Stats.MarshalBinary()
+		return append([]byte{'s'}, b...), err
+	case p.Gram != nil:
+		b, err := p.Gram.MarshalBinary()
+		return append([]byte{'g'}, b...), err
 	}
-	return a, a.Add(b)
+	return []byte{}, nil
 }
 
-func dropGramKey(_ int, g *dica.GramPart) *dica.GramPart { return g }
+func decodePart(b []byte) (Part, error) {
+	if len(b) == 0 {
+		return Part{}, nil
+	}
+	switch b[0] {
+	case 's':
+		s, err := decodeStats(b[1:])
+		return Part{Stats: s}, err
+	case 'g':
+		g, err := decodeGram(b[1:])
+		return Part{Gram: g}, err
+	}
+	return Part{}, fmt.Errorf("dicabeam: bad statistics part tag %q", b[0])
+}
+
+// mergePartFn adds the parts of one key: the bundles' small statistics
+// under statsKey, the bundles' Gram chunk k under key k.
+type mergePartFn struct{}
+
+func (*mergePartFn) CreateAccumulator() Part                   { return Part{} }
+func (*mergePartFn) AddInput(a, b Part) (Part, error)          { return a.add(b) }
+func (*mergePartFn) MergeAccumulators(a, b Part) (Part, error) { return a.add(b) }
+func (*mergePartFn) ExtractOutput(a Part) Part                 { return a }
+
+// Gathered holds the combined statistics of a fit: the small statistics
+// and the Gram chunks, on one worker, ready for Solve.
+type Gathered struct {
+	Parts []Part
+}
+
+// gatherFn collects the combined parts of every key.
+type gatherFn struct{}
+
+func (*gatherFn) CreateAccumulator() Gathered { return Gathered{} }
+func (*gatherFn) AddInput(a Gathered, p Part) Gathered {
+	a.Parts = append(a.Parts, p)
+	return a
+}
+func (*gatherFn) MergeAccumulators(a, b Gathered) Gathered {
+	a.Parts = append(a.Parts, b.Parts...)
+	return a
+}
+func (*gatherFn) ExtractOutput(a Gathered) Gathered { return a }
+
+func encodeGathered(g Gathered) ([]byte, error) {
+	var out []byte
+	for _, p := range g.Parts {
+		b, err := encodePart(p)
+		if err != nil {
+			return nil, err
+		}
+		out = binary.AppendUvarint(out, uint64(len(b)))
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+func decodeGathered(b []byte) (Gathered, error) {
+	var g Gathered
+	for len(b) > 0 {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return g, fmt.Errorf("dicabeam: truncated statistics")
+		}
+		p, err := decodePart(b[k : k+int(n)])
+		if err != nil {
+			return g, err
+		}
+		g.Parts = append(g.Parts, p)
+		b = b[k+int(n):]
+	}
+	return g, nil
+}
+
+func dropKey(_ int, p Part) Part { return p }
 
 // Accumulate adds the statistics pass to the pipeline: each bundle's cells
 // are added into dica.Stats in blocks of Options.BlockRows cells with the
-// plan (a PCollection of one plan encoding, from NewPlan); the bundles'
-// small statistics are combined under one key and each of the
-// Options.GramParts row chunks of the Gram sum under its own key. It returns
-// the combined small statistics (*dica.Stats, one element) and the combined
-// Gram chunks (*dica.GramPart, one per chunk; none when the method needs no
-// Gram sum), for Solve.
-func Accumulate(s beam.Scope, cells, plan beam.PCollection, o Options) (stats, gram beam.PCollection) {
+// plan (a PCollection of one plan encoding, from NewPlan, as a side input).
+// Each bundle emits its small statistics under one key and its Gram sum (when
+// the method needs one) as Options.GramParts row chunks under one key each;
+// the keyed combine adds them per key, on different workers, so that no
+// worker adds the whole m x m sum of every bundle. The combined parts are
+// then gathered on one worker: the result holds one Gathered element, for
+// Solve.
+func Accumulate(s beam.Scope, cells, plan beam.PCollection, o Options) beam.PCollection {
 	s = s.Scope("dica.Accumulate")
-	parts, gramKV := beam.ParDo2(s, &accumFn{BlockRows: o.blockRows(), GramParts: o.gramParts()}, cells, beam.SideInput{Input: plan})
-	stats = beam.Combine(s, mergeStatsFn{}, parts)
-	gram = beam.ParDo(s, dropGramKey, beam.CombinePerKey(s, mergeGramFn{}, gramKV))
-	return stats, gram
+	parts := beam.ParDo(s, &accumFn{BlockRows: o.blockRows(), GramParts: o.gramParts(), Workers: o.workers()}, cells, beam.SideInput{Input: plan})
+	combined := beam.ParDo(s, dropKey, beam.CombinePerKey(s, &mergePartFn{}, parts))
+	return beam.Combine(s, &gatherFn{}, combined)
 }
 
-// solveFn joins the Gram chunks to the statistics and solves.
-type solveFn struct{}
-
-func (solveFn) ProcessElement(st *dica.Stats, gram func(**dica.GramPart) bool, emit func(*dica.Model)) error {
-	if st == nil {
-		return fmt.Errorf("dicabeam: no cells")
-	}
+// Solve joins the gathered statistics and solves; it returns the
+// *dica.Model.
+func (g Gathered) Solve() (*dica.Model, error) {
+	var st *dica.Stats
 	var parts []*dica.GramPart
-	var g *dica.GramPart
-	for gram(&g) {
-		parts = append(parts, g)
-	}
-	if len(parts) > 0 {
-		if err := st.JoinGram(parts); err != nil {
-			return err
+	for _, p := range g.Parts {
+		switch {
+		case p.Stats != nil && st != nil:
+			return nil, fmt.Errorf("dicabeam: two sets of small statistics gathered")
+		case p.Stats != nil:
+			st = p.Stats
+		case p.Gram != nil:
+			parts = append(parts, p.Gram)
 		}
 	}
-	m, err := st.Solve()
+	if st == nil {
+		return nil, fmt.Errorf("dicabeam: no cells")
+	}
+	// Without parts for a method that needs them, Solve says the Gram sum
+	// is missing.
+	if len(parts) > 0 {
+		if err := st.JoinGram(parts); err != nil {
+			return nil, err
+		}
+	}
+	return st.Solve()
+}
+
+// solveFn solves the gathered statistics.
+type solveFn struct{}
+
+func (*solveFn) ProcessElement(g Gathered, emit func(*dica.Model)) error {
+	m, err := g.Solve()
 	if err != nil {
 		return err
 	}
@@ -246,10 +422,10 @@ func (solveFn) ProcessElement(st *dica.Stats, gram func(**dica.GramPart) bool, e
 	return nil
 }
 
-// Solve adds the solve to the pipeline: it joins the combined statistics
-// and Gram chunks of Accumulate and returns a PCollection holding the
-// *dica.Model (one element).
-func Solve(s beam.Scope, stats, gram beam.PCollection) beam.PCollection {
+// Solve adds the solve to the pipeline: the gathered statistics of
+// Accumulate are joined and solved on one worker. It returns a PCollection
+// holding the *dica.Model (one element).
+func Solve(s beam.Scope, gathered beam.PCollection) beam.PCollection {
 	s = s.Scope("dica.Solve")
-	return beam.ParDo(s, solveFn{}, stats, beam.SideInput{Input: gram})
+	return beam.ParDo(s, &solveFn{}, gathered)
 }

@@ -118,24 +118,25 @@ func requireSameModel(t *testing.T, want, got *dica.Model, x *mat.Dense, keys []
 func TestFitEqualsInProcess(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name string
-		ds   *dataset.Dataset
-		cfg  dica.Config
+		name    string
+		ds      *dataset.Dataset
+		cfg     dica.Config
+		workers int
 	}{
 		// The plan is drawn on the pipeline: median-heuristic bandwidths,
 		// uniform landmarks, from every cell (fewer than Config.Sample).
 		{"dica-classification", toy.Classification(toy.Options{Domains: 5, MeanSize: 120, Seed: 1}),
-			dica.Config{Method: dica.DICA, Rank: 60, Components: 4, Seed: 3}},
+			dica.Config{Method: dica.DICA, Rank: 60, Components: 4, Seed: 3}, 2},
 		// Few output landmarks: with many on 1-D targets the regression
 		// solve amplifies rounding differences (in-process too, between
 		// block sizes) beyond 1e-10.
 		{"dica-regression", toy.Regression(toy.Options{Domains: 5, MeanSize: 120, Seed: 2}),
-			dica.Config{Method: dica.DICA, Rank: 60, Components: 4, OutputRank: 3, Seed: 4}},
+			dica.Config{Method: dica.DICA, Rank: 60, Components: 4, OutputRank: 3, Seed: 4}, 1},
 		// UDICA needs the Gram sum: the keyed combine of its row chunks.
 		{"udica", toy.Classification(toy.Options{Domains: 5, MeanSize: 120, Seed: 3}),
-			dica.Config{Method: dica.UDICA, Rank: 60, Components: 5, Landmarks: dica.KMeansLandmarks, Seed: 5}},
+			dica.Config{Method: dica.UDICA, Rank: 60, Components: 5, Landmarks: dica.KMeansLandmarks, Seed: 5}, 3},
 		{"udica-rff", toy.Classification(toy.Options{Domains: 5, MeanSize: 120, Seed: 4}),
-			dica.Config{Method: dica.UDICA, Solver: dica.RFF, Rank: 60, Components: 5, Seed: 6}},
+			dica.Config{Method: dica.UDICA, Solver: dica.RFF, Rank: 60, Components: 5, Seed: 6}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := tc.ds.Source()
@@ -147,7 +148,7 @@ func TestFitEqualsInProcess(t *testing.T) {
 			col := beam.CreateList(s, cells)
 			// Small blocks and few Gram parts so that several blocks, bundles
 			// and keys are combined.
-			got, z := beamFit(t, col, s, p, Options{Config: tc.cfg, Schema: src.Schema(), BlockRows: 50, GramParts: 7})
+			got, z := beamFit(t, col, s, p, Options{Config: tc.cfg, Schema: src.Schema(), BlockRows: 50, GramParts: 7, Workers: tc.workers})
 			requireSameModel(t, want, got, tc.ds.X, nil, z, 1e-10)
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
@@ -16,8 +17,9 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*sampleFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*planFn)(nil)).Elem())
+	register.Combiner3[sampleAcc, Cell, sampleAcc](&sampleFn{})
+	register.DoFn3x1[context.Context, sampleAcc, func([]byte), error](&planFn{})
+	register.Emitter1[[]byte]()
 	beam.RegisterCoder(reflect.TypeOf(sampleAcc{}), encodeSample, decodeSample)
 }
 

@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -83,6 +84,8 @@ var (
 	gramParts  = flag.Int("gram-parts", dicabeam.DefaultGramParts, "row chunks (keys) of the Gram sum combine")
 	planLocal  = flag.Bool("plan-local", false, "draw the plan's sample here, before submitting, instead of on the pipeline")
 
+	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile (pprof) of this process to `file` (with prism it includes the workers)")
+
 	out  = flag.String("out", "", "model `file` to write (local path, or gs://... on Dataflow)")
 	zOut = flag.String("z", "", "also project the cells and write them as CSV lines (key,domain,label,z...) to this `file`")
 )
@@ -139,6 +142,16 @@ func run(ctx context.Context) error {
 	}
 	if cfg.Landmarks, err = dica.ParseLandmarks(*landmarks); err != nil {
 		return err
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
 	p, s := beam.NewPipelineWithRoot()
