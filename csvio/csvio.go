@@ -12,8 +12,10 @@
 // The parser is hand-written for speed: large buffered reads, no allocation
 // per row, and decimal numbers converted by Clinger's exact fast path with
 // strconv.ParseFloat for everything else, so that every value is the
-// correctly rounded float64 of its text. Errors name the file, the line and
-// the column.
+// correctly rounded float64 of its text. With GOMAXPROCS > 1 a pass parses
+// chunks of the files on GOMAXPROCS goroutines while one reads ahead; the
+// rows, their order, the numbering of domains and classes and the errors are
+// those of a sequential pass. Errors name the file, the line and the column.
 //
 // CSV details: fields are separated by Options.Comma; a field may be enclosed
 // in double quotes ("" stands for a quote) but may not span lines; spaces and
@@ -39,6 +41,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dicalab/dica/dataset"
 )
@@ -100,7 +103,8 @@ type Options struct {
 	// Transform, if not nil, is applied to the features of each row in
 	// place (e.g. log1p or asinh(x/5) of cytometry intensities), after
 	// parsing and before rows are handed out. Its results must be finite.
-	// It must be safe for concurrent use if passes run concurrently.
+	// Rows are parsed by several goroutines at once, so it must be safe for
+	// concurrent use (a pure function of the row is).
 	Transform func(row []float64)
 }
 
@@ -120,6 +124,13 @@ type Source struct {
 	fileDoms  []string
 	ignore    map[string]bool
 	transform func([]float64)
+
+	// Test knobs of the parallel pass (see Open): workers is the number of
+	// parsing goroutines (0: GOMAXPROCS, sequential when 1; < 0:
+	// sequential), chunkSize the bytes per chunk (0: defaultChunk).
+	workers, chunkSize int
+
+	chunks sync.Pool // chunks of the parallel passes, for reuse
 }
 
 // role is what a file column is used for.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -29,6 +30,15 @@ func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	workers := s.workers
+	if workers == 0 {
+		if workers = runtime.GOMAXPROCS(0); workers == 1 {
+			workers = -1
+		}
+	}
+	if workers > 0 {
+		return s.openParallel(ctx, workers), nil
+	}
 	r := &reader{s: s, ctx: ctx, fi: -1}
 	r.data.buf = make([]byte, dataBuffer)
 	return r, nil
@@ -48,9 +58,8 @@ type reader struct {
 	doms, classes      dataset.Index
 	domIDs, classIDs   map[string]int
 	domCache, clsCache smallCache
-	scratch, scratch2  []byte
-	scratchDom         []byte
-	scratchLab         []byte
+	scratch2           []byte
+	sc                 scratch
 	err                error
 	done               bool
 }
@@ -288,8 +297,6 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 	t := len(s.schema.Targets)
 	labelled := s.schema.Labelled
 	b.Reset(max, d, labelled, t)
-	ncol := len(s.roles)
-	comma := s.comma
 	k := 0
 	for k < max {
 		if r.f == nil {
@@ -338,58 +345,12 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 		if t > 0 {
 			tg = b.Target[k*t : (k+1)*t]
 		}
-		var dom []byte
-		pos := 0
-		for j := 0; j < ncol; j++ {
-			if pos > len(line) {
-				return 0, &ParseError{File: name, Line: r.data.line, Msg: fieldCount(countFields(line, comma), ncol)}
-			}
-			ro := s.roles[j]
-			if ro.kind == featureCol || ro.kind == targetCol {
-				if v, n, ok := fastFloat(line[pos:]); ok && (pos+n == len(line) || line[pos+n] == comma) {
-					if ro.kind == featureCol {
-						x[ro.idx] = v
-					} else {
-						tg[ro.idx] = v
-					}
-					pos += n + 1
-					continue
-				}
-			}
-			sc := &r.scratch
-			switch ro.kind {
-			case domainCol:
-				sc = &r.scratchDom
-			case labelCol:
-				sc = &r.scratchLab
-			}
-			f, next, kind := nextField(line, pos, comma, sc)
-			if kind != errNone {
-				return 0, &ParseError{File: name, Line: r.data.line, Column: j + 1, Msg: quoteMsg(kind)}
-			}
-			pos = next
-			switch ro.kind {
-			case featureCol, targetCol:
-				v, ok := parseNumber(f)
-				if !ok {
-					return 0, &ParseError{File: name, Line: r.data.line, Column: j + 1, Msg: numberMsg(f)}
-				}
-				if ro.kind == featureCol {
-					x[ro.idx] = v
-				} else {
-					tg[ro.idx] = v
-				}
-			case domainCol:
-				if len(f) == 0 {
-					return 0, &ParseError{File: name, Line: r.data.line, Column: j + 1, Msg: "empty domain"}
-				}
-				dom = f
-			case labelCol:
-				label = f
-			}
+		dom, lab, col, msg := s.parseRow(line, x, tg, &r.sc)
+		if msg != "" {
+			return 0, &ParseError{File: name, Line: r.data.line, Column: col, Msg: msg}
 		}
-		if pos <= len(line) {
-			return 0, &ParseError{File: name, Line: r.data.line, Msg: fieldCount(countFields(line, comma), ncol)}
+		if s.labelCol >= 0 {
+			label = lab
 		}
 		if labelled {
 			if len(label) == 0 {
@@ -426,6 +387,71 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 	}
 	b.Rows = k
 	return k, nil
+}
+
+// scratch holds the buffers of unquoted fields of parseRow.
+type scratch struct{ num, dom, lab []byte }
+
+// parseRow reads the fields of a data line: the features into x, the
+// targets into tg. It returns the domain and label fields (valid until the
+// next call with the same scratch), or, when the line is wrong, the 1-based
+// column (0 for the whole line) and a message.
+func (s *Source) parseRow(line []byte, x, tg []float64, sc *scratch) (dom, label []byte, col int, msg string) {
+	ncol := len(s.roles)
+	comma := s.comma
+	pos := 0
+	for j := 0; j < ncol; j++ {
+		if pos > len(line) {
+			return nil, nil, 0, fieldCount(countFields(line, comma), ncol)
+		}
+		ro := s.roles[j]
+		if ro.kind == featureCol || ro.kind == targetCol {
+			if v, n, ok := fastFloat(line[pos:]); ok && (pos+n == len(line) || line[pos+n] == comma) {
+				if ro.kind == featureCol {
+					x[ro.idx] = v
+				} else {
+					tg[ro.idx] = v
+				}
+				pos += n + 1
+				continue
+			}
+		}
+		buf := &sc.num
+		switch ro.kind {
+		case domainCol:
+			buf = &sc.dom
+		case labelCol:
+			buf = &sc.lab
+		}
+		f, next, kind := nextField(line, pos, comma, buf)
+		if kind != errNone {
+			return nil, nil, j + 1, quoteMsg(kind)
+		}
+		pos = next
+		switch ro.kind {
+		case featureCol, targetCol:
+			v, ok := parseNumber(f)
+			if !ok {
+				return nil, nil, j + 1, numberMsg(f)
+			}
+			if ro.kind == featureCol {
+				x[ro.idx] = v
+			} else {
+				tg[ro.idx] = v
+			}
+		case domainCol:
+			if len(f) == 0 {
+				return nil, nil, j + 1, "empty domain"
+			}
+			dom = f
+		case labelCol:
+			label = f
+		}
+	}
+	if pos <= len(line) {
+		return nil, nil, 0, fieldCount(countFields(line, comma), ncol)
+	}
+	return dom, label, 0, ""
 }
 
 // featureColumn returns the file column of feature j.

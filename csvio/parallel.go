@@ -1,0 +1,804 @@
+package csvio
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/dicalab/dica/dataset"
+)
+
+// The parallel pass. One goroutine (the producer) reads each data file in
+// chunks of about chunkSize bytes cut after a '\n' (lines never span
+// chunks), checks the headers and takes, for the rows of each chunk, the
+// same number of labels from the label file. Workers parse the chunks into
+// rows of float64 (with Transform applied and the ignored rows dropped),
+// naming the domains and classes of each chunk by small local numbers. Read
+// hands the rows out in file order, numbering the domains and classes in
+// order of first appearance exactly as the sequential reader does. A chunk
+// carries at most one error, found by its worker or by the producer, which
+// comes after its rows: Read reports it once all the rows before it are
+// handed out, so the rows and the errors are those of the sequential
+// reader.
+//
+// At most 2*workers+1 chunks exist; the producer waits for a free one, so
+// memory is bounded. Close (or the end, an error, or the context) stops the
+// goroutines, and Close waits for them.
+
+// defaultChunk is the size of the chunks of the parallel pass.
+const defaultChunk = 512 << 10
+
+// chunk is a piece of one data file and, once parsed, its rows.
+type chunk struct {
+	fi        int    // file index
+	buf       []byte // storage of data
+	data      []byte // whole lines
+	firstLine int    // 1-based line number of the first line of data
+	limit     int    // number of non-empty lines to parse; -1 for all
+	perr      error  // error after the first limit rows, from the producer
+
+	// Labels from the label file, one per non-empty line:
+	// labBuf[labEnd[i-1]:labEnd[i]], at line labLine[i] of the label file.
+	labBuf          []byte
+	labEnd, labLine []int32
+
+	// Parsed rows.
+	n                  int
+	x, tg              []float64
+	lab, dom           []int32 // local numbers of the rows' class and domain
+	labNames, domNames nameTable
+	err                error // error after the n rows
+	errLab             int32 // local class of the row of err, -1 if none
+	sc                 scratch
+
+	ready chan struct{} // receives once the chunk is parsed
+}
+
+func (c *chunk) label(i int) []byte {
+	var start int32
+	if i > 0 {
+		start = c.labEnd[i-1]
+	}
+	return c.labBuf[start:c.labEnd[i]]
+}
+
+// nameTable numbers the distinct names of a chunk from 0 in order of first
+// appearance, with a linear search while there are few of them.
+type nameTable struct {
+	arena  []byte
+	ends   []int32
+	ignore []bool // for classes: whether the name is in LabelsIgnore
+	last   int32
+	m      map[string]int32
+}
+
+const linearNames = 16
+
+func (t *nameTable) reset() {
+	t.arena, t.ends, t.ignore, t.last = t.arena[:0], t.ends[:0], t.ignore[:0], -1
+	clear(t.m)
+}
+
+func (t *nameTable) len() int { return len(t.ends) }
+
+func (t *nameTable) name(k int32) []byte {
+	var start int32
+	if k > 0 {
+		start = t.ends[k-1]
+	}
+	return t.arena[start:t.ends[k]]
+}
+
+// id returns the number of b, and whether it is new.
+func (t *nameTable) id(b []byte) (int32, bool) {
+	if t.last >= 0 && bytes.Equal(t.name(t.last), b) {
+		return t.last, false
+	}
+	n := int32(len(t.ends))
+	if n <= linearNames {
+		for k := range n {
+			if bytes.Equal(t.name(k), b) {
+				t.last = k
+				return k, false
+			}
+		}
+	} else if k, ok := t.m[string(b)]; ok {
+		t.last = k
+		return k, false
+	}
+	t.arena = append(t.arena, b...)
+	t.ends = append(t.ends, int32(len(t.arena)))
+	if n+1 > linearNames {
+		if t.m == nil {
+			t.m = make(map[string]int32)
+		}
+		if n+1 == linearNames+1 {
+			for k := range n {
+				t.m[string(t.name(k))] = k
+			}
+		}
+		t.m[string(b)] = n
+	}
+	t.last = n
+	return n, true
+}
+
+// pipeline is the producer and the workers of one parallel pass.
+type pipeline struct {
+	s         *Source
+	ctx       context.Context
+	chunkSize int
+	nchunks   int
+	made      int // chunks allocated, by the producer
+
+	work, order, free chan *chunk
+	done              chan struct{}
+	stopOnce          sync.Once
+	wg                sync.WaitGroup
+	exitErr           error // why the producer stopped early; set before order is closed
+
+	// Producer state.
+	labs    lineReader
+	labScr  []byte
+	carry   []byte
+	scratch []byte
+}
+
+// openParallel starts a parallel pass with the given number of workers.
+func (s *Source) openParallel(ctx context.Context, workers int) *preader {
+	size := s.chunkSize
+	if size <= 0 {
+		size = defaultChunk
+	}
+	n := 2*workers + 1
+	p := &pipeline{
+		s: s, ctx: ctx, chunkSize: size, nchunks: n,
+		work: make(chan *chunk, n), order: make(chan *chunk, n), free: make(chan *chunk, n),
+		done: make(chan struct{}),
+	}
+	p.wg.Add(1 + workers)
+	go p.produce()
+	for range workers {
+		go p.worker()
+	}
+	r := &preader{s: s, ctx: ctx, p: p, fileDom: -1}
+	// A pass dropped without Close still stops its goroutines.
+	runtime.AddCleanup(r, func(p *pipeline) { p.cancel() }, p)
+	return r
+}
+
+// cancel tells the goroutines to stop.
+func (p *pipeline) cancel() {
+	p.stopOnce.Do(func() { close(p.done) })
+}
+
+// stop stops the goroutines, waits for them and keeps the chunks for the
+// next pass (with cur, the chunk held by Read, if any).
+func (p *pipeline) stop(cur *chunk) {
+	p.cancel()
+	p.wg.Wait()
+	if p.free == nil {
+		return
+	}
+	if cur != nil {
+		p.s.chunks.Put(cur)
+	}
+	// Every chunk queued for Read has been parsed.
+	for c := range p.order {
+		<-c.ready
+		p.s.chunks.Put(c)
+	}
+	close(p.free)
+	for c := range p.free {
+		p.s.chunks.Put(c)
+	}
+	p.free = nil
+}
+
+// stopped returns the reason to stop, if any: errClosed after cancel, or the
+// context's error.
+func (p *pipeline) stopped() error {
+	select {
+	case <-p.done:
+		return errClosed
+	default:
+	}
+	return p.ctx.Err()
+}
+
+// get returns a free chunk, or nil when the pass is stopped.
+func (p *pipeline) get() *chunk {
+	if err := p.stopped(); err != nil {
+		p.exitErr = err
+		return nil
+	}
+	select {
+	case c := <-p.free:
+		return c
+	default:
+	}
+	if p.made < p.nchunks {
+		p.made++
+		if c, ok := p.s.chunks.Get().(*chunk); ok {
+			return c
+		}
+		return &chunk{ready: make(chan struct{}, 1)}
+	}
+	select {
+	case c := <-p.free:
+		return c
+	case <-p.done:
+		p.exitErr = errClosed
+		return nil
+	case <-p.ctx.Done():
+		p.exitErr = p.ctx.Err()
+		return nil
+	}
+}
+
+// send queues c for parsing and for Read (the channels hold every chunk,
+// so it does not block).
+func (p *pipeline) send(c *chunk) {
+	p.order <- c
+	if len(c.data) == 0 {
+		c.n, c.err, c.errLab = 0, c.perr, -1
+		c.ready <- struct{}{}
+		return
+	}
+	p.work <- c
+}
+
+// fail queues an error after the rows sent so far and returns false.
+func (p *pipeline) fail(err error) bool {
+	c := p.get()
+	if c == nil {
+		return false
+	}
+	c.data, c.perr = nil, err
+	p.send(c)
+	return false
+}
+
+func (p *pipeline) produce() {
+	defer p.wg.Done()
+	defer close(p.work)
+	defer close(p.order)
+	for fi := range p.s.files {
+		if !p.readFile(fi) {
+			return
+		}
+	}
+}
+
+// chunkReader cuts a file into chunks of whole lines.
+type chunkReader struct {
+	r     io.Reader
+	carry []byte // the start of a line not yet returned
+	eof   bool
+	err   error
+}
+
+// fill sets c.data to the next lines of the file, at least one unless the
+// file is done, reading about size bytes; the last line of the file need not
+// end with '\n'. As lineReader, it drops a partial line before a read error.
+// It returns false at the end.
+func (f *chunkReader) fill(c *chunk, size int) bool {
+	buf := c.buf[:0]
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	if cap(buf) < len(f.carry) {
+		buf = make([]byte, 0, 2*len(f.carry))
+	}
+	buf = append(buf, f.carry...)
+	f.carry = f.carry[:0]
+	for {
+		for len(buf) < cap(buf) && !f.eof && f.err == nil {
+			n, err := f.r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err == io.EOF {
+				f.eof = true
+			} else if err != nil {
+				f.err = err
+			}
+		}
+		c.buf = buf
+		if f.eof && f.err == nil {
+			c.data = buf
+			return len(buf) > 0
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			c.data = buf[:i+1]
+			if f.err == nil {
+				f.carry = append(f.carry, buf[i+1:]...)
+			}
+			return true
+		}
+		if f.err != nil {
+			c.data = buf[:0]
+			return false
+		}
+		buf = slices.Grow(buf, len(buf)) // a line longer than the buffer
+	}
+}
+
+// countLines returns the number of lines of data (the last one need not end
+// with '\n').
+func countLines(data []byte) int {
+	n := bytes.Count(data, nl)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+var nl = []byte{'\n'}
+
+// cutLine returns the first line of data without its line ending, and the
+// rest.
+func cutLine(data []byte) (line, rest []byte) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		line, rest = data, data[len(data):]
+	} else {
+		line, rest = data[:i], data[i+1:]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, rest
+}
+
+// readFile sends the chunks of file fi and reports whether to go on.
+func (p *pipeline) readFile(fi int) bool {
+	s := p.s
+	name := s.files[fi]
+	f, err := s.open(name)
+	if err != nil {
+		return p.fail(fmt.Errorf("csvio: %w", err))
+	}
+	defer f.Close()
+	var (
+		lname string
+		labs  *lineReader
+	)
+	if s.labelFiles != nil {
+		lname = s.labelFiles[fi]
+		lf, err := s.open(lname)
+		if err != nil {
+			return p.fail(fmt.Errorf("csvio: %w", err))
+		}
+		defer lf.Close()
+		labs = &p.labs
+		labs.reset(lf, labelBuffer)
+	}
+	cr := chunkReader{r: f, carry: p.carry[:0]}
+	defer func() { p.carry = cr.carry[:0] }()
+	lines, rows := 0, 0 // lines read, non-empty data lines
+	header := s.header
+	for {
+		c := p.get()
+		if c == nil {
+			return false
+		}
+		if !cr.fill(c, p.chunkSize) {
+			p.free <- c
+			break
+		}
+		c.fi, c.limit, c.perr = fi, -1, nil
+		if header {
+			// Skip to the header line and check it.
+			data := c.data
+			for header && len(data) > 0 {
+				var line []byte
+				line, data = cutLine(data)
+				lines++
+				if lines == 1 {
+					line = bytes.TrimPrefix(line, bom)
+				}
+				if len(line) == 0 {
+					continue
+				}
+				header = false
+				row, kind := splitLine(line, s.comma)
+				if kind != errNone {
+					c.data, c.perr = nil, &ParseError{File: name, Line: lines, Column: len(row) + 1, Msg: quoteMsg(kind)}
+				} else if !slices.Equal(row, s.columns) {
+					c.data, c.perr = nil, &ParseError{File: name, Line: lines, Msg: "header differs from that of " + s.files[0]}
+				}
+				if c.perr != nil {
+					p.send(c)
+					return false
+				}
+			}
+			c.data = data
+		}
+		c.firstLine = lines + 1
+		c.labBuf, c.labEnd, c.labLine = c.labBuf[:0], c.labEnd[:0], c.labLine[:0]
+		if labs != nil {
+			if !p.takeLabels(c, labs, &cr, &rows, name, lname) {
+				p.send(c)
+				return false
+			}
+		}
+		lines += countLines(c.data)
+		p.send(c)
+	}
+	if header {
+		if cr.err != nil {
+			return p.fail(fmt.Errorf("csvio: %s: %w", name, cr.err))
+		}
+		return p.fail(&ParseError{File: name, Line: lines + 1, Msg: "no header"})
+	}
+	if cr.err != nil {
+		return p.fail(fmt.Errorf("csvio: %s: %w", name, cr.err))
+	}
+	if labs != nil {
+		if extra := countRest(labs); extra > 0 {
+			if labs.err != nil {
+				return p.fail(fmt.Errorf("csvio: %s: %w", lname, labs.err))
+			}
+			return p.fail(fmt.Errorf("%s has %d lines but %s has %d rows", lname, rows+extra, name, rows))
+		}
+		if labs.err != nil {
+			return p.fail(fmt.Errorf("csvio: %s: %w", lname, labs.err))
+		}
+	}
+	return true
+}
+
+// takeLabels reads a label for each non-empty line of c. When the label file
+// ends first, it sets the error and the number of rows to parse and returns
+// false.
+func (p *pipeline) takeLabels(c *chunk, labs *lineReader, cr *chunkReader, rows *int, name, lname string) bool {
+	data := c.data
+	ln := c.firstLine - 1
+	k := 0
+	for len(data) > 0 {
+		var line []byte
+		line, data = cutLine(data)
+		ln++
+		if ln == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(line) == 0 {
+			continue
+		}
+		*rows++
+		l, ok := nextLabel(labs, &p.labScr)
+		if !ok {
+			c.limit = k
+			if labs.err != nil {
+				c.perr = fmt.Errorf("csvio: %s: %w", lname, labs.err)
+				return false
+			}
+			// The rows left, as the sequential reader counts them.
+			n := *rows
+			for len(data) > 0 {
+				line, data = cutLine(data)
+				if len(line) > 0 {
+					n++
+				}
+			}
+			var rest lineReader
+			rest.reset(io.MultiReader(bytes.NewReader(cr.carry), cr.r), labelBuffer)
+			if cr.err == nil && !cr.eof {
+				n += countRest(&rest)
+			}
+			if cr.err != nil || rest.err != nil {
+				err := cr.err
+				if err == nil {
+					err = rest.err
+				}
+				c.perr = fmt.Errorf("csvio: %s: %w", name, err)
+				return false
+			}
+			c.perr = fmt.Errorf("%s has %d lines but %s has %d rows", lname, *rows-1, name, n)
+			return false
+		}
+		c.labBuf = append(c.labBuf, l...)
+		c.labEnd = append(c.labEnd, int32(len(c.labBuf)))
+		c.labLine = append(c.labLine, int32(labs.line))
+		k++
+	}
+	return true
+}
+
+func (p *pipeline) worker() {
+	defer p.wg.Done()
+	for c := range p.work {
+		if err := p.stopped(); err != nil {
+			c.n, c.err, c.errLab = 0, err, -1
+		} else {
+			p.s.parseChunk(c)
+		}
+		c.ready <- struct{}{}
+	}
+}
+
+// parseChunk parses the lines of c into its rows, stopping at the first
+// error.
+func (s *Source) parseChunk(c *chunk) {
+	d := len(s.schema.Features)
+	t := len(s.schema.Targets)
+	labelled := s.schema.Labelled
+	name := s.files[c.fi]
+	c.n, c.err, c.errLab = 0, nil, -1
+	rows := min(countLines(c.data), len(c.data)/len(s.roles)+1)
+	if c.limit >= 0 {
+		rows = min(rows, c.limit)
+	}
+	c.x, c.tg = slices.Grow(c.x[:0], rows*d), slices.Grow(c.tg[:0], rows*t)
+	c.lab, c.dom = c.lab[:0], c.dom[:0]
+	if labelled {
+		c.lab = slices.Grow(c.lab, rows)
+	}
+	if s.domainCol >= 0 {
+		c.dom = slices.Grow(c.dom, rows)
+	}
+	c.labNames.reset()
+	c.domNames.reset()
+	data := c.data
+	ln := c.firstLine - 1
+	k := 0 // non-empty lines
+	for len(data) > 0 && k != c.limit {
+		var line []byte
+		line, data = cutLine(data)
+		ln++
+		if ln == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(line) == 0 {
+			continue
+		}
+		k++
+		c.x = slices.Grow(c.x, d)
+		x := c.x[len(c.x) : len(c.x)+d]
+		var tg []float64
+		if t > 0 {
+			c.tg = slices.Grow(c.tg, t)
+			tg = c.tg[len(c.tg) : len(c.tg)+t]
+		}
+		dom, label, col, msg := s.parseRow(line, x, tg, &c.sc)
+		if msg != "" {
+			c.err = &ParseError{File: name, Line: ln, Column: col, Msg: msg}
+			return
+		}
+		lab := int32(-1)
+		if labelled {
+			if s.labelFiles != nil {
+				label = c.label(k - 1)
+			}
+			if len(label) == 0 {
+				if s.labelFiles != nil {
+					c.err = &ParseError{File: s.labelFiles[c.fi], Line: int(c.labLine[k-1]), Msg: "empty label"}
+				} else {
+					c.err = &ParseError{File: name, Line: ln, Column: s.labelCol + 1, Msg: "empty label"}
+				}
+				return
+			}
+			var isNew bool
+			lab, isNew = c.labNames.id(label)
+			if isNew {
+				c.labNames.ignore = append(c.labNames.ignore, s.ignore[string(label)])
+			}
+			if c.labNames.ignore[lab] {
+				continue
+			}
+		}
+		if s.transform != nil {
+			s.transform(x)
+			for j, v := range x {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					c.err = &ParseError{File: name, Line: ln, Column: s.featureColumn(j) + 1,
+						Msg: fmt.Sprintf("transform gives %v", v)}
+					c.errLab = lab
+					return
+				}
+			}
+		}
+		c.x = c.x[:len(c.x)+d]
+		c.tg = c.tg[:len(c.tg)+t]
+		if labelled {
+			c.lab = append(c.lab, lab)
+		}
+		if s.domainCol >= 0 {
+			dm, _ := c.domNames.id(dom)
+			c.dom = append(c.dom, dm)
+		}
+		c.n++
+	}
+	c.err = c.perr
+}
+
+// nextLabel returns the label of the next non-empty line of l.
+func nextLabel(l *lineReader, scratch *[]byte) ([]byte, bool) {
+	for {
+		line, ok := l.next()
+		if !ok {
+			return nil, false
+		}
+		if len(line) == 0 {
+			continue
+		}
+		f, _, kind := nextField(line, 0, 0xff, scratch)
+		if kind != errNone {
+			f = trimSpace(line, 0)
+		}
+		return f, true
+	}
+}
+
+// preader is a parallel pass (see pipeline).
+type preader struct {
+	s   *Source
+	ctx context.Context
+	p   *pipeline
+
+	cur            *chunk
+	pos            int
+	labMap, domMap []int // global numbers of cur's local names, -1 until used
+	fileDom        int   // domain of cur's file; -1 until used
+	fileDomFi      int
+
+	doms, classes    dataset.Index
+	domIDs, classIDs map[string]int
+	err              error
+}
+
+func (r *preader) Domains() []string { return r.doms.Names() }
+
+func (r *preader) Classes() []string {
+	if !r.s.schema.Labelled {
+		return nil
+	}
+	return r.classes.Names()
+}
+
+// Close stops the goroutines of the pass and waits for them.
+func (r *preader) Close() error {
+	r.p.stop(r.cur)
+	r.cur = nil
+	if r.err == nil {
+		r.err = errClosed
+	}
+	return nil
+}
+
+// Read fills b with up to max rows (it implements dataset.Reader).
+func (r *preader) Read(b *dataset.Block, max int) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if max < 1 {
+		panic("csvio: Read with max < 1")
+	}
+	n, err := r.read(b, max)
+	if err != nil {
+		// The producer may be blocked in a read: Close waits for it.
+		r.err = err
+		r.p.cancel()
+		return 0, err
+	}
+	if n == 0 {
+		r.err = io.EOF
+		r.p.stop(r.cur)
+		r.cur = nil
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// next makes the next parsed chunk current; it returns false at the end.
+func (r *preader) next() (bool, error) {
+	var (
+		c  *chunk
+		ok bool
+	)
+	select {
+	case c, ok = <-r.p.order:
+	case <-r.ctx.Done():
+		return false, r.ctx.Err()
+	}
+	if !ok {
+		return false, r.p.exitErr
+	}
+	<-c.ready // the workers stop soon on cancellation
+	r.cur, r.pos = c, 0
+	r.labMap = fill(r.labMap, c.labNames.len())
+	r.domMap = fill(r.domMap, c.domNames.len())
+	return true, nil
+}
+
+// fill returns s with n values -1.
+func fill(s []int, n int) []int {
+	s = slices.Grow(s[:0], n)[:n]
+	for i := range s {
+		s[i] = -1
+	}
+	return s
+}
+
+func (r *preader) read(b *dataset.Block, max int) (int, error) {
+	s := r.s
+	d := len(s.schema.Features)
+	t := len(s.schema.Targets)
+	labelled := s.schema.Labelled
+	b.Reset(max, d, labelled, t)
+	k := 0
+	for k < max {
+		if r.cur == nil {
+			ok, err := r.next()
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				break
+			}
+		}
+		c := r.cur
+		m := min(c.n-r.pos, max-k)
+		if m == 0 {
+			if c.err != nil {
+				if c.errLab >= 0 {
+					r.classOf(c, c.errLab)
+				}
+				return 0, c.err
+			}
+			r.cur = nil
+			r.p.free <- c
+			continue
+		}
+		i0 := r.pos
+		copy(b.X[k*d:(k+m)*d], c.x[i0*d:(i0+m)*d])
+		if t > 0 {
+			copy(b.Target[k*t:(k+m)*t], c.tg[i0*t:(i0+m)*t])
+		}
+		if labelled {
+			for i, l := range c.lab[i0 : i0+m] {
+				g := r.labMap[l]
+				if g < 0 {
+					g = r.classOf(c, l)
+				}
+				b.Label[k+i] = g
+			}
+		}
+		if s.domainCol >= 0 {
+			for i, l := range c.dom[i0 : i0+m] {
+				g := r.domMap[l]
+				if g < 0 {
+					g = id(&r.doms, &r.domIDs, c.domNames.name(l))
+					r.domMap[l] = g
+				}
+				b.Domain[k+i] = g
+			}
+		} else {
+			if r.fileDom < 0 || r.fileDomFi != c.fi {
+				r.fileDom, r.fileDomFi = r.doms.ID(s.fileDoms[c.fi]), c.fi
+			}
+			dom := b.Domain[k : k+m]
+			for i := range dom {
+				dom[i] = r.fileDom
+			}
+		}
+		k += m
+		r.pos += m
+	}
+	b.Rows = k
+	return k, nil
+}
+
+// classOf returns the global number of the local class l of c.
+func (r *preader) classOf(c *chunk, l int32) int {
+	g := id(&r.classes, &r.classIDs, c.labNames.name(l))
+	r.labMap[l] = g
+	return g
+}
