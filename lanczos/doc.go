@@ -27,7 +27,10 @@
 //   - Converged pairs are locked: kept in the basis, orthogonalized against,
 //     and removed from the active projected problem. When the basis is full
 //     the unconverged wanted and guard pairs plus 30% of the rest are kept
-//     (thick restart) with the residual vector.
+//     (thick restart) with the residual vector, but at most half of the
+//     active basis unless more wanted pairs are unconverged (ARPACK's
+//     nev + min(nconv, np/2) serves the same end: room to expand when NCV
+//     is small).
 //   - Breakdown (beta <= eps sqrt(n) ||A||_est) means an invariant subspace:
 //     the solver continues from a random vector orthogonal to the basis. If
 //     that vector breaks down at once, A vanishes on the complement: the

@@ -232,6 +232,30 @@ func TestClusteredDouble(t *testing.T) {
 	}
 }
 
+// With ARPACK's own basis size, NCV = 2 K + 1 = 21 (guards and deflated
+// check on), the restart cap (keepMax) keeps the solver at or below ARPACK's
+// count where the deflated check is cheap relative to the main iteration.
+func TestSmallNCV(t *testing.T) {
+	for _, c := range []struct {
+		p     *problems.Problem
+		bound int
+	}{
+		{problems.Linear(10000), 2206},
+		{problems.Laplacian2D(100), 3231},
+	} {
+		res, err := lanczos.Sym(context.Background(), lanczos.Func(c.p.N, c.p.Apply), lanczos.Settings{K: 10, Tol: 1e-8, Seed: 1, NCV: 21})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := c.p.Name + "/NCV=21"
+		checkPairs(t, name, res, c.p.Apply, nil, c.p.NormA, 1, c.p.Top(10), 1e-8)
+		if res.Matvecs > c.bound {
+			t.Errorf("%s: %d matvecs > ARPACK %d", name, res.Matvecs, c.bound)
+		}
+		t.Logf("%s: %d matvecs (ARPACK, NCV 21: %d)", name, res.Matvecs, c.bound)
+	}
+}
+
 func TestGOE(t *testing.T) {
 	// n = 2000 as in LANCZOS.md for the counts (residuals checked); the
 	// dense reference (EigenSym without vectors, 12 s at n = 2000) is
