@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -132,5 +134,34 @@ func BenchmarkCyTOFCollect(b *testing.B) {
 		if _, err := dataset.Collect(context.Background(), src); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSyntheticPass compares the sequential pass with the parallel one
+// with 1 and 2 workers on the data of BenchmarkSynthetic, with log1p.
+func BenchmarkSyntheticPass(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	data, lab := cytofLike(rng, 100000, 8, false)
+	fsys := fstest.MapFS{"s.csv": {Data: []byte(data)}, "l.csv": {Data: []byte(lab)}}
+	for _, w := range []int{-1, 1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			src, err := NewSourceFS(fsys, []string{"s.csv"}, Options{LabelFiles: []string{"l.csv"}, LabelsIgnore: []string{"0"},
+				Transform: func(x []float64) {
+					for j, v := range x {
+						x[j] = math.Log1p(v)
+					}
+				}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			src.workers = w
+			b.SetBytes(int64(len(data) + len(lab)))
+			b.ReportAllocs()
+			c0 := cpuTime()
+			for b.Loop() {
+				pass(b, src)
+			}
+			reportCPU(b, int64(len(data)+len(lab)), cpuTime()-c0)
+		})
 	}
 }

@@ -580,3 +580,52 @@ func (f slowFile) Read(p []byte) (int, error) {
 	<-f.ready
 	return f.ReadCloser.Read(p)
 }
+
+// FuzzParallel reads arbitrary bytes (a data file, and after a NUL byte a
+// label file) with the sequential pass and with parallel ones with tiny
+// chunks: every Read must give the same rows, names and errors.
+func FuzzParallel(f *testing.F) {
+	for _, s := range []string{
+		"1,2,3\n4,5,6\n",
+		"a,b\n1,2\r\n3,4",
+		"\uFEFF\"x\",\"y\"\n\"1\",2\n\n3,\"4\"\n",
+		"1,2\n\n3,4\n\x001\n0\n",
+		"1,2\n3,4\n5,6\x00a\n\nb\n",
+		"1,2\n3,4\n5,6\x00a\nb\n",
+		"1,2\n3,4\x00a\nb\nc\n",
+		"1,x\n2,y\n3,x\n4,z\n",
+		"1,2\n3,\"4\n5,6\n",
+		"1,2\n3,4,5\n",
+	} {
+		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(2))
+		f.Add([]byte(s), uint8(8))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, mode uint8) {
+		data, lab, hasLab := bytes.Cut(in, []byte{0})
+		fsys := fstest.MapFS{"f.csv": {Data: data}, "l.csv": {Data: lab}}
+		o := Options{Header: HeaderMode(mode % 3)}
+		if mode&4 != 0 {
+			o.Comma = ';'
+		}
+		if hasLab {
+			o.LabelFiles = []string{"l.csv"}
+			o.LabelsIgnore = []string{"0"}
+		} else if mode&8 != 0 {
+			o.Domain = "2"
+		}
+		seq, err := NewSourceFS(fsys, []string{"f.csv"}, o)
+		if err != nil {
+			return
+		}
+		seq.workers = -1
+		for _, ps := range []struct{ workers, chunk int }{{1, 1}, {2, 7}, {3, 64}} {
+			par, err := NewSourceFS(fsys, []string{"f.csv"}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			par.workers, par.chunkSize = ps.workers, ps.chunk
+			lockstep(t, seq, par, 2)
+		}
+	})
+}

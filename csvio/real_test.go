@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -135,5 +136,29 @@ func TestGvHD(t *testing.T) {
 	// First row of the file: 308,220,157,339.
 	if got := ds.X.RawRowView(0); !slices.Equal(got, []float64{308, 220, 157, 339}) {
 		t.Errorf("first row %v", got)
+	}
+}
+
+// TestCyTOFParallel compares the parallel pass with the sequential one on
+// the 16 CyTOF samples with their label files and log1p, Read by Read.
+func TestCyTOFParallel(t *testing.T) {
+	files, labels := cytofFiles(t)
+	o := Options{Header: NoHeader, LabelFiles: labels, LabelsIgnore: []string{"0"}, Transform: func(x []float64) {
+		for j, v := range x {
+			x[j] = math.Log1p(v)
+		}
+	}}
+	seq, err := NewSource(files, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq.workers = -1
+	par, err := NewSource(files, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par.workers = 2
+	if rows, err := lockstep(t, seq, par, 4096); err != io.EOF || rows != 693643 {
+		t.Errorf("%d rows, %v; want 693643, EOF", rows, err)
 	}
 }
