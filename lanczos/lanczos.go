@@ -214,6 +214,7 @@ type engine struct {
 	// check, the values p_i(x_p) of the polynomial with v_i = p_i(A') z.
 	cpts []float64
 	cpx  []float64 // (m+1) x len(cpts)
+	cexp []float64 // column p of cpx is scaled by 10^-cexp[p]
 	cok  bool
 	miss float64 // Settings.CheckMiss
 }
@@ -1102,8 +1103,10 @@ func (e *engine) certStart() {
 		e.cpx = make([]float64, (e.m+1)*e.k)
 	}
 	r0 := e.nlock + e.nsoft
+	e.cexp = e.cexp[:0]
 	for p := 0; p < np; p++ {
 		e.cpx[r0*np+p] = 1
+		e.cexp = append(e.cexp, 0)
 	}
 	e.cok = true
 }
@@ -1123,7 +1126,15 @@ func (e *engine) certStep(a, j int, beta float64) {
 				v -= c * e.cpx[i*np+p]
 			}
 		}
-		e.cpx[(j+1)*np+p] = v / beta
+		v /= beta
+		e.cpx[(j+1)*np+p] = v
+		if math.Abs(v) > 1e100 {
+			// Rescale the column; cexp keeps the exponent.
+			for i := a; i <= j+1; i++ {
+				e.cpx[i*np+p] *= 1e-100
+			}
+			e.cexp[p] += 100
+		}
 	}
 }
 
@@ -1163,7 +1174,7 @@ func (e *engine) certMiss(steps int) float64 {
 			x := e.cpx[i*np+p]
 			s += x * x
 		}
-		worst = max(worst, math.Sqrt(2*d/math.Pi/s))
+		worst = max(worst, math.Sqrt(2*d/math.Pi/s)*math.Pow(10, -e.cexp[p]))
 	}
 	return worst
 }

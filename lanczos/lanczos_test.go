@@ -916,3 +916,31 @@ func TestLowRankPencil(t *testing.T) {
 		}
 	}
 }
+
+// A top value far above the rest: the check's polynomial values at it grow
+// by about 1e6 per step and are rescaled (they would overflow otherwise)
+// while the check certifies the two values next to the rest.
+func TestFarTopValue(t *testing.T) {
+	const n = 3000
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = 2 - float64(i)/n
+	}
+	d[0] = 1e6
+	apply := func(dst, x []float64) {
+		for i, v := range d {
+			dst[i] = v * x[i]
+		}
+	}
+	res, err := lanczos.Sym(context.Background(), lanczos.Func(n, apply), lanczos.Settings{K: 3, Tol: 1e-10, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPairs(t, "far top", res, apply, nil, 1e6, 1, d[:3], 1e-10)
+	for i, v := range res.Values[1:] {
+		if math.Abs(v-d[i+1]) > 1e-8 {
+			t.Errorf("value %d = %.12f, want %.12f", i+1, v, d[i+1])
+		}
+	}
+	t.Logf("far top: %d matvecs", res.Matvecs)
+}
