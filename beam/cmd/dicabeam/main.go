@@ -82,6 +82,7 @@ var (
 	sample     = flag.Int("sample", 0, "planning sample size (0: max(20000, 20 rank))")
 	blockRows  = flag.Int("block-rows", dica.DefaultBlockRows, "cells per block of the statistics pass")
 	gramParts  = flag.Int("gram-parts", dicabeam.DefaultGramParts, "row chunks (keys) of the Gram sum combine")
+	workers    = flag.Int("bundle-workers", 1, "goroutines per bundle for the statistics (more than 1 helps on prism, whose bundles run one at a time)")
 	planLocal  = flag.Bool("plan-local", false, "draw the plan's sample here, before submitting, instead of on the pipeline")
 
 	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile (pprof) of this process to `file` (with prism it includes the workers)")
@@ -90,9 +91,12 @@ var (
 	zOut = flag.String("z", "", "also project the cells and write them as CSV lines (key,domain,label,z...) to this `file`")
 )
 
-func main() {
+func init() {
 	flag.Var(&data, "data", "data `files` or globs (CSV or FCS; repeatable)")
 	flag.Var(&labelFiles, "label-files", "row-aligned label `files`, one per data file (globs; repeatable)")
+}
+
+func main() {
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "Usage: dicabeam --data FILES [flags] --out MODEL [--runner prism|flink|spark|dataflow|universal ...]\n\n")
 		flag.PrintDefaults()
@@ -159,7 +163,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := dicabeam.Options{Config: cfg, Schema: schema, BlockRows: *blockRows, GramParts: *gramParts}
+	opts := dicabeam.Options{Config: cfg, Schema: schema, BlockRows: *blockRows, GramParts: *gramParts, Workers: *workers}
 	if *planLocal {
 		if opts.Plan, err = dicabeam.PlanFiles(ctx, o, cfg); err != nil {
 			return err

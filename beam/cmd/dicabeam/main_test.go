@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dicalab/dica/csvio"
+	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/toy"
+)
+
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
+
+// TestCommand runs the command on Prism on CSV files with label files and
+// checks the model it writes against dica.Fit of the same files.
+func TestCommand(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 100, Seed: 21})
+	for g, name := range ds.DomainNames {
+		var data, lab strings.Builder
+		for p := range ds.N() {
+			if ds.Domain[p] != g {
+				continue
+			}
+			for j, v := range ds.X.RawRowView(p) {
+				if j > 0 {
+					data.WriteByte(',')
+				}
+				data.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+			}
+			data.WriteByte('\n')
+			fmt.Fprintln(&lab, ds.ClassNames[ds.Label[p]])
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "sample"+name+".csv"), []byte(data.String()), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "labels"+name+".csv"), []byte(lab.String()), 0o644))
+	}
+	out := filepath.Join(dir, "m.dica")
+	z := filepath.Join(dir, "z.csv")
+	for k, v := range map[string]string{
+		"data": filepath.Join(dir, "sample*.csv"), "label-files": filepath.Join(dir, "labels*.csv"),
+		"header": "no", "rank": "40", "components": "2", "seed": "5", "out": out, "z": z,
+		"bundle-workers": "2",
+	} {
+		require.NoError(t, flag.Set(k, v))
+	}
+	require.NoError(t, run(context.Background()))
+	got, err := dica.Load(out)
+	require.NoError(t, err)
+
+	files, err := csvio.Glob([]string{filepath.Join(dir, "sample*.csv")})
+	require.NoError(t, err)
+	labels, err := csvio.Glob([]string{filepath.Join(dir, "labels*.csv")})
+	require.NoError(t, err)
+	src, err := csvio.NewSource(files, csvio.Options{Header: csvio.NoHeader, LabelFiles: labels})
+	require.NoError(t, err)
+	want, err := dica.Fit(context.Background(), src, dica.Config{Method: dica.DICA, Rank: 40, Components: 2, Seed: 5})
+	require.NoError(t, err)
+	require.Equal(t, want.Summary.Domains, got.Summary.Domains)
+	require.Equal(t, want.Positive, got.Positive)
+	for j := range want.Positive {
+		require.InEpsilon(t, want.Eigenvalues[j], got.Eigenvalues[j], 1e-10)
+	}
+	b, err := os.ReadFile(z)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, lines, ds.N())
+	require.Len(t, strings.Split(lines[0], ","), 3+got.Positive)
+}
