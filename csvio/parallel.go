@@ -3,6 +3,7 @@ package csvio
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -42,10 +43,9 @@ type chunk struct {
 	limit     int    // number of non-empty lines to parse; -1 for all
 	perr      error  // error after the first limit rows, from the producer
 
-	// Labels from the label file, one per non-empty line:
-	// labBuf[labEnd[i-1]:labEnd[i]], at line labLine[i] of the label file.
-	labBuf          []byte
-	labEnd, labLine []int32
+	// Labels from the label file, one per non-empty line: the local class
+	// labID[i] (in labNames), at line labLine[i] of the label file.
+	labID, labLine []int32
 
 	// Parsed rows.
 	n                  int
@@ -59,28 +59,37 @@ type chunk struct {
 	ready chan struct{} // receives once the chunk is parsed
 }
 
-func (c *chunk) label(i int) []byte {
-	var start int32
-	if i > 0 {
-		start = c.labEnd[i-1]
-	}
-	return c.labBuf[start:c.labEnd[i]]
-}
-
 // nameTable numbers the distinct names of a chunk from 0 in order of first
-// appearance, with a linear search while there are few of them.
+// appearance, with a linear search while there are few of them (on names of
+// up to 7 bytes packed in a word).
 type nameTable struct {
 	arena  []byte
 	ends   []int32
-	ignore []bool // for classes: whether the name is in LabelsIgnore
-	last   int32
+	keys   []uint64 // packed names, or noKey
+	ignore []bool   // for classes: whether the name is in LabelsIgnore
 	m      map[string]int32
 }
 
-const linearNames = 16
+const (
+	linearNames = 16
+	noKey       = math.MaxUint64
+)
+
+// pack returns the bytes of b and its length in one word if it has at most
+// 7 bytes, else noKey.
+func pack(b []byte) uint64 {
+	if len(b) > 7 {
+		return noKey
+	}
+	k := uint64(len(b)) << 56
+	for i, c := range b {
+		k |= uint64(c) << (8 * i)
+	}
+	return k
+}
 
 func (t *nameTable) reset() {
-	t.arena, t.ends, t.ignore, t.last = t.arena[:0], t.ends[:0], t.ignore[:0], -1
+	t.arena, t.ends, t.keys, t.ignore = t.arena[:0], t.ends[:0], t.keys[:0], t.ignore[:0]
 	clear(t.m)
 }
 
@@ -96,23 +105,28 @@ func (t *nameTable) name(k int32) []byte {
 
 // id returns the number of b, and whether it is new.
 func (t *nameTable) id(b []byte) (int32, bool) {
-	if t.last >= 0 && bytes.Equal(t.name(t.last), b) {
-		return t.last, false
-	}
 	n := int32(len(t.ends))
+	key := pack(b)
 	if n <= linearNames {
-		for k := range n {
-			if bytes.Equal(t.name(k), b) {
-				t.last = k
-				return k, false
+		if key != noKey {
+			for k, x := range t.keys {
+				if x == key {
+					return int32(k), false
+				}
+			}
+		} else {
+			for k := range n {
+				if t.keys[k] == noKey && bytes.Equal(t.name(k), b) {
+					return k, false
+				}
 			}
 		}
 	} else if k, ok := t.m[string(b)]; ok {
-		t.last = k
 		return k, false
 	}
 	t.arena = append(t.arena, b...)
 	t.ends = append(t.ends, int32(len(t.arena)))
+	t.keys = append(t.keys, key)
 	if n+1 > linearNames {
 		if t.m == nil {
 			t.m = make(map[string]int32)
@@ -124,7 +138,6 @@ func (t *nameTable) id(b []byte) (int32, bool) {
 		}
 		t.m[string(b)] = n
 	}
-	t.last = n
 	return n, true
 }
 
@@ -327,6 +340,33 @@ func (f *chunkReader) fill(c *chunk, size int) bool {
 	}
 }
 
+// newlinePair reports whether data holds "\n\n" or "\n\r", eight bytes at a
+// time (a byte equals c where (w^c*0x01..01) has a zero byte, found exactly
+// by the carry-free test of Hacker's Delight, 6-1).
+func newlinePair(data []byte) bool {
+	const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
+	eq := func(w uint64, c byte) uint64 {
+		t := w ^ (uint64(c) * ones)
+		return ^((t&low7 + low7) | t | low7) // 0x80 in the bytes equal to c
+	}
+	var prevNL uint64 // 0x80 if the last byte of the previous word is '\n'
+	i := 0
+	for ; i+8 <= len(data); i += 8 {
+		w := binary.LittleEndian.Uint64(data[i:])
+		nl, cr := eq(w, '\n'), eq(w, '\r')
+		if (nl<<8|prevNL)&(nl|cr) != 0 {
+			return true
+		}
+		prevNL = nl >> 56
+	}
+	for ; i < len(data); i++ {
+		if (data[i] == '\n' || data[i] == '\r') && i > 0 && data[i-1] == '\n' {
+			return true
+		}
+	}
+	return false
+}
+
 // countLines returns the number of lines of data (the last one need not end
 // with '\n').
 func countLines(data []byte) int {
@@ -419,7 +459,8 @@ func (p *pipeline) readFile(fi int) bool {
 			c.data = data
 		}
 		c.firstLine = lines + 1
-		c.labBuf, c.labEnd, c.labLine = c.labBuf[:0], c.labEnd[:0], c.labLine[:0]
+		c.labID, c.labLine = c.labID[:0], c.labLine[:0]
+		c.labNames.reset()
 		if labs != nil {
 			if !p.takeLabels(c, labs, &cr, &rows, name, lname) {
 				p.send(c)
@@ -456,19 +497,10 @@ func (p *pipeline) readFile(fi int) bool {
 // ends first, it sets the error and the number of rows to parse and returns
 // false.
 func (p *pipeline) takeLabels(c *chunk, labs *lineReader, cr *chunkReader, rows *int, name, lname string) bool {
-	data := c.data
-	ln := c.firstLine - 1
-	k := 0
-	for len(data) > 0 {
-		var line []byte
-		line, data = cutLine(data)
-		ln++
-		if ln == 1 {
-			line = bytes.TrimPrefix(line, bom)
-		}
-		if len(line) == 0 {
-			continue
-		}
+	n := countNonEmpty(c.data, c.firstLine)
+	c.labID = slices.Grow(c.labID, n)
+	c.labLine = slices.Grow(c.labLine, n)
+	for k := range n {
 		*rows++
 		l, ok := nextLabel(labs, &p.labScr)
 		if !ok {
@@ -478,17 +510,11 @@ func (p *pipeline) takeLabels(c *chunk, labs *lineReader, cr *chunkReader, rows 
 				return false
 			}
 			// The rows left, as the sequential reader counts them.
-			n := *rows
-			for len(data) > 0 {
-				line, data = cutLine(data)
-				if len(line) > 0 {
-					n++
-				}
-			}
+			total := *rows + n - k - 1
 			var rest lineReader
 			rest.reset(io.MultiReader(bytes.NewReader(cr.carry), cr.r), labelBuffer)
 			if cr.err == nil && !cr.eof {
-				n += countRest(&rest)
+				total += countRest(&rest)
 			}
 			if cr.err != nil || rest.err != nil {
 				err := cr.err
@@ -498,15 +524,42 @@ func (p *pipeline) takeLabels(c *chunk, labs *lineReader, cr *chunkReader, rows 
 				c.perr = fmt.Errorf("csvio: %s: %w", name, err)
 				return false
 			}
-			c.perr = fmt.Errorf("%s has %d lines but %s has %d rows", lname, *rows-1, name, n)
+			c.perr = fmt.Errorf("%s has %d lines but %s has %d rows", lname, *rows-1, name, total)
 			return false
 		}
-		c.labBuf = append(c.labBuf, l...)
-		c.labEnd = append(c.labEnd, int32(len(c.labBuf)))
+		lab, isNew := c.labNames.id(l)
+		if isNew {
+			c.labNames.ignore = append(c.labNames.ignore, p.s.ignore[string(l)])
+		}
+		c.labID = append(c.labID, lab)
 		c.labLine = append(c.labLine, int32(labs.line))
-		k++
 	}
 	return true
+}
+
+// countNonEmpty returns the number of non-empty lines of data, whose first
+// line is line firstLine of its file: without their line ending, and
+// without a byte order mark on line 1.
+func countNonEmpty(data []byte, firstLine int) int {
+	if len(data) == 0 {
+		return 0
+	}
+	// Fast path: no line can be empty.
+	if data[0] != '\n' && data[0] != '\r' && !(firstLine == 1 && bytes.HasPrefix(data, bom)) && !newlinePair(data) {
+		return countLines(data)
+	}
+	n := 0
+	for ln := firstLine; len(data) > 0; ln++ {
+		var line []byte
+		line, data = cutLine(data)
+		if ln == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(line) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *pipeline) worker() {
@@ -541,7 +594,9 @@ func (s *Source) parseChunk(c *chunk) {
 	if s.domainCol >= 0 {
 		c.dom = slices.Grow(c.dom, rows)
 	}
-	c.labNames.reset()
+	if s.labelFiles == nil {
+		c.labNames.reset() // else the producer filled it
+	}
 	c.domNames.reset()
 	data := c.data
 	ln := c.firstLine - 1
@@ -570,16 +625,16 @@ func (s *Source) parseChunk(c *chunk) {
 			return
 		}
 		lab := int32(-1)
-		if labelled {
-			if s.labelFiles != nil {
-				label = c.label(k - 1)
+		switch {
+		case s.labelFiles != nil:
+			lab = c.labID[k-1]
+			if len(c.labNames.name(lab)) == 0 {
+				c.err = &ParseError{File: s.labelFiles[c.fi], Line: int(c.labLine[k-1]), Msg: "empty label"}
+				return
 			}
+		case labelled:
 			if len(label) == 0 {
-				if s.labelFiles != nil {
-					c.err = &ParseError{File: s.labelFiles[c.fi], Line: int(c.labLine[k-1]), Msg: "empty label"}
-				} else {
-					c.err = &ParseError{File: name, Line: ln, Column: s.labelCol + 1, Msg: "empty label"}
-				}
+				c.err = &ParseError{File: name, Line: ln, Column: s.labelCol + 1, Msg: "empty label"}
 				return
 			}
 			var isNew bool
@@ -587,9 +642,9 @@ func (s *Source) parseChunk(c *chunk) {
 			if isNew {
 				c.labNames.ignore = append(c.labNames.ignore, s.ignore[string(label)])
 			}
-			if c.labNames.ignore[lab] {
-				continue
-			}
+		}
+		if lab >= 0 && c.labNames.ignore[lab] {
+			continue
 		}
 		if s.transform != nil {
 			s.transform(x)
@@ -626,12 +681,29 @@ func nextLabel(l *lineReader, scratch *[]byte) ([]byte, bool) {
 		if len(line) == 0 {
 			continue
 		}
+		if plainLabel(line) {
+			return line, true
+		}
 		f, _, kind := nextField(line, 0, 0xff, scratch)
 		if kind != errNone {
 			f = trimSpace(line, 0)
 		}
 		return f, true
 	}
+}
+
+// plainLabel reports whether nextField reads the short line s as it is (no
+// spaces, tabs or quotes; 0xff stands for a separator that never occurs).
+func plainLabel(s []byte) bool {
+	if len(s) > 16 {
+		return false
+	}
+	for _, c := range s {
+		if c == ' ' || c == '\t' || c == '"' || c == 0xff {
+			return false
+		}
+	}
+	return true
 }
 
 // preader is a parallel pass (see pipeline).

@@ -629,3 +629,69 @@ func FuzzParallel(f *testing.F) {
 		}
 	})
 }
+
+// TestCountNonEmpty compares countNonEmpty with a count by lineReader on
+// random texts of newlines, carriage returns, byte order marks and letters.
+func TestCountNonEmpty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	parts := []string{"\n", "\r", "\r\n", "\uFEFF", "a", "bc", " "}
+	for i := range 20000 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		data := []byte(b.String())
+		first := 1 + i%3
+		var l lineReader
+		l.reset(bytes.NewReader(data), 16)
+		want := 0
+		for {
+			line, ok := l.next()
+			if !ok {
+				break
+			}
+			if l.line == 1 && first == 1 {
+				line = bytes.TrimPrefix(line, bom)
+			}
+			if len(line) > 0 {
+				want++
+			}
+		}
+		if got := countNonEmpty(data, first); got != want {
+			t.Fatalf("countNonEmpty(%q, %d) = %d, want %d", data, first, got, want)
+		}
+		if got, want := newlinePair(data), bytes.Contains(data, []byte("\n\n")) || bytes.Contains(data, []byte("\n\r")); got != want {
+			t.Fatalf("newlinePair(%q) = %v", data, got)
+		}
+	}
+}
+
+// TestNameTable numbers random names, short and long, more than the linear
+// search holds, and compares with a map.
+func TestNameTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	var nt nameTable
+	for _, distinct := range []int{3, 16, 17, 40} {
+		nt.reset()
+		ref := map[string]int32{}
+		for range 2000 {
+			k := rng.IntN(distinct)
+			s := strings.Repeat("x", k%10) + strconv.Itoa(k)
+			want, seen := ref[s]
+			if !seen {
+				want = int32(len(ref))
+				ref[s] = want
+			}
+			got, isNew := nt.id([]byte(s))
+			if got != want || isNew == seen || string(nt.name(got)) != s {
+				t.Fatalf("%d names: id(%q) = %d, %v; want %d, %v", distinct, s, got, isNew, want, !seen)
+			}
+		}
+		if nt.len() != len(ref) {
+			t.Errorf("%d names, want %d", nt.len(), len(ref))
+		}
+	}
+	if pack([]byte("")) == pack([]byte("\x00")) || pack([]byte("a")) == pack([]byte("a\x00")) || pack([]byte("abcdefgh")) != noKey {
+		t.Error("pack confuses names")
+	}
+}

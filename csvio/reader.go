@@ -212,24 +212,6 @@ func (r *reader) readErr(name string, l *lineReader, msg string) error {
 	return &ParseError{File: name, Line: l.line + 1, Msg: msg}
 }
 
-// nextLabel returns the next label of the label file.
-func (r *reader) nextLabel() ([]byte, bool) {
-	for {
-		line, ok := r.labs.next()
-		if !ok {
-			return nil, false
-		}
-		if len(line) == 0 {
-			continue
-		}
-		f, _, kind := nextField(line, 0, 0xff, &r.scratch2)
-		if kind != errNone {
-			f = trimSpace(line, 0)
-		}
-		return f, true
-	}
-}
-
 // countRest counts the remaining non-empty lines of l.
 func countRest(l *lineReader) int {
 	n := 0
@@ -326,7 +308,7 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 
 		var label []byte
 		if s.labelFiles != nil {
-			l, ok := r.nextLabel()
+			l, ok := nextLabel(&r.labs, &r.scratch2)
 			if !ok {
 				if r.labs.err != nil {
 					return 0, fmt.Errorf("csvio: %s: %w", s.labelFiles[r.fi], r.labs.err)
