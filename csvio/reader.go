@@ -26,6 +26,14 @@ const (
 // dataset.Source). Domains and classes are numbered in order of first
 // appearance among the rows handed out (rows with ignored labels do not
 // count), so every pass numbers them the same way.
+//
+// With GOMAXPROCS > 1 the pass reads ahead on one goroutine and parses
+// chunks of about 128 KiB of lines on GOMAXPROCS others; Read hands out
+// the rows in order, so the blocks, the names and the errors (with their
+// file, line and column) are those of the sequential pass, whatever
+// GOMAXPROCS. At most 2*GOMAXPROCS+1 chunks are in memory. Close stops the
+// goroutines (as do the end of the pass, an error, and the cancellation of
+// ctx).
 func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
