@@ -73,9 +73,9 @@
 // wanted values), about 100 on diag(1..n). The earlier rule (top Ritz value
 // localized below the k-th one after 5 steps) stopped after 7 matvecs on
 // the clustered top with a miss bound of 0.72, and missed the second copy of
-// a doubled top value on 6 of 30 seeds there (the certificate: 2 of 30 with
-// CheckMiss 1e-2, 0 of 30 with 1e-3). It remains as the fallback when a
-// breakdown cuts the check's Krylov sequence.
+// a doubled top value there on 27 of 230 seeds (the certificate: 3 of 230
+// with CheckMiss 1e-2, as the bound allows; 0 of 30 with 1e-3). It remains
+// as the fallback when a breakdown cuts the check's Krylov sequence.
 //
 // The argument assumes that a missed copy is orthogonal to the main Krylov
 // space (exact in exact arithmetic) and that z is random; it says nothing
