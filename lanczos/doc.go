@@ -78,8 +78,9 @@
 // as the fallback when a breakdown cuts the check's Krylov sequence.
 //
 // The argument assumes that a missed copy is orthogonal to the main Krylov
-// space (exact in exact arithmetic) and that z is random; it says nothing
-// about adversarial start vectors. Settings.NoDeflatedCheck and a
+// space (exact in exact arithmetic) and that z is random (for GenSymBInv,
+// which works in the B inner product, the Gaussian model of c holds only
+// approximately); it says nothing about adversarial start vectors. Settings.NoDeflatedCheck and a
 // negative Settings.Guard turn the safeguards off.
 //
 // # Generalized problems
