@@ -14,7 +14,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
@@ -24,8 +23,7 @@ import (
 )
 
 func init() {
-	register.DoFn3x1[context.Context, fileTask, func(Cell), error](&readFn{})
-	register.Emitter1[Cell]()
+	beam.RegisterType(reflect.TypeOf((*readFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf(fileTask{}))
 }
 

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
@@ -17,9 +16,8 @@ import (
 )
 
 func init() {
-	register.Combiner3[sampleAcc, Cell, sampleAcc](&sampleFn{})
-	register.DoFn3x1[context.Context, sampleAcc, func([]byte), error](&planFn{})
-	register.Emitter1[[]byte]()
+	beam.RegisterType(reflect.TypeOf((*sampleFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*planFn)(nil)).Elem())
 	beam.RegisterCoder(reflect.TypeOf(sampleAcc{}), encodeSample, decodeSample)
 }
 

@@ -2,18 +2,16 @@ package dicabeam
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dica"
 )
 
 func init() {
-	register.DoFn3x1[Cell, func(**dica.Model) bool, func(Projection), error](&transformFn{})
-	register.Iter1[*dica.Model]()
-	register.Emitter1[Projection]()
+	beam.RegisterType(reflect.TypeOf((*transformFn)(nil)).Elem())
 }
 
 // transformFn projects cells in blocks of BlockRows.

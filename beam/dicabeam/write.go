@@ -3,20 +3,20 @@ package dicabeam
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local files
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/dicalab/dica/dica"
 )
 
 func init() {
-	register.DoFn2x1[context.Context, *dica.Model, error](&writeModelFn{})
-	register.Function1x1(FormatProjection)
+	beam.RegisterType(reflect.TypeOf((*writeModelFn)(nil)).Elem())
+	beam.RegisterFunction(FormatProjection)
 }
 
 type writeModelFn struct {
