@@ -695,3 +695,31 @@ func TestNameTable(t *testing.T) {
 		t.Error("pack confuses names")
 	}
 }
+
+// TestParallelBounded checks that a pass over many chunks uses at most
+// 2*workers+1 of them, on two passes (the second with the chunks of the
+// first).
+func TestParallelBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	fsys, files, o := genFiles(rng, shape{files: 2, rows: 500, cols: 4, labelFiles: true})
+	for _, workers := range []int{1, 3} {
+		src := withWorkers(t, fsys, files, o, workers, 64)
+		for pass := range 2 {
+			r, err := src.Open(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b dataset.Block
+			for {
+				if _, err := r.Read(&b, 1); err != nil {
+					break
+				}
+			}
+			p := r.(*preader).p
+			if p.made > 2*workers+1 || p.made < 2 {
+				t.Errorf("%d workers, pass %d: %d chunks for about %d", workers, pass, p.made, len(fsys["s1.csv"].Data)/32)
+			}
+			r.Close()
+		}
+	}
+}
