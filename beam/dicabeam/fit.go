@@ -235,6 +235,17 @@ func (f *accumFn) finish() (*dica.Stats, error) {
 	return total, err
 }
 
+// Teardown stops the goroutines of a bundle that failed.
+func (f *accumFn) Teardown() {
+	if f.work != nil {
+		close(f.work)
+		for range f.Workers {
+			<-f.results
+		}
+		f.work = nil
+	}
+}
+
 func (f *accumFn) FinishBundle(_ func(*[]byte) bool, emit func(int, Part)) error {
 	if f.stats == nil && f.work == nil {
 		return nil
