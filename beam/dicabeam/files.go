@@ -384,6 +384,12 @@ func ReadFiles(s beam.Scope, o FileOptions) (beam.PCollection, dataset.Schema, e
 		return beam.PCollection{}, dataset.Schema{}, err
 	}
 	s = s.Scope("dica.ReadFiles")
+	return readTasks(s, o, fileTasks(s, o)), sc, nil
+}
+
+// fileTasks returns the files as a PCollection of tasks, reshuffled so that
+// the runner spreads them over its workers.
+func fileTasks(s beam.Scope, o FileOptions) beam.PCollection {
 	tasks := make([]fileTask, len(o.Files))
 	for i, f := range o.Files {
 		tasks[i] = fileTask{Index: i, Path: f}
@@ -391,8 +397,35 @@ func ReadFiles(s beam.Scope, o FileOptions) (beam.PCollection, dataset.Schema, e
 			tasks[i].Label = o.LabelFiles[i]
 		}
 	}
-	col := beam.Reshuffle(s, beam.CreateList(s, tasks))
-	return beam.ParDo(s, &readFn{Options: o}, col), sc, nil
+	return beam.Reshuffle(s, beam.CreateList(s, tasks))
+}
+
+func readTasks(s beam.Scope, o FileOptions, tasks beam.PCollection) beam.PCollection {
+	return beam.ParDo(s, &readFn{Options: o}, tasks)
+}
+
+// FitFiles fits the cells of the files as Fit(ReadFiles(o)) does, but reads
+// the files twice, as dica.Fit does: once for the planning sample and once
+// for the statistics, each read fused with its step, so the runner never
+// holds the cells between the two steps. The model is the same. The
+// returned PCollection holds the *dica.Model.
+func FitFiles(s beam.Scope, o FileOptions, opts Options) (beam.PCollection, error) {
+	sc, err := o.schema(context.Background())
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	opts.Schema = sc
+	s = s.Scope("dica.FitFiles")
+	tasks := fileTasks(s, o)
+	var sample beam.PCollection
+	if opts.Plan == nil {
+		sample = readTasks(s.Scope("sample"), o, tasks)
+	}
+	plan, err := NewPlan(s, sample, opts)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	return Solve(s, Accumulate(s, readTasks(s.Scope("statistics"), o, tasks), plan, opts)), nil
 }
 
 // Cells reads a source in process into cells with keys 0, 1, 2, ... in

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
@@ -123,6 +124,18 @@ func TestReadFilesCSV(t *testing.T) {
 	require.Equal(t, want.Summary.Domains, got.Summary.Domains)
 	x, keys := streamKeys(t, src)
 	requireSameModel(t, want, got, x, keys, z, 1e-10)
+
+	// FitFiles reads the files twice instead of keeping the cells: the
+	// same model.
+	p, s = beam.NewPipelineWithRoot()
+	model, err := FitFiles(s, o, Options{Config: cfg, BlockRows: 64, Workers: 2})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "m.dica")
+	WriteModel(s, path, model)
+	require.NoError(t, ptest.Run(p))
+	got2, err := dica.Load(path)
+	require.NoError(t, err)
+	requireSameModel(t, want, got2, x, keys, nil, 1e-10)
 }
 
 func TestReadFilesFCS(t *testing.T) {

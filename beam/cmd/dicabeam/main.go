@@ -159,22 +159,24 @@ func run(ctx context.Context) error {
 	}
 	start := time.Now()
 	p, s := beam.NewPipelineWithRoot()
-	cells, schema, err := dicabeam.ReadFiles(s, o)
-	if err != nil {
-		return err
-	}
-	opts := dicabeam.Options{Config: cfg, Schema: schema, BlockRows: *blockRows, GramParts: *gramParts, Workers: *workers}
+	opts := dicabeam.Options{Config: cfg, BlockRows: *blockRows, GramParts: *gramParts, Workers: *workers}
 	if *planLocal {
 		if opts.Plan, err = dicabeam.PlanFiles(ctx, o, cfg); err != nil {
 			return err
 		}
 	}
-	model, err := dicabeam.Fit(s, cells, opts)
+	// The files are read once for the sample and once for the statistics
+	// (and once more for --z), as the in-process fit does.
+	model, err := dicabeam.FitFiles(s, o, opts)
 	if err != nil {
 		return err
 	}
 	dicabeam.WriteModel(s, *out, model)
 	if *zOut != "" {
+		cells, _, err := dicabeam.ReadFiles(s, o)
+		if err != nil {
+			return err
+		}
 		z := dicabeam.Transform(s, model, cells, *blockRows, false)
 		textio.Write(s, *zOut, beam.ParDo(s, dicabeam.FormatProjection, z))
 	}
