@@ -20,15 +20,21 @@
 //     into Options.GramParts row chunks. The small statistics are combined
 //     under one key, each Gram chunk under its own key, so no worker
 //     combines the whole m x m sum of every bundle.
-//  3. Solve joins the combined pieces and solves once: the result is the
-//     *dica.Model of the core library.
+//  3. The combined parts (one small statistics, GramParts Gram chunks) are
+//     gathered on one worker by a global combine, and Solve joins them
+//     (dica.Stats.JoinGram) and solves once: the result is the *dica.Model
+//     of the core library. (Gathering by a combine rather than a side input
+//     also avoids a Prism race seen with side inputs read right after a
+//     sibling combine.)
 //
 // Transform applies a model to cells. ReadFiles reads CSV and FCS files
 // with the core readers (packages csvio and fcs), one domain per file or by
-// a domain column.
+// a domain column; FitFiles fits files reading them twice, as the core's
+// two passes do, so that the runner never holds the cells.
 //
-// The coders of *dica.Stats, *dica.GramPart, *dica.Model and Cell use the
-// core binary encodings.
+// The coders of *dica.Stats, *dica.GramPart, *dica.Model (and of Part and
+// Gathered) use the core binary encodings; Cell and Projection have a
+// compact binary coder.
 package dicabeam
 
 import (
