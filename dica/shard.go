@@ -2,6 +2,7 @@ package dica
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dicalab/dica/dataset"
 )
@@ -320,4 +321,62 @@ func (g *GramPart) UnmarshalBinary(data []byte) error {
 	}
 	*g = o
 	return nil
+}
+
+// Reorder renumbers the domains and classes of the statistics in the given
+// orders, each a permutation of s.Domains or s.Classes (nil keeps the
+// order). The sums are unchanged; the order is that of the model's Summary
+// (and of the terms of the solve's sums, so results change by rounding
+// only). Statistics merged in an arbitrary order can so be given the order
+// of first appearance that Plan.Accumulate gives them.
+func (s *Stats) Reorder(domains, classes []string) error {
+	a := &s.acc
+	if domains != nil {
+		perm, err := permutation(s.Domains, domains, "domain")
+		if err != nil {
+			return err
+		}
+		a.domCount, a.domSum = growSums(a.domCount, a.domSum, len(s.Domains), a.mraw)
+		a.domCount, a.domSum = permuteSums(a.domCount, a.domSum, perm)
+		s.Domains = slices.Clone(domains)
+	}
+	if classes != nil {
+		perm, err := permutation(s.Classes, classes, "class")
+		if err != nil {
+			return err
+		}
+		if len(s.Classes) > 0 {
+			a.clsCount, a.clsSum = growSums(a.clsCount, a.clsSum, len(s.Classes), a.mraw)
+			a.clsCount, a.clsSum = permuteSums(a.clsCount, a.clsSum, perm)
+		}
+		s.Classes = slices.Clone(classes)
+	}
+	return nil
+}
+
+// permutation returns perm with names[perm[i]] == order[i], or an error when
+// order is not a permutation of names.
+func permutation(names, order []string, what string) ([]int, error) {
+	if len(order) != len(names) {
+		return nil, fmt.Errorf("dica: %d %s names to reorder %d", len(order), what, len(names))
+	}
+	perm := make([]int, len(order))
+	used := make([]bool, len(names))
+	for i, n := range order {
+		j := slices.Index(names, n)
+		if j < 0 || used[j] {
+			return nil, fmt.Errorf("dica: %s %q is not one of the statistics' (or is repeated)", what, n)
+		}
+		used[j], perm[i] = true, j
+	}
+	return perm, nil
+}
+
+func permuteSums(count []int64, sums [][]float64, perm []int) ([]int64, [][]float64) {
+	c := make([]int64, len(perm))
+	s := make([][]float64, len(perm))
+	for i, j := range perm {
+		c[i], s[i] = count[j], sums[j]
+	}
+	return c, s
 }
