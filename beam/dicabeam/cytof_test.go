@@ -96,6 +96,7 @@ func TestCyTOF16(t *testing.T) {
 			cells, schema, err := ReadFiles(s, tc.o)
 			require.NoError(t, err)
 			got, z := beamFit(t, cells, s, p, Options{Config: tc.cfg, Schema: schema})
+			require.Equal(t, want.Summary.Classes, got.Summary.Classes)
 			x, keys := streamKeys(t, in)
 			requireSameModel(t, want, got, x, keys, z, 1e-8)
 		})

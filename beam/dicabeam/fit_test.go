@@ -73,6 +73,8 @@ func readProjections(t *testing.T, path string) map[int64][]float64 {
 func requireSameModel(t *testing.T, want, got *dica.Model, x *mat.Dense, keys []int64, z map[int64][]float64, tol float64) {
 	t.Helper()
 	require.Equal(t, want.Summary.N, got.Summary.N)
+	require.Equal(t, want.Summary.Domains, got.Summary.Domains, "domains in order of first appearance")
+	require.Equal(t, want.Summary.DomainCounts, got.Summary.DomainCounts)
 	require.Equal(t, want.Positive, got.Positive)
 	require.Equal(t, len(want.Eigenvalues), len(got.Eigenvalues))
 	require.Equal(t, want.Config().Kernel, got.Config().Kernel, "kernel (the plans differ)")
