@@ -32,7 +32,7 @@ import (
 // goroutines, and Close waits for them.
 
 // defaultChunk is the size of the chunks of the parallel pass.
-const defaultChunk = 128 << 10
+const defaultChunk = 256 << 10
 
 // chunk is a piece of one data file and, once parsed, its rows.
 type chunk struct {

@@ -28,7 +28,7 @@ const (
 // count), so every pass numbers them the same way.
 //
 // With GOMAXPROCS > 1 the pass reads ahead on one goroutine and parses
-// chunks of about 128 KiB of lines on GOMAXPROCS others; Read hands out
+// chunks of about 256 KiB of lines on GOMAXPROCS others; Read hands out
 // the rows in order, so the blocks, the names and the errors (with their
 // file, line and column) are those of the sequential pass, whatever
 // GOMAXPROCS. At most 2*GOMAXPROCS+1 chunks are in memory. Close stops the
