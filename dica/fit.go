@@ -137,7 +137,9 @@ func FromExact(em *exact.Model, ds *dataset.Dataset, cfg Config) (*Model, error)
 	for _, c := range ds.ClassSizes() {
 		sum.ClassCounts = append(sum.ClassCounts, int64(c))
 	}
-	return newModel(p, sol, append([]float64(nil), em.KColMean...), sum), nil
+	m := newModel(p, sol, append([]float64(nil), em.KColMean...), sum)
+	m.InputVariance, m.ProjectedVariance = em.InputVariance, em.ProjectedVariance
+	return m, nil
 }
 
 func cfgKernel(sigma float64) kernel.Kernel { return kernel.RBF{Sigma: sigma} }

@@ -90,6 +90,16 @@ type Model struct {
 	// Jitter is the ridge used in place of Lambda when Lambda is 0
 	// (0 otherwise).
 	Jitter float64
+	// InputVariance is tr(K Q), the distributional variance of the
+	// training domains in the kernel feature space (the paper's V_H(S),
+	// Theorem 2): (1/N) sum_i ||mu_i - mu_bar||^2. It is 0 with one domain.
+	InputVariance float64
+	// ProjectedVariance is the distributional variance of the training
+	// domains in the projection onto the Positive leading components, with
+	// a linear kernel on z: (1/N) sum_i ||zbar_i - zbar||^2 with zbar_i the
+	// mean projection of domain i and zbar the mean of those means, that is
+	// tr(B^T K Q K B) over those columns of B.
+	ProjectedVariance float64
 
 	train *mat.Dense // K_c B, n x k
 }
@@ -176,8 +186,12 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 			raw.Data[p*raw.Stride+p] += lambda
 		}
 	}
-	if o.Method.UsesDomains() && ds.NumDomains() > 1 {
-		mc := domainMeans(kc, ds.Domain, ds.NumDomains())
+	var mc *mat.Dense // K E H_N, for the domain term and the reported variances
+	if ds.NumDomains() > 1 {
+		mc = domainMeans(kc, ds.Domain, ds.NumDomains())
+		m.InputVariance = inputVariance(mc, ds.Domain, ds.NumDomains())
+	}
+	if o.Method.UsesDomains() && mc != nil {
 		blas64.Syrk(blas.NoTrans, 1/float64(ds.NumDomains()), mc.RawMatrix(), 1, d.RawSymmetric())
 	}
 	var chol mat.Cholesky
@@ -200,6 +214,7 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
+		f = reduceFactor(f)
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("exact: %w", err)
 		}
@@ -234,7 +249,26 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 	}
 	m.train = mat.NewDense(n, k, nil)
 	m.train.Mul(kc, m.B)
+	if mc != nil && m.Positive > 0 {
+		// tr(B^T K Q K B) = (1/N) ||(K E H_N)^T B||_F^2 over the positive columns.
+		var p mat.Dense
+		p.Mul(mc.T(), m.B.Slice(0, n, 0, m.Positive))
+		f := mat.Norm(&p, 2)
+		m.ProjectedVariance = f * f / float64(ds.NumDomains())
+	}
 	return m, nil
+}
+
+// inputVariance returns tr(K Q) = (1/N) tr(E^T K E H_N) from mc = K E H_N
+// (see domainMeans): the sum over domains i of the mean of column i of mc
+// over the points of domain i, divided by N. O(n N).
+func inputVariance(mc *mat.Dense, domains []int, N int) float64 {
+	size := domainSizes(domains, N)
+	var s float64
+	for p, i := range domains {
+		s += mc.At(p, i) / float64(size[i])
+	}
+	return s / float64(N)
 }
 
 func checkOptions(ds *dataset.Dataset, o *Options) error {
@@ -368,6 +402,44 @@ func kernelOneHot(label []int, c int) *mat.Dense {
 		}
 	}
 	return y
+}
+
+// factorTol is the relative eigenvalue of F^T F below which reduceFactor
+// drops a direction of F. The nonzero eigenvalues of F^T F are those of
+// P = L (L + n eps I)^{-1}, l / (l + n eps) for the eigenvalues l of L, so
+// this only drops directions that rounding made nonzero.
+const factorTol = 1e-12
+
+// reduceFactor returns an n x r' factor F' with F' F'^T = F F^T and r' the
+// numerical rank of F: F' = F V' for the eigenvectors V' of F^T F with an
+// eigenvalue above factorTol times the largest. The centered one-hot labels
+// of c classes have rank c - 1, so a c-column F has one such direction; left
+// in, it makes the paper form's non-symmetric solve report rounding noise,
+// amplified by the condition number of D, as a c-th positive eigenvalue.
+func reduceFactor(f *mat.Dense) *mat.Dense {
+	_, r := f.Dims()
+	var g mat.SymDense
+	g.SymOuterK(1, f.T())
+	var es mat.EigenSym
+	if !es.Factorize(&g, true) {
+		return f
+	}
+	vals := es.Values(nil)
+	top := vals[r-1]
+	keep := 0
+	for _, v := range vals {
+		if v > factorTol*top {
+			keep++
+		}
+	}
+	if keep == r || keep == 0 {
+		return f
+	}
+	var v mat.Dense
+	es.VectorsTo(&v)
+	var out mat.Dense
+	out.Mul(f, v.Slice(0, r, r-keep, r)) // EigenSym sorts ascending
+	return &out
 }
 
 // pivotTol is the relative trace at which the pivoted Cholesky

@@ -205,9 +205,8 @@ func newReport(m *dica.Model, secs float64) fitReport {
 		DomainNames: s.Domains, ClassNames: s.Classes, Features: s.Features,
 		PeakRSSMB: peakRSSMB(),
 	}
-	if c.Solver == dica.Exact {
-		r.Form = strings.ToLower(c.Form.String())
-	} else {
+	r.Form = strings.ToLower(c.Form.String()) // the low-rank solvers solve the canonical form
+	if c.Solver != dica.Exact {
 		r.Rank = c.Rank
 	}
 	return r
