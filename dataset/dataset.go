@@ -227,16 +227,20 @@ func (ds *Dataset) RequireSupervision() error {
 }
 
 // Subset returns the data set restricted to the given rows, in that order.
-// Domain and class names are kept (some may then have no points).
+// Domain and class names are kept (some may then have no points). With no
+// rows the result has no points (and fails Validate).
 func (ds *Dataset) Subset(rows []int) *Dataset {
-	d := ds.D()
-	x := mat.NewDense(len(rows), d, nil)
-	out := &Dataset{X: x, Features: ds.Features, DomainNames: ds.DomainNames,
+	out := &Dataset{X: &mat.Dense{}, Features: ds.Features, DomainNames: ds.DomainNames,
 		ClassNames: ds.ClassNames, TargetNames: ds.TargetNames}
 	out.Domain = make([]int, len(rows))
 	if ds.Label != nil {
 		out.Label = make([]int, len(rows))
 	}
+	if len(rows) == 0 {
+		return out // no points: Validate reports it
+	}
+	x := mat.NewDense(len(rows), ds.D(), nil)
+	out.X = x
 	if ds.Target != nil {
 		_, t := ds.Target.Dims()
 		out.Target = mat.NewDense(len(rows), t, nil)
@@ -283,15 +287,16 @@ func compact(ids []int, names []string) ([]int, []string) {
 	return nid, out
 }
 
+// checkFinite returns an error naming the first non-finite value of m by its
+// row and column (0-based, as Go indexes the matrix).
 func checkFinite(m *mat.Dense, what string) error {
-	r, c := m.Dims()
+	r, _ := m.Dims()
 	for i := 0; i < r; i++ {
 		for j, v := range m.RawRowView(i) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("dataset: %s row %d, column %d: value %v is not finite", what, i, j, v)
+				return fmt.Errorf("dataset: %s row %d, column %d (0-based): value %v is not finite", what, i, j, v)
 			}
 		}
-		_ = c
 	}
 	return nil
 }
