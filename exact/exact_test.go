@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 
@@ -129,6 +131,51 @@ func TestDistributionalVariance(t *testing.T) {
 	}
 	if got <= 0 {
 		t.Errorf("distributional variance %g of shifted domains should be positive", got)
+	}
+}
+
+// TestReportedVariances checks Model.InputVariance against tr(K Q) with the
+// dense Q, and Model.ProjectedVariance against the distributional variance of
+// the training projections computed by brute force from their domain means.
+func TestReportedVariances(t *testing.T) {
+	ds := blobs(5, 4, 20, 3, 3)
+	ds.Domain[0] = 2 // unequal sizes
+	N := ds.NumDomains()
+	size := ds.DomainSizes()
+	for _, form := range []exact.Form{exact.Canonical, exact.Paper} {
+		for _, method := range []exact.Method{exact.DICA, exact.UDICA, exact.KPCA, exact.COIR} {
+			m := fit(t, ds, exact.Options{Method: method, Form: form, Components: 3, Lambda: 1e-3, Epsilon: 1e-2})
+			var kq mat.Dense
+			kq.Mul(centered(denseKernel(m.Kernel, ds.X)), exact.Q(ds.Domain, N))
+			if want := mat.Trace(&kq); !(want > 0) || math.Abs(m.InputVariance-want) > 1e-10*want {
+				t.Errorf("%v %v: InputVariance %.15g, tr(KQ) %.15g", form, method, m.InputVariance, want)
+			}
+			z := m.TrainProjection()
+			means := mat.NewDense(N, m.Positive, nil)
+			for p := 0; p < ds.N(); p++ {
+				for j := 0; j < m.Positive; j++ {
+					i := ds.Domain[p]
+					means.Set(i, j, means.At(i, j)+z.At(p, j)/float64(size[i]))
+				}
+			}
+			var want float64
+			for j := 0; j < m.Positive; j++ {
+				col := mat.Col(nil, j, means)
+				bar := floats.Sum(col) / float64(N)
+				for _, v := range col {
+					want += (v - bar) * (v - bar) / float64(N)
+				}
+			}
+			if !(want > 0) || math.Abs(m.ProjectedVariance-want) > 1e-9*want {
+				t.Errorf("%v %v: ProjectedVariance %.15g, brute force %.15g", form, method, m.ProjectedVariance, want)
+			}
+		}
+	}
+	// One domain: both are 0.
+	one := blobs(5, 1, 30, 3, 2)
+	m := fit(t, one, exact.Options{Method: exact.KPCA, Components: 2})
+	if m.InputVariance != 0 || m.ProjectedVariance != 0 {
+		t.Errorf("one domain: variances %g, %g, want 0", m.InputVariance, m.ProjectedVariance)
 	}
 }
 
@@ -272,6 +319,20 @@ func TestDeltaPositive(t *testing.T) {
 	for _, c := range []int{2, 3, 4} {
 		for _, method := range []exact.Method{exact.DICA, exact.COIR} {
 			ds := blobs(uint64(10+c), 3, 30, 4, c)
+			// The paper form: exactly c - 1 positive, the rest exactly 0
+			// (its non-symmetric solve used to report rounding, amplified
+			// by cond(D), as a c-th positive eigenvalue at small lambda).
+			for _, lambda := range []float64{0, 1e-3} {
+				pm := fit(t, ds, exact.Options{Method: method, Form: exact.Paper, Components: c + 2, Lambda: lambda, Epsilon: 1e-2})
+				if pm.Positive != c-1 {
+					t.Errorf("paper %v, %d classes, lambda %g: %d positive components, want %d (eigenvalues %v)", method, c, lambda, pm.Positive, c-1, pm.Eigenvalues)
+				}
+				for j := pm.Positive; j < len(pm.Eigenvalues); j++ {
+					if pm.Eigenvalues[j] != 0 {
+						t.Errorf("paper %v, %d classes, lambda %g: eigenvalue %d = %g, want 0", method, c, lambda, j, pm.Eigenvalues[j])
+					}
+				}
+			}
 			m := fit(t, ds, exact.Options{Method: method, Components: c + 2, Lambda: 1e-3, Epsilon: 1e-2})
 			if m.Positive != c-1 {
 				t.Errorf("%v, %d classes: %d positive components, want %d (eigenvalues %v)", method, c, m.Positive, c-1, m.Eigenvalues)
@@ -373,10 +434,12 @@ func TestCanonicalVsPaper(t *testing.T) {
 }
 
 // TestPaperEigenvectors checks the paper form's pairs against the literal
-// dense non-symmetric matrix M = D^{-1} P K^2 (no 1/n): M b = mu b.
+// dense non-symmetric matrix M = D^{-1} P K^2 (no 1/n): M b = mu b, and the
+// eigenvalues are the top ones by magnitude of the dense mat.Eigen of M (real
+// parts), as dica.m takes them.
 func TestPaperEigenvectors(t *testing.T) {
 	ds := blobs(8, 3, 30, 3, 3)
-	for _, method := range []exact.Method{exact.DICA, exact.UDICA} {
+	for _, method := range []exact.Method{exact.DICA, exact.UDICA, exact.KPCA, exact.COIR} {
 		m := fit(t, ds, exact.Options{Method: method, Form: exact.Paper, Components: 3, Lambda: 1e-2, Epsilon: 1e-2})
 		r := reference(ds, m)
 		var dinv, mm mat.Dense
@@ -385,6 +448,20 @@ func TestPaperEigenvectors(t *testing.T) {
 		}
 		num := paperNumerator(ds, m)
 		mm.Mul(&dinv, num)
+		var eg mat.Eigen
+		if !eg.Factorize(&mm, mat.EigenNone) {
+			t.Fatal("dense mat.Eigen failed")
+		}
+		dense := eg.Values(nil)
+		sort.Slice(dense, func(i, j int) bool { return cmplx.Abs(dense[i]) > cmplx.Abs(dense[j]) })
+		for j := 0; j < m.Positive; j++ {
+			if want := real(dense[j]); math.Abs(m.Eigenvalues[j]-want) > 1e-9*math.Abs(real(dense[0])) {
+				t.Errorf("%v paper eigenvalue %d = %.12g, dense mat.Eigen of M %.12g", method, j, m.Eigenvalues[j], want)
+			}
+		}
+		if method.Supervised() && m.Positive != 2 {
+			t.Errorf("%v paper: %d positive with 3 classes, want 2", method, m.Positive)
+		}
 		for j := 0; j < m.Positive; j++ {
 			b := m.B.ColView(j)
 			var mb mat.VecDense
@@ -478,9 +555,18 @@ func TestTransform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if m.Positive != 2 || k != 4 {
+		t.Fatalf("%d positive of %d components, want 2 of 4 (3 classes)", m.Positive, k)
+	}
+	// bpos is B with the null-space columns zeroed: they carry no signal
+	// and Transform returns 0 for them.
+	bpos := mat.DenseCopyOf(m.B)
+	for j := m.Positive; j < k; j++ {
+		bpos.SetCol(j, make([]float64, n))
+	}
 	kc := centered(denseKernel(m.Kernel, ds.X))
 	var want mat.Dense
-	want.Mul(kc, m.B)
+	want.Mul(kc, bpos)
 	if !mat.EqualApprox(tr, &want, 1e-10) {
 		t.Error("Transform(training X) != K_c B")
 	}
@@ -504,7 +590,7 @@ func TestTransform(t *testing.T) {
 		for j := 0; j < k; j++ {
 			var full, short float64
 			for p := range kx {
-				full += m.B.At(p, j) * (kx[p] - rm - m.KColMean[p] + m.KMean)
+				full += bpos.At(p, j) * (kx[p] - rm - m.KColMean[p] + m.KMean)
 				short += m.B.At(p, j) * (kx[p] - m.KColMean[p])
 			}
 			if math.Abs(z.At(r, j)-full) > 1e-10 {
@@ -525,7 +611,7 @@ func TestTransform(t *testing.T) {
 	var a, b, zb mat.Dense
 	a.Mul(centering(t0), kt)
 	b.Mul(&a, centering(n))
-	zb.Mul(&b, m.B)
+	zb.Mul(&b, bpos)
 	got, _ := m.Transform(x, exact.TransformOptions{Center: exact.BatchCentering})
 	if !mat.EqualApprox(got, &zb, 1e-10) {
 		t.Error("batch-centered Transform != H_t K_t H B")
@@ -542,11 +628,18 @@ func TestTransform(t *testing.T) {
 	if !mat.EqualApprox(&ztz, diag(3, float64(n)), 1e-8*float64(n)) {
 		t.Errorf("scaled UDICA features: Z^T Z =\n%v\nwant %d I", mat.Formatted(&ztz), n)
 	}
-	// Scale zeroes the null-space components.
-	zz, _ := m.Transform(x, exact.TransformOptions{Scale: true})
-	for j := m.Positive; j < k; j++ {
-		if v := mat.Norm(zz.ColView(j), math.Inf(1)); v != 0 {
-			t.Errorf("scaled null component %d is not 0 (%g)", j, v)
+	// The null-space components are 0, scaled or not, and the positive ones
+	// are not.
+	for _, o := range []exact.TransformOptions{{}, {Scale: true}, {Center: exact.BatchCentering}} {
+		zz, _ := m.Transform(x, o)
+		for j := 0; j < k; j++ {
+			v := mat.Norm(zz.ColView(j), math.Inf(1))
+			if j >= m.Positive && v != 0 {
+				t.Errorf("%+v: null component %d is not 0 (%g)", o, j, v)
+			}
+			if j < m.Positive && !(v > 0) {
+				t.Errorf("%+v: positive component %d is 0", o, j)
+			}
 		}
 	}
 }
@@ -639,10 +732,14 @@ func Example() {
 		return
 	}
 	fmt.Println("components:", len(m.Eigenvalues), "positive:", m.Positive)
+	fmt.Printf("eigenvalues: %.3g\n", m.Eigenvalues)
 	z, _ := m.Transform(ds.X, exact.TransformOptions{})
 	r, c := z.Dims()
 	fmt.Println("features:", r == ds.N(), c)
+	fmt.Println("null components are 0:", mat.Norm(z.Slice(0, r, 2, 4), 1) == 0)
 	// Output:
 	// components: 4 positive: 2
+	// eigenvalues: [0.0277 0.0162 0 0]
 	// features: true 4
+	// null components are 0: true
 }

@@ -16,7 +16,9 @@ import (
 // every domain must have a point.
 //
 // Q has rank at most N-1 and is only needed to check other computations:
-// the solvers never form it.
+// the solvers never form it. Q panics if a domain index is out of [0, N) or
+// a domain has no point (programmer errors: a validated dataset.Dataset
+// satisfies both).
 func Q(domains []int, N int) *mat.SymDense {
 	size := domainSizes(domains, N)
 	n := len(domains)
@@ -44,7 +46,9 @@ func Q(domains []int, N int) *mat.SymDense {
 //	        = (1/N) sum_i G_ii - (1/N^2) sum_ij G_ij,  G_ij = <mu_i, mu_j> = S_ij/(n_i n_j),
 //
 // where S_ij is the sum of the (i, j) block of K. It costs O(n^2) and does not
-// form Q. K need not be centered (Q 1 = 0). domains is as for Q.
+// form Q. K need not be centered (Q 1 = 0). domains is as for Q, and
+// DistributionalVariance panics, as Q does, on invalid domains or when K is
+// not len(domains) x len(domains).
 func DistributionalVariance(K mat.Symmetric, domains []int, N int) float64 {
 	n := K.SymmetricDim()
 	if len(domains) != n {

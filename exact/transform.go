@@ -32,9 +32,8 @@ const (
 type TransformOptions struct {
 	// Scale divides component j by sqrt(gamma_j) (dica.m's convention). For
 	// UDICA and KPCA in the canonical form the training features then have
-	// Z^T Z = n I, since B^T K^2 B / n = Gamma.
-	// Components that are not positive are set to 0. It is ignored in the
-	// paper form, whose coefficients are already scaled.
+	// Z^T Z = n I, since B^T K^2 B / n = Gamma. It is ignored in the paper
+	// form, whose coefficients are already scaled.
 	Scale bool
 	// Center selects the centering of the kernel rows.
 	Center Centering
@@ -46,7 +45,9 @@ const transformBlock = 512
 // Transform returns the projection Z (t x k) of the rows of x (t x d):
 // z(x) = B^T k_c(x), with k_c(x) the kernel row of x on the training points,
 // centered as o.Center says. Projecting the training points with
-// TrainCentering gives K_c B exactly (TrainProjection).
+// TrainCentering gives K_c B exactly (TrainProjection) in the Positive
+// leading columns; the columns of the components that are not positive
+// (the null space of the numerator, which carries no signal) are 0.
 //
 // For the positive components of the canonical form B^T 1 = 0 (D 1 = lambda 1
 // and A 1 = 0), so the inductive projection of those is simply
@@ -134,13 +135,13 @@ func (m *Model) Transform(x *mat.Dense, o TransformOptions) (*mat.Dense, error) 
 	}
 	scale := make([]float64, k)
 	for j := range scale {
-		scale[j] = 1
-		if o.Scale && m.Form == Canonical {
-			if j < m.Positive {
-				scale[j] = 1 / math.Sqrt(m.Eigenvalues[j])
-			} else {
-				scale[j] = 0
-			}
+		switch {
+		case j >= m.Positive:
+			scale[j] = 0 // null space of the numerator: no signal
+		case o.Scale && m.Form == Canonical:
+			scale[j] = 1 / math.Sqrt(m.Eigenvalues[j])
+		default:
+			scale[j] = 1
 		}
 	}
 	for r := 0; r < t; r++ {
