@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,13 +26,17 @@ type dataFlags struct {
 	data, labels                           listFlag
 	domain, label, target, features, chans string
 	labelsIgnore, transform, header        string
-	compensate                             bool
+	compensate, allowTruncated             bool
+	// defaults are the input columns used when neither --features (CSV)
+	// nor --channels (FCS) is given: a model's columns in dica transform.
+	defaults []string
 }
 
 const dataHelp = `
 Data:
-  --data takes files and globs ('sample*.csv', quoted so dica expands them in
-  natural order: sample2 before sample10); files may also follow the flags.
+  --data takes files, globs ('sample*.csv', quoted so dica expands them in
+  natural order: sample2 before sample10) and folders (their FCS files);
+  files may also follow the flags.
   FCS files (.fcs, .lmd, or any file starting with "FCS"): one domain per
   file, named after the file. CSV files: one domain per file, or --domain COL.
 `
@@ -44,6 +49,7 @@ func (d *dataFlags) register(fs *flag.FlagSet, supervised bool) {
 	fs.StringVar(&d.transform, "transform", "none", "per-channel `transform`: asinh:COFACTOR (5 for mass, 150 for flow cytometry), log1p, none")
 	fs.BoolVar(&d.compensate, "compensate", false, "apply the FCS file's $SPILLOVER compensation")
 	fs.StringVar(&d.header, "header", "auto", "CSV header row: auto, yes or no")
+	fs.BoolVar(&d.allowTruncated, "allow-truncated", false, "read the complete events of truncated FCS files instead of failing")
 	if supervised {
 		fs.StringVar(&d.label, "label", "", "CSV `column` holding class labels (e.g. the gated population)")
 		fs.StringVar(&d.target, "target", "", "CSV `columns` holding real targets (regression), comma-separated")
@@ -77,6 +83,39 @@ func expand(patterns []string, what string) ([]string, error) {
 	return files, nil
 }
 
+// expandDirs replaces each directory among the data patterns by the FCS
+// files in it (a folder of samples, one file each, is how cytometers and
+// FlowJo export them), in natural order. A directory without FCS files is
+// an error: its CSV files may be data or label files, so they must be named
+// by a glob.
+func expandDirs(patterns []string) ([]string, error) {
+	var out []string
+	for _, p := range patterns {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("--data: %w", err)
+		}
+		var fcsFiles []string
+		for _, e := range ents {
+			f := filepath.Join(p, e.Name())
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && isFCS(f) {
+				fcsFiles = append(fcsFiles, f)
+			}
+		}
+		if len(fcsFiles) == 0 {
+			return nil, usageErr("--data %s is a folder without FCS files; name CSV files with a glob such as '%s'", p, filepath.Join(p, "*.csv"))
+		}
+		slices.SortFunc(fcsFiles, csvio.NaturalCompare)
+		out = append(out, fcsFiles...)
+	}
+	return out, nil
+}
+
 // isFCS reports whether the file is an FCS file, by extension or by its
 // first bytes.
 func isFCS(path string) bool {
@@ -105,7 +144,11 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 	if len(d.data)+len(extra) == 0 {
 		return nil, usageErr("no data: give --data FILES")
 	}
-	files, err := expand(append(append([]string(nil), d.data...), extra...), "--data")
+	pats, err := expandDirs(append(append([]string(nil), d.data...), extra...))
+	if err != nil {
+		return nil, err
+	}
+	files, err := expand(pats, "--data")
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +164,15 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 	if nfcs > 0 {
 		return d.fcsSource(files, tr)
 	}
-	if d.chans != "" || d.compensate {
-		return nil, usageErr("--channels and --compensate apply to FCS files; use --features for CSV")
+	if d.chans != "" || d.compensate || d.allowTruncated {
+		return nil, usageErr("--channels, --compensate and --allow-truncated apply to FCS files; use --features for CSV")
+	}
+	features := splitList(d.features)
+	if features == nil {
+		features = d.defaults
 	}
 	o := csvio.Options{
-		Features:     splitList(d.features),
+		Features:     features,
 		Domain:       d.domain,
 		Label:        d.label,
 		Target:       splitList(d.target),
@@ -199,6 +246,14 @@ func (p *progress) update(pass string, rows int64) {
 	fmt.Fprint(os.Stderr, line)
 }
 
+// setTotal sets the number of cells of a pass, for the ETA, when the
+// source knows it without reading (dataset.Sizer: FCS files, data in memory).
+func (p *progress) setTotal(src dataset.Source) {
+	if s, ok := src.(dataset.Sizer); ok {
+		p.total = int64(s.Len())
+	}
+}
+
 func (p *progress) done() {
 	if p.on && p.pass != "" {
 		fmt.Fprint(os.Stderr, "\r\033[K")
@@ -213,7 +268,10 @@ func (d *dataFlags) fcsSource(files []string, tr preprocess.Func) (dataset.Sourc
 	if len(d.labels) > 0 {
 		return nil, usageErr("--labels with FCS files is not supported: gate populations into separate files or use CSV")
 	}
-	o := fcs.SourceOptions{Channels: splitList(d.chans), Compensate: d.compensate}
+	o := fcs.SourceOptions{Channels: splitList(d.chans), Compensate: d.compensate, AllowTruncated: d.allowTruncated}
+	if o.Channels == nil {
+		o.Channels = d.defaults
+	}
 	if _, none := tr.(preprocess.Identity); !none {
 		o.Transform = tr
 	}

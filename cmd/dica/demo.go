@@ -38,8 +38,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlags("demo", demoUsage, stderr)
 	seed := fs.Uint64("seed", 1, "random `seed` of the toy data")
 	size := fs.Float64("size", 200, "mean number of points per domain")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("demo takes no files (got %q): it makes its own toy data", pos[0])
 	}
 	rows, err := demo(ctx, *seed, *size)
 	if err != nil {

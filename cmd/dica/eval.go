@@ -99,7 +99,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 1, "random `seed`")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
 
@@ -108,7 +109,6 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		MaxFitCells: *maxFit, FinalFitCells: *finalFit, MaxTrainCells: *maxTrain,
 		MaxRegressionCells: *maxReg, Seed: *seed, BatchCenter: *batch,
 	}
-	var err error
 	if o.Solver, err = dica.ParseSolver(*solver); err != nil {
 		return usageErr("--solver: %v", err)
 	}
@@ -155,7 +155,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		o.Grid.Components = append(o.Grid.Components, k)
 	}
 
-	src, err := df.source(fs.Args())
+	src, err := df.source(pos)
 	if err != nil {
 		return err
 	}

@@ -124,14 +124,15 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	df.register(fs, true)
 	mf.register(fs)
 	fs.StringVar(&mf.out, "out", "", "write the model to this `file`")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
 	cfg, err := mf.config()
 	if err != nil {
 		return err
 	}
-	src, err := df.source(fs.Args())
+	src, err := df.source(pos)
 	if err != nil {
 		return err
 	}
@@ -140,6 +141,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	pr := newProgress(mf.quiet)
+	pr.setTotal(src)
 	cfg.Progress = pr.update
 	start := time.Now()
 	model, err := dica.Fit(ctx, src, cfg)
@@ -294,7 +296,8 @@ func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Var(&sf.data, "sample-data", "`files` to choose landmarks and bandwidths from (default: --data)")
 	fs.Var(&sf.labels, "sample-labels", "label `files` of --sample-data")
 	fs.StringVar(&mf.out, "out", "", "write the statistics to this `file`")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
 	if mf.out == "" {
@@ -307,7 +310,7 @@ func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if cfg.Solver == dica.Exact {
 		return usageErr("the exact solver has no statistics to accumulate; use nystrom or rff")
 	}
-	src, err := df.source(fs.Args())
+	src, err := df.source(pos)
 	if err != nil {
 		return err
 	}
@@ -356,10 +359,11 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var out, rep string
 	fs.StringVar(&out, "out", "", "write the model to this `file`")
 	fs.StringVar(&rep, "report", "", "print a report on stdout: json or text")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	files, err := expand(fs.Args(), "statistics")
+	files, err := expand(pos, "statistics")
 	if err != nil {
 		return err
 	}

@@ -143,3 +143,25 @@ func newFlags(name, text string, stderr io.Writer) *flag.FlagSet {
 	}
 	return fs
 }
+
+// parseArgs parses flags and positional arguments in any order
+// ("dica merge a.stats b.stats --out m.dica" as well as "--out m.dica
+// a.stats b.stats"; the flag package alone stops at the first file) and
+// returns the positional ones. Everything after "--" is positional.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if k := len(args) - len(rest); k > 0 && args[k-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,7 +16,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/exact"
 	"github.com/dicalab/dica/fcs"
+	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/toy"
 )
 
@@ -116,7 +121,9 @@ func TestAccumulateMergeEqualsFit(t *testing.T) {
 		require.Equal(t, 0, code, errs)
 		parts = append(parts, p)
 	}
-	out, errs, code = runCmd(t, append([]string{"merge", "--report", "json", "--out", filepath.Join(dir, "m.dica")}, parts...)...)
+	// Files first, then flags, as 'dica merge part*.stats --out MODEL' is
+	// documented.
+	out, errs, code = runCmd(t, append(append([]string{"merge"}, parts...), "--report", "json", "--out", filepath.Join(dir, "m.dica"))...)
 	require.Equal(t, 0, code, errs)
 	var merged map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &merged))
@@ -157,7 +164,7 @@ func TestFCSDirectory(t *testing.T) {
 		require.NoError(t, fcs.WriteFile(filepath.Join(dir, name+".fcs"), &fcs.DataSet{Params: params, Events: ev}))
 	}
 	model := filepath.Join(dir, "u.dica")
-	out, errs, code := runCmd(t, "fit", "--method", "udica", "--data", filepath.Join(dir, "*.fcs"),
+	out, errs, code := runCmd(t, "fit", "--method", "udica", "--data", dir, // the folder: its FCS files
 		"--channels", "CD3,CD4,CD8", "--transform", "asinh:150", "--rank", "50", "--components", "2", "--report", "json", "--out", model, "--quiet")
 	require.Equal(t, 0, code, errs)
 	var rep map[string]any
@@ -217,10 +224,67 @@ func TestDemoSmall(t *testing.T) {
 	rows, err := demo(context.Background(), 1, 25)
 	require.NoError(t, err)
 	require.Len(t, rows, 4)
-	for _, r := range rows {
-		require.Greater(t, r.vals[0], 0.0)
-		require.GreaterOrEqual(t, r.dvTest, 0.0)
+	// The KPCA row against the exact package directly: its eigenvalues, and
+	// the training domains' distributional variance of its first two
+	// standardized components under an RBF kernel, from the Gram blocks.
+	train, _ := toy.RegressionSplit(toy.Options{Seed: 1, MeanSize: 25}, 3)
+	em, err := exact.Fit(context.Background(), train, exact.Options{Method: exact.KPCA, Components: 3, Lambda: 1e-3, Seed: 1})
+	require.NoError(t, err)
+	for j := 0; j < 3; j++ {
+		require.InEpsilon(t, em.Eigenvalues[j], rows[0].vals[j], 1e-10)
 	}
+	z := em.TrainProjection()
+	n := train.N()
+	zs := mat.NewDense(n, 2, nil)
+	for j := 0; j < 2; j++ {
+		col := mat.Col(nil, j, z)
+		var mean, ss float64
+		for _, v := range col {
+			mean += v / float64(n)
+		}
+		for _, v := range col {
+			ss += (v - mean) * (v - mean)
+		}
+		sd := math.Sqrt(ss / float64(n-1))
+		for i, v := range col {
+			zs.Set(i, j, (v-mean)/sd)
+		}
+	}
+	rbf := kernel.RBF{Sigma: kernel.MedianSigma(zs, 1000, 1)}
+	N := train.NumDomains()
+	size := train.DomainSizes()
+	blocks := make([]float64, N*N) // <mu_i, mu_j>
+	for p := 0; p < n; p++ {
+		for q := 0; q < n; q++ {
+			i, j := train.Domain[p], train.Domain[q]
+			blocks[i*N+j] += rbf.Eval(zs.RawRowView(p), zs.RawRowView(q)) / float64(size[i]*size[j])
+		}
+	}
+	var dv float64 // (1/N) sum_i ||mu_i - mu_bar||^2
+	for i := 0; i < N; i++ {
+		v := blocks[i*N+i]
+		for j := 0; j < N; j++ {
+			v -= 2 * blocks[i*N+j] / float64(N)
+			for l := 0; l < N; l++ {
+				v += blocks[j*N+l] / float64(N*N)
+			}
+		}
+		dv += v / float64(N)
+	}
+	require.InEpsilon(t, dv, rows[0].dvTrain, 1e-6)
+
+	// The printed table and its verdict follow from the rows.
+	out, errs, code := runCmd(t, "demo", "--size", "25")
+	require.Equal(t, 0, code, errs)
+	for _, name := range []string{"kpca", "udica", "coir", "dica"} {
+		require.Regexp(t, "(?m)^ +"+name+" +[0-9.e-]+ +[0-9.e-]+ +[0-9.e-]+ +[0-9.e-]+ +[0-9.e-]+ +[0-9.]+$", out)
+	}
+	u := rows[1].dvTest < rows[0].dvTest
+	d := rows[3].dvTest < rows[2].dvTest
+	require.Contains(t, out, fmt.Sprintf("holds here: %v", u && d))
+	_, errs, code = runCmd(t, "demo", "extra.csv")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "takes no files")
 }
 
 // dataDir returns the shared real-data folder, or skips the test.
@@ -255,4 +319,216 @@ func TestCyTOFEndToEnd(t *testing.T) {
 	require.EqualValues(t, 8, rep["d"])
 	require.EqualValues(t, 3, rep["components_positive"], "4 populations give 3 components")
 	require.Less(t, rep["distributional_variance_projected"].(float64), rep["distributional_variance_input"].(float64))
+}
+
+// readZ reads the component columns DICA1.. of a transform CSV, with each
+// row's domain.
+func readZ(t *testing.T, path string) ([]string, *mat.Dense) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	head := strings.Split(lines[0], ",")
+	first := -1
+	for j, h := range head {
+		if strings.HasPrefix(h, "DICA") && first < 0 {
+			first = j
+		}
+	}
+	require.GreaterOrEqual(t, first, 0, lines[0])
+	k := len(head) - first
+	z := mat.NewDense(len(lines)-1, k, nil)
+	doms := make([]string, len(lines)-1)
+	for i, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		doms[i] = f[0]
+		for j := 0; j < k; j++ {
+			v, err := strconv.ParseFloat(f[first+j], 64)
+			require.NoError(t, err)
+			z.Set(i, j, v)
+		}
+	}
+	return doms, z
+}
+
+// TestTransformCentering checks --center and --scale against their
+// definitions, and that a --form paper model projects new cells as the exact
+// package's literal dica.m projection does (the test kernel centered with
+// the test batch mean), up to the sign of each component.
+func TestTransformCentering(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 4, MeanSize: 50, Seed: 5})
+	path := writeToyCSV(t, dir, ds)
+	test := toy.Classification(toy.Options{Domains: 7, MeanSize: 30, Seed: 6})
+	tdir := filepath.Join(dir, "test")
+	require.NoError(t, os.Mkdir(tdir, 0o755))
+	tpath := writeToyCSV(t, tdir, test)
+	common := []string{"--domain", "patient", "--label", "population", "--quiet"}
+
+	model := filepath.Join(dir, "n.dica")
+	_, errs, code := runCmd(t, append([]string{"fit", "--data", path, "--rank", "60", "--lambda", "0.1", "--sigma", "2", "--out", model}, common...)...)
+	require.Equal(t, 0, code, errs)
+	zs := map[string]*mat.Dense{}
+	var doms []string
+	for _, c := range []string{"train", "batch", "domain", "scale"} {
+		out := filepath.Join(dir, c+".csv")
+		args := []string{"transform", "--model", model, "--data", tpath, "--out", out, "--domain", "patient", "--quiet"}
+		if c == "scale" {
+			args = append(args, "--scale")
+		} else {
+			args = append(args, "--center", c)
+		}
+		_, errs, code := runCmd(t, args...)
+		require.Equal(t, 0, code, errs)
+		doms, zs[c] = readZ(t, out)
+	}
+	train := zs["train"]
+	r, k := train.Dims()
+	require.Equal(t, test.N(), r)
+	require.Equal(t, 2, k, "3 classes: 2 components")
+	mean := func(rows []int, j int) float64 {
+		var s float64
+		for _, i := range rows {
+			s += train.At(i, j)
+		}
+		return s / float64(len(rows))
+	}
+	all := make([]int, r)
+	byDom := map[string][]int{}
+	for i := range all {
+		all[i] = i
+		byDom[doms[i]] = append(byDom[doms[i]], i)
+	}
+	m, err := dica.Load(model)
+	require.NoError(t, err)
+	for j := 0; j < k; j++ {
+		mb := mean(all, j)
+		require.Greater(t, math.Abs(mb), 1e-6, "the test domains are shifted: their mean projection is not 0")
+		for i := 0; i < r; i++ {
+			require.InDelta(t, train.At(i, j)-mb, zs["batch"].At(i, j), 1e-8)
+			require.InDelta(t, train.At(i, j)-mean(byDom[doms[i]], j), zs["domain"].At(i, j), 1e-8)
+			require.InDelta(t, train.At(i, j)/math.Sqrt(m.Eigenvalues[j]), zs["scale"].At(i, j), 1e-8*math.Abs(zs["scale"].At(i, j))+1e-9)
+		}
+	}
+
+	// Paper form: the default is the test batch's centering, as exact.
+	pmodel := filepath.Join(dir, "p.dica")
+	_, errs, code = runCmd(t, append([]string{"fit", "--data", path, "--solver", "exact", "--form", "paper", "--lambda", "0.1",
+		"--sigma", "2", "--epsilon", "1e-3", "--components", "2", "--out", pmodel}, common...)...)
+	require.Equal(t, 0, code, errs)
+	pout := filepath.Join(dir, "paper.csv")
+	_, errs, code = runCmd(t, "transform", "--model", pmodel, "--data", tpath, "--out", pout, "--domain", "patient", "--quiet")
+	require.Equal(t, 0, code, errs)
+	_, zp := readZ(t, pout)
+	em, err := exact.Fit(context.Background(), ds, exact.Options{Method: exact.DICA, Form: exact.Paper, Components: 2,
+		Lambda: 0.1, Epsilon: 1e-3, Kernel: kernel.RBF{Sigma: 2}})
+	require.NoError(t, err)
+	want, err := em.Transform(test.X, exact.TransformOptions{})
+	require.NoError(t, err)
+	for j := 0; j < 2; j++ {
+		sign := 1.0
+		if zp.At(0, j)*want.At(0, j) < 0 {
+			sign = -1
+		}
+		for i := 0; i < r; i++ {
+			require.InDelta(t, want.At(i, j), sign*zp.At(i, j), 1e-8*mat.Norm(want.ColView(j), math.Inf(1)), "row %d component %d", i, j)
+		}
+	}
+	_, errs, code = runCmd(t, "transform", "--model", pmodel, "--data", tpath, "--out", pout, "--scale", "--quiet")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "already scaled")
+}
+
+// TestFitVariants runs the fit flags the other tests do not: real targets,
+// the paper form, a single domain, flags after the files, and -h.
+func TestFitVariants(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 4, MeanSize: 60, Seed: 8})
+	path := writeToyCSV(t, dir, ds)
+	fit := func(args ...string) map[string]any {
+		t.Helper()
+		out, errs, code := runCmd(t, append([]string{"fit", "--data", path, "--domain", "patient", "--report", "json", "--quiet"}, args...)...)
+		require.Equal(t, 0, code, errs)
+		var rep map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		return rep
+	}
+	// Regression on CD1 from the other markers: no classes, sigma_y from
+	// the median heuristic, and the exact and Nystrom (m = n) solvers agree.
+	ex := fit("--target", "CD1", "--features", "CD2,CD3,CD4,CD5", "--solver", "exact", "--lambda", "0.1", "--components", "3")
+	ny := fit("--target", "CD1", "--features", "CD2,CD3,CD4,CD5", "--rank", strconv.Itoa(ds.N()), "--lambda", "0.1", "--components", "3")
+	require.EqualValues(t, 0, ex["classes"])
+	require.EqualValues(t, 4, ex["d"])
+	require.Greater(t, ex["sigma_y"].(float64), 0.0)
+	require.Equal(t, ex["sigma_y"], ny["sigma_y"])
+	for j, v := range ex["eigenvalues"].([]any) {
+		require.InEpsilon(t, v.(float64), ny["eigenvalues"].([]any)[j].(float64), 1e-6, "eigenvalue %d", j)
+	}
+	require.InEpsilon(t, ex["distributional_variance_input"].(float64), ny["distributional_variance_input"].(float64), 1e-8)
+
+	// The paper form: 3 classes give exactly 2 positive eigenvalues, near n
+	// times the canonical ones (the problems differ: 1.05e-2 here; package
+	// exact tests the agreement on the paper's toy data), the rest exactly
+	// 0; flags may follow the data file.
+	out, errs, code := runCmd(t, "fit", path, "--domain", "patient", "--label", "population", "--solver", "exact",
+		"--form", "paper", "--components", "4", "--lambda", "0.01", "--report", "json", "--quiet")
+	require.Equal(t, 0, code, errs)
+	var pap map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &pap))
+	can := fit("--label", "population", "--solver", "exact", "--components", "4", "--lambda", "0.01")
+	require.Equal(t, "paper", pap["form"])
+	require.EqualValues(t, 2, pap["components_positive"])
+	pv, cv := pap["eigenvalues"].([]any), can["eigenvalues"].([]any)
+	for j := 0; j < 2; j++ {
+		require.InEpsilon(t, cv[j].(float64), pv[j].(float64)/float64(ds.N()), 3e-2)
+	}
+	require.EqualValues(t, 0, pv[2])
+	require.EqualValues(t, 0, pv[3])
+	require.Greater(t, pap["distributional_variance_input"].(float64), 0.0)
+
+	// DICA needs at least two domains; KPCA does not.
+	one := filepath.Join(dir, "one.csv")
+	sub := ds.Subset(func() []int {
+		var r []int
+		for i, g := range ds.Domain {
+			if g == 0 {
+				r = append(r, i)
+			}
+		}
+		return r
+	}())
+	sub.Compact()
+	require.NoError(t, os.Rename(writeToyCSV(t, t.TempDir(), sub), one))
+	_, errs, code = runCmd(t, "fit", "--data", one, "--domain", "patient", "--label", "population", "--solver", "exact", "--quiet")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "1 domain(s); this method needs at least 2")
+	_, errs, code = runCmd(t, "fit", "--data", one, "--domain", "patient", "--features", "CD1,CD2,CD3,CD4,CD5", "--method", "kpca", "--solver", "exact", "--quiet")
+	require.Equal(t, 0, code, errs)
+
+	for name := range commands() {
+		out, errs, code := runCmd(t, name, "-h")
+		require.Equal(t, 0, code, "%s -h", name)
+		require.Contains(t, errs, "Usage: dica "+name, "%s -h: %s", name, out)
+		require.Contains(t, errs, "Flags:")
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		out  string
+		pos  []string
+	}{
+		{[]string{"a", "b", "--out", "m"}, "m", []string{"a", "b"}},
+		{[]string{"--out", "m", "a", "b"}, "m", []string{"a", "b"}},
+		{[]string{"a", "--out", "m", "b"}, "m", []string{"a", "b"}},
+		{[]string{"a", "--", "--out", "b"}, "", []string{"a", "--out", "b"}},
+	} {
+		fs := newFlags("x", "", &bytes.Buffer{})
+		o := fs.String("out", "", "")
+		pos, err := parseArgs(fs, c.args)
+		require.NoError(t, err)
+		require.Equal(t, c.out, *o, "%v", c.args)
+		require.Equal(t, c.pos, pos, "%v", c.args)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,7 +33,16 @@ Examples:
       --transform log1p --out sample16_dica.csv
   dica transform --model gvhd.dica --data new.fcs --transform asinh:150 --out new_dica.fcs
 
-Use the same --transform, --channels and --compensate as for the fit.
+Use the same --transform and --compensate as for the fit. The input columns
+default to the model's (--features for CSV, --channels for FCS).
+
+Centering (--center): train (the default) subtracts the training cells' mean
+feature, so each cell is projected on its own and a new sample keeps its
+shift; batch subtracts the mean of all the cells given, and domain the mean
+of each file's (or --domain's) own cells, which removes a new sample's
+overall shift (transductive, as the authors' dica.m does; one cell alone
+projects to 0). Models fitted with --form paper default to batch, as dica.m.
+--scale divides component j by sqrt(gamma_j) (dica.m's scaling).
 ` + dataHelp
 
 func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -42,30 +52,138 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	modelPath := fs.String("model", "", "model `file` written by dica fit")
 	out := fs.String("out", "", "output `file` (.csv or .fcs); - for CSV on stdout")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	if err := fs.Parse(args); err != nil {
+	center := fs.String("center", "", "centering: train, batch or domain (default: train; batch for --form paper models)")
+	scale := fs.Bool("scale", false, "divide component j by sqrt(gamma_j)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
 	if *modelPath == "" || *out == "" {
 		return usageErr("--model and --out are required")
 	}
+	ext := strings.ToLower(filepath.Ext(*out))
+	if ext != ".fcs" && ext != ".csv" && ext != "" {
+		return usageErr("--out %q: want a .csv or .fcs file", *out)
+	}
 	m, err := dica.Load(*modelPath)
 	if err != nil {
 		return err
 	}
-	src, err := df.source(fs.Args())
+	paper := m.Config().Solver == dica.Exact && m.Config().Form == dica.Paper
+	mode := *center
+	switch mode {
+	case "":
+		mode = "train"
+		if paper {
+			mode = "batch"
+		}
+	case "train", "batch", "domain":
+	default:
+		return usageErr("--center %q: want train, batch or domain", mode)
+	}
+	if *scale && paper {
+		return usageErr("--scale: a --form paper model's components are already scaled by 1/sqrt(gamma)")
+	}
+	df.defaults = m.Summary.Features
+	src, err := df.source(pos)
 	if err != nil {
 		return err
 	}
 	pr := newProgress(*quiet)
 	defer pr.done()
-	switch strings.ToLower(filepath.Ext(*out)) {
-	case ".fcs":
-		return writeFCS(ctx, m, src, *out, pr)
-	case ".csv", "":
-		return writeCSV(ctx, m, src, *out, stdout, pr)
-	default:
-		return usageErr("--out %q: want a .csv or .fcs file", *out)
+	pr.setTotal(src)
+	p := &projector{m: m, mode: mode, scale: *scale}
+	if err := p.prepare(ctx, src, pr); err != nil {
+		return err
 	}
+	if ext == ".fcs" {
+		return writeFCS(ctx, p, src, *out, pr)
+	}
+	return writeCSV(ctx, p, src, *out, stdout, pr)
+}
+
+// projector projects a stream with the model, then centers and scales the
+// components as asked: z = (W^T (phi(x) - mu) - c) / s, with c = 0 (train),
+// the mean of z over all cells (batch) or over the cell's domain (domain),
+// and s_j = sqrt(gamma_j) with --scale. Since z is affine in phi(x),
+// subtracting the batch mean of z is centering phi(x) with the batch mean.
+type projector struct {
+	m     *dica.Model
+	mode  string
+	scale bool
+	shift [][]float64 // per domain index (batch: the same slice for all)
+}
+
+// prepare makes the first pass that batch and domain centering need.
+func (p *projector) prepare(ctx context.Context, src dataset.Source, pr *progress) error {
+	if p.mode == "train" {
+		return nil
+	}
+	k := p.m.Positive
+	var sums [][]float64
+	var counts []float64
+	var rows int64
+	err := p.m.TransformStream(ctx, src, 4096, func(b *dataset.Block, z *mat.Dense, _, _ []string) error {
+		for i := 0; i < b.Rows; i++ {
+			g := 0
+			if p.mode == "domain" {
+				g = b.Domain[i]
+			}
+			for len(sums) <= g {
+				sums, counts = append(sums, make([]float64, k)), append(counts, 0)
+			}
+			for j, v := range z.RawRowView(i) {
+				sums[g][j] += v
+			}
+			counts[g]++
+		}
+		rows += int64(b.Rows)
+		pr.update("center", rows)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for g := range sums {
+		for j := range sums[g] {
+			sums[g][j] /= max(counts[g], 1)
+		}
+	}
+	p.shift = sums
+	return nil
+}
+
+// stream is TransformStream with the centering and scaling applied.
+func (p *projector) stream(ctx context.Context, src dataset.Source, emit func(b *dataset.Block, z *mat.Dense, domains, classes []string) error) error {
+	inv := make([]float64, p.m.Positive)
+	for j := range inv {
+		inv[j] = 1
+		if p.scale {
+			inv[j] = 1 / math.Sqrt(p.m.Eigenvalues[j])
+		}
+	}
+	return p.m.TransformStream(ctx, src, 4096, func(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+		if p.shift != nil || p.scale {
+			for i := 0; i < b.Rows; i++ {
+				row := z.RawRowView(i)
+				var c []float64
+				if p.shift != nil {
+					g := 0
+					if p.mode == "domain" {
+						g = b.Domain[i]
+					}
+					c = p.shift[g]
+				}
+				for j := range row {
+					if c != nil {
+						row[j] -= c[j]
+					}
+					row[j] *= inv[j]
+				}
+			}
+		}
+		return emit(b, z, domains, classes)
+	})
 }
 
 func componentNames(k int) []string {
@@ -76,7 +194,8 @@ func componentNames(k int) []string {
 	return s
 }
 
-func writeCSV(ctx context.Context, m *dica.Model, src dataset.Source, path string, stdout io.Writer, pr *progress) (err error) {
+func writeCSV(ctx context.Context, p *projector, src dataset.Source, path string, stdout io.Writer, pr *progress) (err error) {
+	m := p.m
 	var w io.Writer = stdout
 	if path != "-" {
 		f, err := os.Create(path)
@@ -101,7 +220,7 @@ func writeCSV(ctx context.Context, m *dica.Model, src dataset.Source, path strin
 	bw.WriteString(strings.Join(cols, ",") + "\n")
 	var rows int64
 	var buf []byte
-	err = m.TransformStream(ctx, src, 4096, func(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+	err = p.stream(ctx, src, func(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
 		for i := 0; i < b.Rows; i++ {
 			buf = buf[:0]
 			buf = append(buf, csvField(domains[b.Domain[i]])...)
@@ -141,7 +260,8 @@ func csvField(s string) string {
 
 // writeFCS writes the input channels and the components as FCS 3.1 float32
 // (all cells are gathered first: FCS needs $TOT before the data).
-func writeFCS(ctx context.Context, m *dica.Model, src dataset.Source, path string, pr *progress) error {
+func writeFCS(ctx context.Context, p *projector, src dataset.Source, path string, pr *progress) error {
+	m := p.m
 	sc := src.Schema()
 	var (
 		data    []float64
@@ -151,7 +271,7 @@ func writeFCS(ctx context.Context, m *dica.Model, src dataset.Source, path strin
 		ncol    int
 		withDom bool
 	)
-	err := m.TransformStream(ctx, src, 4096, func(b *dataset.Block, z *mat.Dense, domains, _ []string) error {
+	err := p.stream(ctx, src, func(b *dataset.Block, z *mat.Dense, domains, _ []string) error {
 		_, k := z.Dims()
 		ncol = b.D + k + 1
 		for i := 0; i < b.Rows; i++ {
