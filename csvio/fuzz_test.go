@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"testing/fstest"
@@ -58,6 +59,12 @@ func FuzzCSV(f *testing.F) {
 			o.Comma = ';'
 		}
 		fsys := fstest.MapFS{"f.csv": {Data: data}}
+		// A whole pass, rows discarded, may allocate at most a fixed amount
+		// (chunk buffers of the parallel parser, names) plus a multiple of
+		// the input: nothing in a CSV file can justify more.
+		if got, limit := passAlloc(fsys, o), uint64(16<<20+32*len(data)); got > limit {
+			t.Fatalf("a pass over %d bytes allocated %d bytes (limit %d)", len(data), got, limit)
+		}
 		src, err := NewSourceFS(fsys, []string{"f.csv"}, o)
 		if err != nil {
 			return
@@ -126,4 +133,30 @@ func FuzzCSV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// passAlloc returns the bytes allocated by opening fsys's f.csv and reading
+// it to the end (or to its first error).
+func passAlloc(fsys fstest.MapFS, o Options) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	func() {
+		src, err := NewSourceFS(fsys, []string{"f.csv"}, o)
+		if err != nil {
+			return
+		}
+		r, err := src.Open(context.Background())
+		if err != nil {
+			return
+		}
+		defer r.Close()
+		var b dataset.Block
+		for {
+			if _, err := r.Read(&b, 3); err != nil {
+				return
+			}
+		}
+	}()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
