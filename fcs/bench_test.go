@@ -67,3 +67,9 @@ func BenchmarkDecodeMixed(b *testing.B) {
 	benchDecode(b, 'I', []int{16, 16, 32, 8, 16, 32, 16, 16, 32, 8}, true)
 }
 func BenchmarkDecodeI24(b *testing.B) { benchDecode(b, 'I', rep(24, 16), true) }
+
+// BenchmarkDecodeI64Wide decodes full-range 64-bit integers mixed with
+// other widths: the byte-wise decoder (decodeInt).
+func BenchmarkDecodeI64Wide(b *testing.B) {
+	benchDecode(b, 'I', []int{64, 64, 32, 16, 16, 8, 64, 24}, false)
+}

@@ -27,9 +27,15 @@
 // Values are returned as stored ("raw"): $PnE and $PnG are applied only on
 // request (EventOptions.Scale).
 //
-// A file whose DATA segment is cut short is reported by a *TruncatedError
-// holding the expected and present event counts; EventOptions.AllowTruncated
-// reads the complete events present instead.
+// Events are read only from the DATA segment, never from the bytes after it
+// (an ANALYSIS segment, the next data set of a $NEXTDATA chain). A data set
+// whose DATA segment holds fewer than $TOT events, because the file is cut
+// short or the segment is, is reported by a *TruncatedError holding the
+// expected and present event counts; EventOptions.AllowTruncated reads the
+// complete events present instead.
+//
+// Source reads files as a dataset.Source, one domain per file (or per data
+// set, SourceOptions.AllDataSets), raw or linearized (SourceOptions.Scale).
 //
 // Events are decoded in blocks from a buffered chunk of the file, so a file
 // never has to be in memory twice: File.Events returns an EventReader whose

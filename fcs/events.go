@@ -9,15 +9,18 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// TruncatedError reports a DATA segment holding fewer complete events than
-// $TOT declares.
+// TruncatedError reports a data set holding fewer complete events than $TOT
+// declares: the file ends before its DATA segment does, or the segment
+// ($BEGINDATA-$ENDDATA, or the HEADER offsets) is too short for $TOT events.
 type TruncatedError struct {
 	Expected, Present int
 }
 
-// Error reports both counts.
+// Error reports both counts and how to read the complete events, for API
+// users (EventOptions.AllowTruncated) and command-line users (the dica
+// flag --allow-truncated).
 func (e *TruncatedError) Error() string {
-	return fmt.Sprintf("fcs: file truncated: $TOT declares %d events but only %d complete events are present (use AllowTruncated to read them)", e.Expected, e.Present)
+	return fmt.Sprintf("fcs: truncated DATA: $TOT declares %d events but only %d complete events are present (the file or its DATA segment ends early); AllowTruncated (dica: --allow-truncated) reads the complete ones", e.Expected, e.Present)
 }
 
 // EventOptions controls how events are read.

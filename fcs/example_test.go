@@ -2,9 +2,11 @@ package fcs_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"os"
 
 	"github.com/dicalab/dica/fcs"
@@ -90,4 +92,14 @@ func ExampleInfo_WriteText() {
 	// #  name   label  bits  range  first  last
 	// 1  FSC-H  -      16    1024   10     1000
 	// 2  FL2-H  CD8    16    1024   20     1023
+}
+
+// Non-finite event values, which JSON cannot hold, are written as null.
+func ExampleValues_MarshalJSON() {
+	b, err := json.Marshal(fcs.Values{1.5, math.NaN(), math.Inf(1), -2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(b))
+	// Output: [1.5,null,null,-2]
 }

@@ -48,6 +48,8 @@ type File struct {
 	evBytes  int64
 	next     int64 // $NEXTDATA
 	warnings []string
+	// textBytes is the length of the primary and supplemental TEXT read.
+	textBytes int64
 }
 
 // handle closes an *os.File shared by the data sets of one file once every
@@ -122,6 +124,7 @@ func ParseAll(r io.ReaderAt, size int64) ([]*File, error) { return parseChain(r,
 func parseChain(r io.ReaderAt, size int64, all bool) ([]*File, error) {
 	var sets []*File
 	base := int64(0)
+	textBytes := int64(0)
 	for {
 		f, err := parseAt(r, size, base)
 		if err != nil {
@@ -129,6 +132,17 @@ func parseChain(r io.ReaderAt, size int64, all bool) ([]*File, error) {
 				return nil, fmt.Errorf("fcs: data set %d at byte %d ($NEXTDATA of data set %d): %w", len(sets)+1, base, len(sets), err)
 			}
 			return nil, err
+		}
+		// The data sets of a chain occupy disjoint parts of the file, so
+		// their TEXT segments add up to less than the file. Checking it
+		// (from the second data set on) keeps a chain whose data sets all
+		// point at one large TEXT from costing (data sets) x (TEXT bytes)
+		// of memory and time.
+		if len(sets) > 0 {
+			textBytes += f.textBytes
+			if textBytes > size {
+				return nil, fmt.Errorf("fcs: data set %d at byte %d: the TEXT segments of data sets 2 to %d total %d bytes, more than the file (%d bytes): they overlap", len(sets)+1, base, len(sets)+1, textBytes, size)
+			}
 		}
 		sets = append(sets, f)
 		if !all || f.next == 0 {
@@ -187,6 +201,7 @@ func parseAt(r io.ReaderAt, size, base int64) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fcs: reading TEXT: %w", err)
 	}
+	f.textBytes = int64(len(text))
 	kw, warn, err := parseText(text)
 	if err != nil {
 		return nil, err
@@ -227,6 +242,7 @@ func (f *File) readSupplemental(delim byte) {
 		return
 	}
 	b, err := readAt(f.r, f.base+bs, es-bs+1)
+	f.textBytes += int64(len(b))
 	if err != nil {
 		f.warnf("ignored supplemental TEXT: %v", err)
 		return
@@ -320,7 +336,11 @@ func (f *File) interpret() error {
 			f.next = n
 		}
 	}
-	f.locateData()
+	need := int64(-1) // DATA bytes that $TOT events take
+	if tot >= 0 && tot <= math.MaxInt64/f.evBytes {
+		need = tot * f.evBytes
+	}
+	f.locateData(need)
 	if tot < 0 {
 		// FCS 2.0 does not require $TOT: count the events of the segment.
 		f.warnf("no $TOT: the event count is taken from the DATA segment length")
@@ -334,8 +354,10 @@ func (f *File) interpret() error {
 }
 
 // locateData chooses the DATA segment between the HEADER offsets and
-// $BEGINDATA/$ENDDATA (see the package documentation).
-func (f *File) locateData() {
+// $BEGINDATA/$ENDDATA (see the package documentation); need is the length
+// $TOT events take (-1 if unknown): when both segments lie within the file,
+// one that holds them wins over one that does not.
+func (f *File) locateData(need int64) {
 	tb, te := f.hdr.off[0], f.hdr.off[1]
 	size := f.size - f.base
 	validBegin := func(b int64) bool { return b >= HeaderLen && (b > te || b < tb) }
@@ -345,6 +367,8 @@ func (f *File) locateData() {
 	xe, _ := f.intKey("$ENDDATA")
 	var b, e int64
 	switch {
+	case need > 0 && inFile(hb, he) && inFile(xb, xe) && he-hb+1 < need && xe-xb+1 >= need:
+		b, e = xb, xe
 	case inFile(hb, he):
 		b, e = hb, he
 	case inFile(xb, xe):
@@ -418,7 +442,7 @@ func (f *File) param(n int) (Param, error) {
 	}
 	if v, ok := f.Keyword(key("R")); ok {
 		r, err := parseFloat(v)
-		if err != nil || r < 0 || math.IsNaN(r) {
+		if err != nil || r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
 			f.warnf("ignored bad %s %q", key("R"), v)
 		} else {
 			p.Range = r
@@ -506,13 +530,18 @@ func (f *File) Labels() []string {
 	return s
 }
 
-// EventsPresent returns the number of complete events the file holds for the
-// data set: $TOT, or fewer when the DATA segment is truncated.
+// EventsPresent returns the number of complete events the data set holds:
+// $TOT, or fewer when the DATA segment is too short for $TOT events or the
+// file ends before the segment does. Events are never read past the end of
+// the DATA segment (from its HEADER or $BEGINDATA/$ENDDATA, see the package
+// documentation), so an ANALYSIS segment or the next data set of a $NEXTDATA
+// chain is never decoded as events. A segment longer than $TOT events (such
+// as an $ENDDATA one byte too far) is fine.
 func (f *File) EventsPresent() int {
 	if f.segLen == 0 || f.begin >= f.size || f.evBytes == 0 {
 		return 0
 	}
-	avail := (f.size - f.begin) / f.evBytes
+	avail := min(f.segLen, f.size-f.begin) / f.evBytes
 	return int(min(avail, int64(f.tot)))
 }
 

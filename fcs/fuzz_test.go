@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -92,13 +93,84 @@ func checkParse(t *testing.T, data []byte) {
 	}
 }
 
+// allocPerByte is c in the allocation cap c*len(input) + 1 MiB of one
+// checkParse call (parse, Info, Spillover, Analysis and reading every event
+// in 512-byte chunks). The worst legitimate inputs measured allocate about
+// 61 bytes per input byte (a TEXT that is one 100x100 $SPILLOVER: the split
+// tokens, 16 bytes each for 2 input bytes, then the matrix) and 44 (a TEXT
+// of 2,500 $PnB keywords: tokens, keyword index, Params, decoder tables);
+// the real-file seeds stay under 33. 256 leaves a factor of 4 for inputs
+// the fuzzer builds, while anything quadratic in the input, or an
+// allocation sized by a number read from the input, exceeds it on inputs of
+// a few KiB. The 1 MiB covers fixed costs (buffers, runtime noise).
+const allocPerByte = 256
+
+func allocCap(n int) uint64 { return allocPerByte*uint64(n) + 1<<20 }
+
+// heapAllocs returns the bytes allocated on the heap so far, from
+// runtime/metrics: unlike runtime.ReadMemStats (about 45 µs, it stops the
+// world), reading it costs well under a microsecond, so it can run on every
+// fuzz call. Allocations above 32 KiB are counted when made; small ones
+// when their span leaves the per-P cache, so the count may lag by some
+// spans (KiBs) — the 1 MiB of the cap absorbs that.
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// allocExceeds runs f and reports whether it allocated more than limit
+// bytes, and how much. A cheap measure that exceeds the limit is confirmed
+// by running f again between two runtime.ReadMemStats (exact, as they
+// flush the per-P caches), so a lagging count cannot fail a fuzz run.
+func allocExceeds(limit uint64, f func()) (uint64, bool) {
+	a := heapAllocs()
+	f()
+	if d := heapAllocs() - a; d <= limit {
+		return d, false
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	f()
+	runtime.ReadMemStats(&m1)
+	d := m1.TotalAlloc - m0.TotalAlloc
+	return d, d > limit
+}
+
 func FuzzParse(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkParse(t, data)
+		if d, over := allocExceeds(allocCap(len(data)), func() { checkParse(t, data) }); over {
+			t.Fatalf("allocated %d bytes for %d bytes of input (cap %d)", d, len(data), allocCap(len(data)))
+		}
 	})
+}
+
+var allocSink []byte
+
+// TestAllocMeter checks the measure FuzzParse relies on: a large
+// allocation is seen, a small function passes.
+func TestAllocMeter(t *testing.T) {
+	d, over := allocExceeds(1<<20, func() { allocSink = make([]byte, 3<<20) })
+	if !over || d < 3<<20 {
+		t.Errorf("3 MiB allocation measured as %d bytes (over %v)", d, over)
+	}
+	d, over = allocExceeds(1<<20, func() { allocSink = make([]byte, 100) })
+	if over {
+		t.Errorf("100-byte allocation measured as %d bytes", d)
+	}
+	allocSink = nil
+	// Every seed is within the cap (the fuzz function's check).
+	for _, s := range fuzzSeeds(t) {
+		if d, over := allocExceeds(allocCap(len(s)), func() { checkParse(t, s) }); over {
+			t.Errorf("seed of %d bytes: allocated %d", len(s), d)
+		}
+	}
 }
 
 // TestHostileHeaders checks that absurd $TOT, $PAR and offsets are errors

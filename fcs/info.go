@@ -1,16 +1,19 @@
 package fcs
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
 )
 
 // Info summarizes a data set for display (the `dica info` command); its JSON
 // form has exactly the keys version, datatype, byteorder, events,
-// parameters, first_event and last_event.
+// parameters, first_event and last_event (non-finite event values are
+// null, see Values).
 type Info struct {
 	// Version is the HEADER version, e.g. "FCS3.1".
 	Version string `json:"version"`
@@ -22,9 +25,61 @@ type Info struct {
 	// Parameters describes each parameter.
 	Parameters []ParamInfo `json:"parameters"`
 	// FirstEvent and LastEvent are the first and last complete events
-	// present, raw (nil when none is present).
-	FirstEvent []float64 `json:"first_event"`
-	LastEvent  []float64 `json:"last_event"`
+	// present, raw (nil when none is present). In JSON, NaN and ±Inf
+	// values (possible in F and D data) are null.
+	FirstEvent Values `json:"first_event"`
+	LastEvent  Values `json:"last_event"`
+}
+
+// Values is a list of numbers whose JSON form writes each non-finite value
+// (NaN, +Inf, -Inf), which JSON cannot represent, as null; null reads back
+// as NaN.
+type Values []float64
+
+// MarshalJSON writes v as a JSON array, with null for non-finite values.
+func (v Values) MarshalJSON() ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 2+8*len(v))
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			b = append(b, "null"...)
+			continue
+		}
+		m, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, m...)
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads a JSON array of numbers and nulls (read as NaN).
+func (v *Values) UnmarshalJSON(b []byte) error {
+	var p []*float64
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	if p == nil {
+		*v = nil
+		return nil
+	}
+	out := make(Values, len(p))
+	for i, x := range p {
+		if x == nil {
+			out[i] = math.NaN()
+		} else {
+			out[i] = *x
+		}
+	}
+	*v = out
+	return nil
 }
 
 // ParamInfo is the summary of one parameter: $PnN, $PnS, $PnB and $PnR.

@@ -33,11 +33,23 @@ type SourceOptions struct {
 	// AllowTruncated reads the complete events of truncated files instead of
 	// failing.
 	AllowTruncated bool
+	// Scale converts the stored values to linear scale before compensation,
+	// as flowCore's default read.FCS(transformation = "linearize") does for
+	// log-amplified channels: v -> f2 * 10^(f1 * v / $PnR) for $PnE = f1,f2
+	// with f1 > 0 (f2 = 0 read as 1), otherwise v -> v / $PnG (see
+	// EventOptions.Scale). Without it the values are raw, as stored.
+	Scale bool
+	// AllDataSets reads every data set of a $NEXTDATA chain, each as its own
+	// domain named "<base name>#k" (k = 1, 2, ... in chain order; a file
+	// holding one data set keeps its base name). Without it only the first
+	// data set of each file is read, as flowCore and FlowKit do by default.
+	AllDataSets bool
 }
 
 // Source is a dataset.Source over FCS files: each file is one domain, named
-// by its base name (filepath.Base), and its events are the rows. Rows are
-// streamed: files are opened one at a time during a pass. It implements
+// by its base name (filepath.Base), and its events are the rows (with
+// SourceOptions.AllDataSets, each data set of a file is one domain). Rows
+// are streamed: files are opened one at a time during a pass. It implements
 // dataset.Sizer.
 type Source struct {
 	files    []sourceFile
@@ -48,6 +60,7 @@ type Source struct {
 
 type sourceFile struct {
 	path, domain string
+	set          int // 0-based index of the data set in the $NEXTDATA chain
 	par          int
 	cols         []int                    // parameter index of each chosen channel
 	comp         *preprocess.Compensation // on the full raw row, or nil
@@ -58,7 +71,8 @@ type sourceFile struct {
 var _ dataset.Source = (*Source)(nil)
 
 // NewSource checks the files (HEADER and TEXT, channels, spillover,
-// truncation) and returns a source over them, in the order given.
+// truncation) and returns a source over them, in the order given (the data
+// sets of a file in chain order).
 func NewSource(paths []string, opts SourceOptions) (*Source, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("fcs: NewSource with no file")
@@ -66,23 +80,98 @@ func NewSource(paths []string, opts SourceOptions) (*Source, error) {
 	s := &Source{opts: opts}
 	domains := map[string]string{}
 	for _, p := range paths {
-		sf, feats, err := s.inspect(p)
+		sets, err := s.inspectPath(p)
 		if err != nil {
 			return nil, err
 		}
-		if prev, dup := domains[sf.domain]; dup {
-			return nil, fmt.Errorf("fcs: files %s and %s have the same base name %q (the domain name)", prev, p, sf.domain)
+		for _, si := range sets {
+			sf, feats := si.sf, si.feats
+			if prev, dup := domains[sf.domain]; dup {
+				return nil, fmt.Errorf("fcs: files %s and %s have the same base name %q (the domain name)", prev, p, sf.domain)
+			}
+			domains[sf.domain] = p
+			if s.features == nil {
+				s.features = feats
+			} else if opts.Channels == nil && !equal(feats, s.features) {
+				return nil, fmt.Errorf("fcs: %s has parameters %s, unlike %s (%s): choose SourceOptions.Channels", sf.name(), strings.Join(feats, ", "), s.files[0].name(), strings.Join(s.features, ", "))
+			}
+			s.files = append(s.files, sf)
+			s.n += sf.events
 		}
-		domains[sf.domain] = p
-		if s.features == nil {
-			s.features = feats
-		} else if opts.Channels == nil && !equal(feats, s.features) {
-			return nil, fmt.Errorf("fcs: %s has parameters %s, unlike %s (%s): choose SourceOptions.Channels", p, strings.Join(feats, ", "), paths[0], strings.Join(s.features, ", "))
-		}
-		s.files = append(s.files, sf)
-		s.n += sf.events
 	}
 	return s, nil
+}
+
+// name names the data set in messages: its path, and its place in the
+// $NEXTDATA chain when it is not the first.
+func (sf *sourceFile) name() string {
+	if sf.set == 0 {
+		return sf.path
+	}
+	return fmt.Sprintf("%s (data set %d)", sf.path, sf.set+1)
+}
+
+type setInfo struct {
+	sf    sourceFile
+	feats []string
+}
+
+// inspectPath inspects the first data set of the file at path, or all of
+// them with SourceOptions.AllDataSets.
+func (s *Source) inspectPath(path string) ([]setInfo, error) {
+	var sets []*File
+	if s.opts.AllDataSets {
+		all, err := OpenAll(path)
+		if err != nil {
+			return nil, err
+		}
+		sets = all
+	} else {
+		f, err := Open(path)
+		if err != nil {
+			return nil, err
+		}
+		sets = []*File{f}
+	}
+	defer func() {
+		for _, f := range sets {
+			f.Close()
+		}
+	}()
+	out := make([]setInfo, len(sets))
+	for k, f := range sets {
+		domain := filepath.Base(path)
+		if len(sets) > 1 {
+			domain = fmt.Sprintf("%s#%d", domain, k+1)
+		}
+		sf, feats, err := s.inspect(f, path, domain, k)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = setInfo{sf, feats}
+	}
+	return out, nil
+}
+
+// openSet opens data set k (0-based) of the $NEXTDATA chain of the file at
+// path.
+func openSet(path string, k int) (*File, error) {
+	if k == 0 {
+		return Open(path)
+	}
+	sets, err := OpenAll(path)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range sets {
+		if i != k {
+			f.Close()
+		}
+	}
+	if k >= len(sets) {
+		return nil, fmt.Errorf("fcs: %s changed since NewSource: %d data sets, had at least %d", path, len(sets), k+1)
+	}
+	return sets[k], nil
 }
 
 func equal(a, b []string) bool {
@@ -97,13 +186,12 @@ func equal(a, b []string) bool {
 	return true
 }
 
-func (s *Source) inspect(path string) (sourceFile, []string, error) {
-	f, err := Open(path)
-	if err != nil {
-		return sourceFile{}, nil, err
+// inspect checks data set k of the file at path, open as f.
+func (s *Source) inspect(f *File, path, domain string, k int) (sourceFile, []string, error) {
+	sf := sourceFile{path: path, domain: domain, set: k, par: f.NumParams()}
+	if k > 0 {
+		path = sf.name() // for the messages below
 	}
-	defer f.Close()
-	sf := sourceFile{path: path, domain: filepath.Base(path), par: f.NumParams()}
 	n, err := f.present(s.opts.AllowTruncated)
 	if err != nil {
 		return sf, nil, fmt.Errorf("%w (file %s)", err, path)
@@ -198,7 +286,8 @@ func (s *Source) Schema() dataset.Schema {
 // Len returns the number of rows of a pass.
 func (s *Source) Len() int { return s.n }
 
-// Domains returns the domain names, one per file, in order.
+// Domains returns the domain names, one per file (or data set, with
+// SourceOptions.AllDataSets), in order.
 func (s *Source) Domains() []string {
 	d := make([]string, len(s.files))
 	for i, f := range s.files {
@@ -246,7 +335,7 @@ func (r *sourceReader) Read(b *dataset.Block, max int) (int, error) {
 	raw := r.raw[:rows*sf.par]
 	k, err := r.r.Read(raw, rows)
 	if err != nil {
-		return 0, fmt.Errorf("%w (file %s)", err, sf.path)
+		return 0, fmt.Errorf("%w (file %s)", err, sf.name())
 	}
 	raw = raw[:k*sf.par]
 	if sf.comp != nil {
@@ -276,22 +365,22 @@ func (r *sourceReader) next() error {
 		r.closeFile()
 		r.cur++
 		sf := &r.s.files[r.cur]
-		f, err := Open(sf.path)
+		f, err := openSet(sf.path, sf.set)
 		if err != nil {
 			return err
 		}
 		if f.NumParams() != sf.par {
 			f.Close()
-			return fmt.Errorf("fcs: %s changed since NewSource: %d parameters, had %d", sf.path, f.NumParams(), sf.par)
+			return fmt.Errorf("fcs: %s changed since NewSource: %d parameters, had %d", sf.name(), f.NumParams(), sf.par)
 		}
-		er, err := f.Events(EventOptions{AllowTruncated: r.s.opts.AllowTruncated})
+		er, err := f.Events(EventOptions{AllowTruncated: r.s.opts.AllowTruncated, Scale: r.s.opts.Scale})
 		if err != nil {
 			f.Close()
-			return fmt.Errorf("%w (file %s)", err, sf.path)
+			return fmt.Errorf("%w (file %s)", err, sf.name())
 		}
 		if er.Len() != sf.events {
 			f.Close()
-			return fmt.Errorf("fcs: %s changed since NewSource: %d events, had %d", sf.path, er.Len(), sf.events)
+			return fmt.Errorf("fcs: %s changed since NewSource: %d events, had %d", sf.name(), er.Len(), sf.events)
 		}
 		r.f, r.r = f, er
 		if er.Len() > 0 {

@@ -1,7 +1,9 @@
 package fcs
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -285,5 +287,163 @@ func TestOpenAllAndDefaults(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(t.TempDir(), "no", "dir.fcs"), a); err == nil {
 		t.Errorf("WriteFile into a missing directory did not fail")
+	}
+}
+
+// TestSourceScale reads log-amplified channels ($PnE 4,0) of a FACScan
+// file with SourceOptions.Scale: each value must be 10^(4 v / 1024) of the
+// value decoded by hand from the file's bytes (flowCore's "linearize"; a
+// $PnE offset of 0 is read as 1), while linear channels ($PnE 0,0, no $PnG)
+// stay raw.
+func TestSourceScale(t *testing.T) {
+	dir := dataDir(t)
+	path := filepath.Join(dir, "FlowIO/3FITC_4PE_004.fcs")
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key, want string
+	}{{"$P1E", "0,0"}, {"$P3E", "4,0"}, {"$P3R", "1024"}, {"$P4E", "4,0"}, {"$P4R", "1024"}} {
+		if v, _ := f.Keyword(c.key); strings.TrimSpace(v) != c.want {
+			t.Fatalf("%s = %q, want %q", c.key, v, c.want)
+		}
+	}
+	at := f.DataOffset()
+	f.Close()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scale := range []bool{false, true} {
+		src, err := NewSource([]string{path}, SourceOptions{Channels: []string{"FSC-H", "FL1-H", "FL2-H"}, Scale: scale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := dataset.Collect(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds.N() != 94569 {
+			t.Fatalf("%d events", ds.N())
+		}
+		for _, i := range []int{0, 1, 47000, 94568} {
+			// $BYTEORD 1,2,3,4; 16-bit FSC-H, SSC-H, FL1-H, FL2-H; $PnR
+			// 1024 masks to 10 bits.
+			ev := raw[int(at)+8*i:]
+			fsc := float64((int(ev[0]) | int(ev[1])<<8) & 1023)
+			fl1 := float64((int(ev[4]) | int(ev[5])<<8) & 1023)
+			fl2 := float64((int(ev[6]) | int(ev[7])<<8) & 1023)
+			want := []float64{fsc, fl1, fl2}
+			if scale {
+				want = []float64{fsc, math.Pow(10, 4*fl1/1024), math.Pow(10, 4*fl2/1024)}
+			}
+			for j, w := range want {
+				if g := ds.X.At(i, j); math.Abs(g-w) > 1e-12*math.Max(1, w) {
+					t.Errorf("scale=%v: event %d channel %d = %v, want %v", scale, i+1, j+1, g, w)
+				}
+			}
+		}
+		// Linearized values lie in [1, 10^4): 4 decades.
+		if scale {
+			for i := 0; i < ds.N(); i++ {
+				if v := ds.X.At(i, 1); v < 1 || v >= 1e4 {
+					t.Fatalf("event %d FL1-H linearized to %v", i+1, v)
+				}
+			}
+		}
+	}
+}
+
+// TestSourceAllDataSets reads every data set of $NEXTDATA chains as
+// domains named file#k, and only the first without AllDataSets.
+func TestSourceAllDataSets(t *testing.T) {
+	dir := t.TempDir()
+	params := []Param{{Name: "FSC-A"}, {Name: "FL1-A", Label: "CD3"}}
+	set := func(vals ...float64) *DataSet {
+		return &DataSet{Params: params, Events: mat.NewDense(len(vals)/2, 2, vals)}
+	}
+	chain := filepath.Join(dir, "chain.fcs")
+	if err := WriteFile(chain, set(1, 2, 3, 4), set(5, 6, 7, 8, 9, 10), set(11, 12, 13, 14)); err != nil {
+		t.Fatal(err)
+	}
+	single := filepath.Join(dir, "single.fcs")
+	if err := WriteFile(single, set(15, 16, 17, 18)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		all     bool
+		domains []string
+		x       []float64
+		dom     []int
+	}{
+		{false, []string{"chain.fcs", "single.fcs"}, []float64{1, 2, 3, 4, 15, 16, 17, 18}, []int{0, 0, 1, 1}},
+		{true, []string{"chain.fcs#1", "chain.fcs#2", "chain.fcs#3", "single.fcs"},
+			[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, []int{0, 0, 1, 1, 1, 2, 2, 3, 3}},
+	} {
+		src, err := NewSource([]string{chain, single}, SourceOptions{AllDataSets: tc.all})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(src.Domains(), tc.domains) || src.Len() != len(tc.x)/2 {
+			t.Errorf("all=%v: domains %v, %d rows", tc.all, src.Domains(), src.Len())
+		}
+		ds, err := dataset.Collect(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ds.X.RawMatrix().Data, tc.x) || !reflect.DeepEqual(ds.Domain, tc.dom) || !reflect.DeepEqual(ds.DomainNames, tc.domains) {
+			t.Errorf("all=%v: rows %v domains %v %v", tc.all, ds.X.RawMatrix().Data, ds.Domain, ds.DomainNames)
+		}
+	}
+	// A data set with other parameters is named in the error.
+	odd := filepath.Join(dir, "odd.fcs")
+	if err := WriteFile(odd, set(1, 2, 3, 4), &DataSet{Params: params[:1], Events: mat.NewDense(1, 1, []float64{1})}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSource([]string{odd}, SourceOptions{AllDataSets: true}); err == nil || !strings.Contains(err.Error(), "odd.fcs (data set 2) has parameters FSC-A") {
+		t.Errorf("mismatched data set: %v", err)
+	}
+}
+
+// TestInfoNonFinite writes NaN and ±Inf events (as raw bytes: the writer
+// refuses them) and checks the JSON summary encodes them as null.
+func TestInfoNonFinite(t *testing.T) {
+	ds := &DataSet{DataType: 'D', Params: []Param{{Name: "A"}, {Name: "B"}, {Name: "C"}}, Events: mat.NewDense(2, 3, []float64{1, 2, 3, 4, 5, 6})}
+	raw := mustWrite(t, ds)
+	f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := f.DataOffset()
+	for k, v := range []float64{math.NaN(), 2, math.Inf(1), 4, math.Inf(-1), 6.5} {
+		binary.LittleEndian.PutUint64(raw[at+8*int64(k):], math.Float64bits(v))
+	}
+	f, err = Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := f.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(in)
+	if err != nil {
+		t.Fatalf("JSON of non-finite events: %v", err)
+	}
+	if want := `"first_event":[null,2,null],"last_event":[4,null,6.5]`; !strings.Contains(string(js), want) {
+		t.Errorf("JSON %s lacks %s", js, want)
+	}
+	var back Info
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(back.FirstEvent[0]) || back.FirstEvent[1] != 2 || back.LastEvent[2] != 6.5 || !math.IsNaN(back.LastEvent[1]) {
+		t.Errorf("read back %v %v", back.FirstEvent, back.LastEvent)
+	}
+	// No events: null lists, as before.
+	var empty Info
+	if js, _ := json.Marshal(empty); !strings.Contains(string(js), `"first_event":null`) {
+		t.Errorf("empty: %s", js)
 	}
 }

@@ -57,9 +57,15 @@ func WriteFile(path string, sets ...*DataSet) error {
 // $NEXTDATA. Each data set is a HEADER, a TEXT segment (standard keywords,
 // then the extra ones), the DATA segment and the optional ANALYSIS segment.
 // HEADER offsets above 99,999,999 are written as 0, as the standard asks,
-// readers then take them from $BEGINDATA/$ENDDATA. It returns an error for
-// values that the data type cannot hold (non-integer or out-of-range values
-// for I), empty names or values, and keywords the writer owns.
+// readers then take them from $BEGINDATA/$ENDDATA. Numbers of 1e21 and more
+// (or below 1e-6) in $PnR, $PnG and $PnE are written in exponent form
+// ("3.4e+38"). It
+// returns an error, naming the event (row) and parameter (column), for
+// values that the data type cannot hold: non-integer or out-of-range values
+// for I, NaN or ±Inf for F and D, magnitudes above math.MaxFloat32 for F
+// (they would become ±Inf). It also returns an error for a non-finite or
+// negative range, gain or $PnE, empty names or values, and keywords the
+// writer owns.
 func Write(w io.Writer, sets ...*DataSet) error {
 	if len(sets) == 0 {
 		return fmt.Errorf("fcs: Write with no data set")
@@ -158,7 +164,13 @@ func (s *DataSet) check() (dt byte, n int, ps []wparam, err error) {
 		}
 		r := q.Range
 		if r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-			return 0, 0, nil, fmt.Errorf("fcs: parameter %d: bad range %v", j+1, r)
+			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): bad range %v (want a finite number >= 0)", j+1, q.Name, r)
+		}
+		if q.Gain < 0 || math.IsNaN(q.Gain) || math.IsInf(q.Gain, 0) {
+			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): bad gain %v (want a finite number > 0, or 0 for none)", j+1, q.Name, q.Gain)
+		}
+		if q.Decades < 0 || math.IsNaN(q.Decades) || math.IsInf(q.Decades, 0) || math.IsNaN(q.Offset) || math.IsInf(q.Offset, 0) {
+			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): bad $PnE %v,%v (want finite numbers, decades >= 0)", j+1, q.Name, q.Decades, q.Offset)
 		}
 		lim := uint64(0)
 		if dt == 'I' {
@@ -169,13 +181,30 @@ func (s *DataSet) check() (dt byte, n int, ps []wparam, err error) {
 		} else if r == 0 {
 			mx := 0.0
 			for i := 0; i < n; i++ {
-				if v := s.Events.At(i, j); v > mx && !math.IsInf(v, 0) {
+				v := s.Events.At(i, j) // finite: checked below before anything is written
+				if dt == 'F' {
+					v = float64(float32(v)) // as stored
+				}
+				if v > mx {
 					mx = v
 				}
 			}
 			r = math.Max(1, math.Floor(mx)+1)
 		}
 		ps[j] = wparam{bits: b, rng: r, limit: lim}
+	}
+	if dt == 'F' || dt == 'D' {
+		for i := 0; i < n; i++ {
+			for j := range ps {
+				v := s.Events.At(i, j)
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return 0, 0, nil, fmt.Errorf("fcs: event %d parameter %d (%s): value %v is not finite", i+1, j+1, s.Params[j].Name, v)
+				}
+				if dt == 'F' && math.IsInf(float64(float32(v)), 0) {
+					return 0, 0, nil, fmt.Errorf("fcs: event %d parameter %d (%s): value %v overflows float32 ($DATATYPE F holds magnitudes up to %g; use D)", i+1, j+1, s.Params[j].Name, v, math.MaxFloat32)
+				}
+			}
+		}
 	}
 	if dt == 'I' {
 		for i := 0; i < n; i++ {
@@ -190,7 +219,19 @@ func (s *DataSet) check() (dt byte, n int, ps []wparam, err error) {
 	return dt, n, ps, nil
 }
 
-func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+// fmtFloat formats a finite number as plain decimal digits (every $PnR of
+// integer data, up to 2^64, stays an integer), or in exponent form when
+// its magnitude is at least 1e21 or below 1e-6 (a $PnR of 1e300 would
+// otherwise take 301 digits).
+func fmtFloat(x float64) string {
+	switch a := math.Abs(x); {
+	case a >= 1e21 || a != 0 && a < 1e-6:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case x == math.Trunc(x):
+		return strconv.FormatFloat(x, 'f', 0, 64) // exact: 2^64 is 18446744073709551616
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
 
 func (s *DataSet) keywords(dt byte, n int, ps []wparam) ([]Keyword, error) {
 	bo := "1,2,3,4"
@@ -278,35 +319,9 @@ func (s *DataSet) write(w *bufio.Writer, last bool) error {
 	dataLen := int64(n) * int64(evBytes)
 	anLen := int64(len(s.Analysis))
 
-	// The offsets are written in the TEXT whose length depends on them:
-	// iterate to the fixed point (lengths only grow, so this ends).
-	var text []byte
-	var off [6]int64 // TEXT, DATA, ANALYSIS begin/end
-	next := int64(0)
-	for iter := 0; ; iter++ {
-		text = buildText(delim, off, next, kw)
-		var o [6]int64
-		o[0], o[1] = HeaderLen, HeaderLen+int64(len(text))-1
-		end := o[1]
-		if dataLen > 0 {
-			o[2], o[3] = end+1, end+dataLen
-			end = o[3]
-		}
-		if anLen > 0 {
-			o[4], o[5] = end+1, end+anLen
-			end = o[5]
-		}
-		nx := int64(0)
-		if !last {
-			nx = end + 1
-		}
-		if o == off && nx == next {
-			break
-		}
-		if iter > 20 {
-			panic("fcs: TEXT offsets do not converge")
-		}
-		off, next = o, nx
+	text, off, err := layoutText(delim, kw, dataLen, anLen, last, maxLayoutIter)
+	if err != nil {
+		return err
 	}
 	var hdr bytes.Buffer
 	hdr.WriteString("FCS3.1    ")
@@ -323,6 +338,46 @@ func (s *DataSet) write(w *bufio.Writer, last bool) error {
 	}
 	_, err = w.Write(s.Analysis)
 	return err
+}
+
+// maxLayoutIter bounds the fixed-point iteration of layoutText. Each
+// iteration that does not converge lengthens some offset by a digit, so a
+// few iterations suffice.
+const maxLayoutIter = 20
+
+// layoutText builds the TEXT segment and the segment offsets (TEXT, DATA,
+// ANALYSIS begin/end) it holds. The offsets are written in the TEXT whose
+// length depends on them: layoutText iterates to the fixed point (offset
+// lengths only grow, so this ends) and returns an error if it is not
+// reached in maxIter iterations.
+func layoutText(delim byte, kw []Keyword, dataLen, anLen int64, last bool, maxIter int) ([]byte, [6]int64, error) {
+	var off [6]int64
+	next := int64(0)
+	for iter := 0; ; iter++ {
+		text := buildText(delim, off, next, kw)
+		var o [6]int64
+		o[0], o[1] = HeaderLen, HeaderLen+int64(len(text))-1
+		end := o[1]
+		if dataLen > 0 {
+			o[2], o[3] = end+1, end+dataLen
+			end = o[3]
+		}
+		if anLen > 0 {
+			o[4], o[5] = end+1, end+anLen
+			end = o[5]
+		}
+		nx := int64(0)
+		if !last {
+			nx = end + 1
+		}
+		if o == off && nx == next {
+			return text, off, nil
+		}
+		if iter >= maxIter {
+			return nil, off, fmt.Errorf("fcs: the TEXT segment offsets did not converge in %d iterations (TEXT %d bytes)", maxIter, len(text))
+		}
+		off, next = o, nx
+	}
 }
 
 func buildText(d byte, off [6]int64, next int64, kw []Keyword) []byte {

@@ -325,12 +325,91 @@ func TestWriteErrors(t *testing.T) {
 		{func(d *DataSet) { d.Keywords = []Keyword{{"X", ""}} }, "empty"},
 		{func(d *DataSet) { d.Keywords = []Keyword{{"X", "1"}, {"x", "2"}} }, "twice"},
 		{func(d *DataSet) { d.Params = append(d.Params, Param{Name: "b"}) }, "2 parameters"},
+		// Float data the file cannot hold: the error names event and
+		// parameter (row and column).
+		{func(d *DataSet) { toFloat(d, 'F'); d.Events.Set(2, 0, math.NaN()) }, "event 3 parameter 1 (FL1-A): value NaN is not finite"},
+		{func(d *DataSet) { toFloat(d, 'D'); d.Events.Set(1, 0, math.Inf(-1)) }, "event 2 parameter 1 (FL1-A): value -Inf is not finite"},
+		{func(d *DataSet) { toFloat(d, 'F'); d.Events.Set(3, 0, 1e39) }, "event 4 parameter 1 (FL1-A): value 1e+39 overflows float32"},
+		{func(d *DataSet) { toFloat(d, 'F'); d.Events.Set(0, 0, -3.5e38) }, "event 1 parameter 1 (FL1-A): value -3.5e+38 overflows float32"},
+		{func(d *DataSet) { d.Params[0].Range = math.Inf(1) }, "parameter 1 (FL1-A): bad range +Inf"},
+		{func(d *DataSet) { toFloat(d, 'F'); d.Params[0].Range = math.NaN() }, "bad range NaN"},
+		{func(d *DataSet) { d.Params[0].Gain = math.NaN() }, "bad gain NaN"},
+		{func(d *DataSet) { d.Params[0].Decades = math.Inf(1) }, "bad $PnE +Inf,0"},
+		{func(d *DataSet) { d.Params[0].Offset = math.NaN() }, "bad $PnE 0,NaN"},
 	} {
 		d := base()
 		tc.mod(d)
 		if err := Write(io.Discard, d); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("err = %v, want one containing %q", err, tc.err)
 		}
+	}
+}
+
+// toFloat turns the 16-bit integer data set of TestWriteErrors into F or D.
+func toFloat(d *DataSet, dt byte) {
+	d.DataType = dt
+	d.Params[0].Bits = 0
+}
+
+// TestWriteLargeValues writes float values near the limits of their type:
+// they round-trip, and the default $PnR stays a short number.
+func TestWriteLargeValues(t *testing.T) {
+	for _, tc := range []struct {
+		dt    byte
+		v     float64
+		rng   string // $P1R written
+		value float64
+	}{
+		{'D', 1e300, "1e+300", 1e300},
+		{'D', math.MaxFloat64, "1.7976931348623157e+308", math.MaxFloat64},
+		{'F', math.MaxFloat32, "3.4028234663852886e+38", math.MaxFloat32},
+		{'F', 3e38, "3.0000000054977558e+38", float64(float32(3e38))},
+		{'D', 123456.5, "123457", 123456.5},
+	} {
+		ds := &DataSet{DataType: tc.dt, Params: []Param{{Name: "X"}}, Events: mat.NewDense(2, 1, []float64{-1, tc.v})}
+		raw := mustWrite(t, ds)
+		if len(raw) > 600 {
+			t.Errorf("%c %v: %d bytes written", tc.dt, tc.v, len(raw))
+		}
+		f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := f.Keyword("$P1R"); r != tc.rng {
+			t.Errorf("%c %v: $P1R %q, want %q", tc.dt, tc.v, r, tc.rng)
+		}
+		x, err := f.ReadAll(EventOptions{})
+		if err != nil || x.At(1, 0) != tc.value || x.At(0, 0) != -1 {
+			t.Errorf("%c %v: read %v, %v", tc.dt, tc.v, x, err)
+		}
+	}
+	// 64-bit integers keep an integer $PnR (2^64).
+	ds := &DataSet{DataType: 'I', Params: []Param{{Name: "X", Bits: 64}}, Events: mat.NewDense(1, 1, []float64{5})}
+	raw := mustWrite(t, ds)
+	if !bytes.Contains(raw, []byte("/$P1R/18446744073709551616/")) {
+		t.Errorf("64-bit $PnR not written as 2^64")
+	}
+}
+
+// TestLayoutText checks the TEXT offsets fixed point, and that an
+// iteration limit too low for it is an error, not a panic.
+func TestLayoutText(t *testing.T) {
+	kw := []Keyword{{"$TOT", "3"}, {"$PAR", "1"}}
+	text, off, err := layoutText('/', kw, 12345678, 99, false, maxLayoutIter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [6]int64{58, 58 + int64(len(text)) - 1, 58 + int64(len(text)), 58 + int64(len(text)) + 12345678 - 1, 58 + int64(len(text)) + 12345678, 58 + int64(len(text)) + 12345678 + 98}
+	if off != want {
+		t.Errorf("offsets %v, want %v", off, want)
+	}
+	for _, k := range []string{"/$BEGINDATA/" + strconv.FormatInt(want[2], 10) + "/", "/$ENDANALYSIS/" + strconv.FormatInt(want[5], 10) + "/", "/$NEXTDATA/" + strconv.FormatInt(want[5]+1, 10) + "/"} {
+		if !bytes.Contains(text, []byte(k)) {
+			t.Errorf("TEXT lacks %s", k)
+		}
+	}
+	if _, _, err := layoutText('/', kw, 12345678, 99, false, 1); err == nil || !strings.Contains(err.Error(), "did not converge") {
+		t.Errorf("1 iteration: %v", err)
 	}
 }
 
@@ -474,7 +553,7 @@ func TestDataOffsets(t *testing.T) {
 		text := "/$BYTEORD/4,3,2,1/$DATATYPE/F/$PAR/1/$TOT/2/$P1B/32/$BEGINDATA/" + tb + "/$ENDDATA/" + te + "/"
 		// TEXT is 58..58+len-1; DATA follows at d.
 		d := 58 + len(text)
-		r := strings.NewReplacer("<D>", strconv.Itoa(d), "<E>", strconv.Itoa(d+7), "<F>", strconv.Itoa(d+8), "<X>", strconv.Itoa(d+500), "<T>", "060")
+		r := strings.NewReplacer("<D>", strconv.Itoa(d), "<E>", strconv.Itoa(d+7), "<F>", strconv.Itoa(d+8), "<X>", strconv.Itoa(d+500), "<T>", "060", "<S>", strconv.Itoa(d+3))
 		text = r.Replace(text)
 		if 58+len(text) != d {
 			t.Fatalf("placeholder changed the TEXT length")
@@ -496,6 +575,11 @@ func TestDataOffsets(t *testing.T) {
 		{"TEXT wrong, header right", "<D>", "<E>", "<T>", "<X>", ""},
 		{"both past the file", "<D>", "<X>", "<D>", "<X>", ""},
 		{"no DATA", "0", "0", "0", "0", "no DATA segment"},
+		// A segment too short for $TOT events, within the file: the other
+		// one wins if it holds them, else only the first event is read.
+		{"header end short, TEXT right", "<D>", "<S>", "<D>", "<E>", ""},
+		{"TEXT end short, header right", "<D>", "<E>", "<D>", "<S>", ""},
+		{"both short", "<D>", "<S>", "<D>", "<S>", "$TOT declares 2 events but only 1"},
 	} {
 		raw := build(tc.hb, tc.he, tc.tb, tc.te)
 		f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
