@@ -38,36 +38,37 @@ func seal(magic string, version uint32, payload []byte) []byte {
 	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, crcTable))
 }
 
-// unseal checks magic, version and checksum and returns the payload.
-func unseal(data []byte, magic, what string, version uint32) ([]byte, error) {
+// unseal checks magic, version (at most version) and checksum and returns
+// the payload and the file's version.
+func unseal(data []byte, magic, what string, version uint32) ([]byte, uint32, error) {
 	if len(data) < 8 || string(data[:8]) != magic {
 		if len(data) >= 8 && string(data[:4]) == "DICA" {
-			return nil, fmt.Errorf("dica: not a %s file (it is a %q file)", what, data[:8])
+			return nil, 0, fmt.Errorf("dica: not a %s file (it is a %q file)", what, data[:8])
 		}
-		return nil, fmt.Errorf("dica: not a %s file (bad magic number)", what)
+		return nil, 0, fmt.Errorf("dica: not a %s file (bad magic number)", what)
 	}
 	if len(data) < headerLen {
-		return nil, fmt.Errorf("dica: %s %w: %d bytes, header needs %d", what, errTruncated, len(data), headerLen)
+		return nil, 0, fmt.Errorf("dica: %s %w: %d bytes, header needs %d", what, errTruncated, len(data), headerLen)
 	}
 	v := binary.LittleEndian.Uint32(data[8:])
 	if v > version {
-		return nil, fmt.Errorf("dica: %s format version %d is newer than this program's %d: upgrade dica", what, v, version)
+		return nil, 0, fmt.Errorf("dica: %s format version %d is newer than this program's %d: upgrade dica", what, v, version)
 	}
 	if v < 1 {
-		return nil, fmt.Errorf("dica: %s format version %d is invalid", what, v)
+		return nil, 0, fmt.Errorf("dica: %s format version %d is invalid", what, v)
 	}
 	n := binary.LittleEndian.Uint64(data[12:])
 	if want := uint64(headerLen) + n + 4; n > uint64(len(data)) || uint64(len(data)) < want {
-		return nil, fmt.Errorf("dica: %s %w: %d bytes, expected %d", what, errTruncated, len(data), uint64(headerLen)+n+4)
+		return nil, 0, fmt.Errorf("dica: %s %w: %d bytes, expected %d", what, errTruncated, len(data), uint64(headerLen)+n+4)
 	} else if uint64(len(data)) > want {
-		return nil, fmt.Errorf("dica: %s has %d unexpected bytes after its end", what, uint64(len(data))-want)
+		return nil, 0, fmt.Errorf("dica: %s has %d unexpected bytes after its end", what, uint64(len(data))-want)
 	}
 	body := data[:headerLen+int(n)]
 	sum := binary.LittleEndian.Uint32(data[headerLen+int(n):])
 	if crc32.Checksum(body, crcTable) != sum {
-		return nil, fmt.Errorf("dica: %s is corrupted (checksum mismatch)", what)
+		return nil, 0, fmt.Errorf("dica: %s is corrupted (checksum mismatch)", what)
 	}
-	return data[headerLen : headerLen+int(n)], nil
+	return data[headerLen : headerLen+int(n)], v, nil
 }
 
 type encoder struct{ b []byte }

@@ -3,6 +3,7 @@ package dica
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -58,13 +59,27 @@ func decodeKernel(d *decoder) kernel.Kernel {
 	}
 }
 
-// checkKernel rejects kernels the file format cannot describe.
+// checkKernel rejects kernels the file format cannot describe (Stats,
+// Plan and Model files record the kernel by type and bandwidth) and
+// bandwidths that are not positive and finite.
 func checkKernel(k kernel.Kernel) error {
-	switch k.(type) {
-	case nil, kernel.RBF, kernel.Laplacian, kernel.Linear:
+	var sigma float64
+	switch k := k.(type) {
+	case nil, kernel.Linear:
 		return nil
+	case kernel.RBF:
+		sigma = k.Sigma
+	case kernel.Laplacian:
+		sigma = k.Sigma
+	case *kernel.RBF, *kernel.Laplacian, *kernel.Linear:
+		return fmt.Errorf("dica: kernel %T is not supported: pass the value %s, not a pointer", k, strings.TrimPrefix(fmt.Sprintf("%T", k), "*"))
+	default:
+		return fmt.Errorf("dica: kernel %T (%v) is not supported: dica can save only kernel.RBF, kernel.Laplacian and kernel.Linear", k, k)
 	}
-	return fmt.Errorf("dica: kernel %T is not supported (use RBF, Laplacian or linear)", k)
+	if !(sigma > 0) || isBad(sigma) {
+		return fmt.Errorf("dica: kernel %v: sigma = %v; need a finite value > 0", k, sigma)
+	}
+	return nil
 }
 
 func (s *mapSpec) encode(e *encoder) {
@@ -153,18 +168,25 @@ func decodePlan(d *decoder) (*Plan, error) {
 }
 
 const (
-	statsMagic   = "DICASTAT"
-	statsVersion = 1
+	statsMagic = "DICASTAT"
+	// statsVersion 2: output features are mapped point by point
+	// (psi = T_y^T k_r(y), r = the output map's Dim, not its raw dimension)
+	// and every sum is shifted by the plan's c and c_y (see Stats).
+	// Version 1 files hold sums of another meaning and are rejected.
+	statsVersion = 2
 )
 
 // MarshalBinary encodes the statistics with their plan (configuration,
 // kernels, feature maps, seed) in a versioned format with a checksum.
 func (s *Stats) MarshalBinary() ([]byte, error) {
+	if s.plan == nil {
+		return nil, errNoPlan
+	}
 	var e encoder
 	s.plan.encode(&e)
 	a := &s.acc
 	e.int(a.mraw)
-	e.int(a.rraw)
+	e.int(a.rout)
 	e.bool(a.gram)
 	e.u64(uint64(a.n))
 	e.strs(s.Domains)
@@ -193,9 +215,12 @@ func rowOr(rows [][]float64, i, m int) []float64 {
 
 // UnmarshalBinary decodes statistics written by MarshalBinary.
 func (s *Stats) UnmarshalBinary(data []byte) error {
-	payload, err := unseal(data, statsMagic, "statistics", statsVersion)
+	payload, v, err := unseal(data, statsMagic, "statistics", statsVersion)
 	if err != nil {
 		return err
+	}
+	if v < statsVersion {
+		return fmt.Errorf("dica: statistics format version %d is from an older dica whose sums mean something else: accumulate them again", v)
 	}
 	d := &decoder{b: payload}
 	p, err := decodePlan(d)
@@ -203,7 +228,7 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("dica: statistics: %w", err)
 	}
 	var a accum
-	a.mraw, a.rraw, a.gram = d.int(), d.int(), d.bool()
+	a.mraw, a.rout, a.gram = d.int(), d.int(), d.bool()
 	a.n = int64(d.u64())
 	doms := d.strs()
 	a.domCount = toInt64s(d.ints())
@@ -230,9 +255,9 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 	if a.gram {
 		ok = ok && len(a.gramSum) == a.mraw*a.mraw
 	}
-	if a.rraw > 0 {
-		ok = ok && p.outMap != nil && a.rraw == rawDim(p.outMap) && len(a.sumPsi) == a.rraw &&
-			len(a.sumPsiPsi) == a.rraw*a.rraw && len(a.sumPhiPsi) == a.mraw*a.rraw
+	ok = ok && a.rout == p.outDim() && (!a.gram || p.Config.needsGram())
+	if a.rout > 0 {
+		ok = ok && len(a.sumPsi) == a.rout && len(a.sumPsiPsi) == a.rout*a.rout && len(a.sumPhiPsi) == a.mraw*a.rout
 	}
 	if !ok {
 		return fmt.Errorf("dica: statistics: inconsistent shapes")

@@ -39,6 +39,9 @@ func Fit(ctx context.Context, src dataset.Source, cfg Config) (*Model, error) {
 // Solve solves the DICA eigenproblem from the statistics and returns the
 // model.
 func (s *Stats) Solve() (*Model, error) {
+	if s.plan == nil {
+		return nil, errNoPlan
+	}
 	fs, err := s.features()
 	if err != nil {
 		return nil, err

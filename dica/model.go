@@ -301,7 +301,7 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes a model written by MarshalBinary. A truncated,
 // corrupted or future-version file is an error.
 func (m *Model) UnmarshalBinary(data []byte) error {
-	payload, err := unseal(data, modelMagic, "model", modelVersion)
+	payload, _, err := unseal(data, modelMagic, "model", modelVersion)
 	if err != nil {
 		return err
 	}

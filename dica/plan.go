@@ -12,6 +12,7 @@ import (
 
 	"github.com/dicalab/dica/approx"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/gemm"
 	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/nystrom"
 	"github.com/dicalab/dica/rff"
@@ -32,6 +33,14 @@ type Plan struct {
 	inMap  approx.Map
 	outMap approx.Map
 	fp     [32]byte
+
+	// Shifts of the streaming sums (Stats), derived from the maps by
+	// finish (not encoded: they are functions of the encoded plan).
+	// negInShift is -c, c the mean raw feature of the Nystrom landmarks
+	// (nil for other maps); outShift is c_y, the mean output feature of
+	// the output landmarks.
+	negInShift []float64
+	outShift   []float64
 }
 
 // mapSpec is the serializable description of a feature map.
@@ -162,7 +171,7 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 		if err != nil {
 			return nil, err
 		}
-		p.out = &mapSpec{kind: mapNystrom, kern: ok, landmarks: ylm, rcond: cfg.RCond}
+		p.out = &mapSpec{kind: mapNystrom, kern: ok, landmarks: ylm, rcond: min(cfg.RCond, OutputRCond)}
 	}
 	if err := p.finish(); err != nil {
 		return nil, err
@@ -170,21 +179,109 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 	return p, nil
 }
 
-// finish builds the maps from their specs and computes the fingerprint.
+// finish builds the maps from their specs, derives the shifts of the
+// streaming sums and computes the fingerprint.
 func (p *Plan) finish() error {
+	if err := checkKernel(p.in.kern); err != nil {
+		return err
+	}
 	var err error
 	if p.inMap, err = p.in.build(); err != nil {
 		return err
 	}
+	p.negInShift, p.outShift = nil, nil
+	if p.in.kind == mapNystrom {
+		// c = mean kernel row of the landmarks, computed by the code that
+		// computes the streamed rows.
+		c := meanRow(p.inMap, p.in.landmarks, nil)
+		for i := range c {
+			c[i] = -c[i]
+		}
+		p.negInShift = c
+	}
 	if p.out != nil {
+		if err := checkKernel(p.out.kern); err != nil {
+			return fmt.Errorf("dica: output kernel: %w", err)
+		}
 		if p.outMap, err = p.out.build(); err != nil {
 			return fmt.Errorf("dica: output feature map: %w", err)
 		}
+		p.outShift = meanRow(nil, p.out.landmarks, p.mapOutput)
 	}
 	var e encoder
 	p.encode(&e)
 	p.fp = fingerprint(e.b)
 	return nil
+}
+
+// meanRow returns the mean over the rows of pts of their raw features under
+// m, or of their output features under out when m is nil; the rows are
+// summed in order.
+func meanRow(m approx.Map, pts *mat.Dense, out func(dst, scratch, y *mat.Dense) *mat.Dense) []float64 {
+	n, _ := pts.Dims()
+	var f mat.Dense
+	if m != nil {
+		f.ReuseAs(n, rawDim(m))
+		rawMap(m, &f, pts)
+	} else {
+		out(&f, nil, pts)
+	}
+	_, c := f.Dims()
+	mean := make([]float64, c)
+	for i := 0; i < n; i++ {
+		for j, v := range f.RawRowView(i) {
+			mean[j] += v
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	return mean
+}
+
+// outDim returns the number of output features (0 without an output map).
+func (p *Plan) outDim() int {
+	if p.outMap == nil {
+		return 0
+	}
+	return p.outMap.Dim()
+}
+
+// mapOutput stores the output features of the rows of y, shifted by
+// p.outShift when it is set, in dst (resized when empty), using scratch
+// (returned, possibly reallocated) for the kernel rows. Each row is
+// psi(y) = T_y^T k_r(y) computed on its own (a product whose every element
+// sums its terms in a fixed order), so the value of a point does not
+// depend on the block it comes in.
+func (p *Plan) mapOutput(dst, scratch, y *mat.Dense) *mat.Dense {
+	rows, _ := y.Dims()
+	r := p.outMap.Dim()
+	if dst.IsEmpty() {
+		dst.ReuseAs(rows, r)
+	}
+	f, ok := p.outMap.(approx.Factored)
+	if !ok {
+		p.outMap.Map(dst, y)
+	} else {
+		rraw := f.RawDim()
+		scratch = reuseDense(scratch, rows, rraw)
+		f.MapRaw(scratch, y)
+		kr, tr, dr := scratch.RawMatrix(), f.Transform().RawMatrix(), dst.RawMatrix()
+		for i := 0; i < rows; i++ {
+			clear(dr.Data[i*dr.Stride : i*dr.Stride+r])
+		}
+		gemm.Gemm(false, false, rows, r, rraw, 1, kr.Data, kr.Stride, tr.Data, tr.Stride, dr.Data, dr.Stride, 1)
+	}
+	if p.outShift != nil {
+		dr := dst.RawMatrix()
+		for i := 0; i < rows; i++ {
+			row := dr.Data[i*dr.Stride : i*dr.Stride+r]
+			for j, c := range p.outShift {
+				row[j] -= c
+			}
+		}
+	}
+	return scratch
 }
 
 // reservoir draws a uniform sample of at most size rows (Algorithm R with a

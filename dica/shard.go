@@ -16,7 +16,9 @@ const (
 	planMagic   = "DICAPLAN"
 	planVersion = 1
 	gramMagic   = "DICAGRAM"
-	gramVersion = 1
+	// gramVersion 2: the Gram sum is of shifted raw features (see Stats);
+	// version 1 parts are rejected.
+	gramVersion = 2
 )
 
 // MarshalBinary encodes the plan (configuration, schema, kernels and feature
@@ -33,7 +35,7 @@ func (p *Plan) MarshalBinary() ([]byte, error) {
 // has Config.Workers = GOMAXPROCS, Config.Progress = nil and the default
 // Sample and BlockRows: they are not part of the encoding.
 func (p *Plan) UnmarshalBinary(data []byte) error {
-	payload, err := unseal(data, planMagic, "plan", planVersion)
+	payload, _, err := unseal(data, planMagic, "plan", planVersion)
 	if err != nil {
 		return err
 	}
@@ -52,12 +54,7 @@ func (p *Plan) UnmarshalBinary(data []byte) error {
 // NewStats returns empty statistics for the plan, to be filled with
 // Stats.AddBlock and combined with Stats.Merge.
 func (p *Plan) NewStats() *Stats {
-	mraw := rawDim(p.inMap)
-	rraw := 0
-	if p.outMap != nil {
-		rraw = rawDim(p.outMap)
-	}
-	return &Stats{plan: p, acc: *newAccum(mraw, rraw, p.Config.needsGram())}
+	return &Stats{plan: p, acc: *newAccum(rawDim(p.inMap), p.outDim(), p.Config.needsGram())}
 }
 
 // AddBlock adds the rows of b to the statistics. b.Domain[i] indexes
@@ -68,13 +65,16 @@ func (p *Plan) NewStats() *Stats {
 // statistics Plan.Accumulate returns, up to rounding.
 func (s *Stats) AddBlock(b *dataset.Block, domains, classes []string) error {
 	p := s.plan
+	if p == nil {
+		return errNoPlan
+	}
 	if b.Rows == 0 {
 		return nil
 	}
 	if b.D != p.Schema.D() {
 		return fmt.Errorf("dica: block has %d inputs, the plan %d", b.D, p.Schema.D())
 	}
-	if s.acc.rraw > 0 && b.T != len(p.Schema.Targets) {
+	if s.acc.rout > 0 && b.T != len(p.Schema.Targets) {
 		return fmt.Errorf("dica: block has %d targets, the plan %d", b.T, len(p.Schema.Targets))
 	}
 	withClass := p.Config.supervised() && p.Schema.Labelled
@@ -224,6 +224,9 @@ func (s *Stats) HasGram() bool { return s.acc.gram }
 // corresponding parts of all merged statistics).
 func (s *Stats) JoinGram(parts []*GramPart) error {
 	a := &s.acc
+	if s.plan == nil {
+		return errNoPlan
+	}
 	if a.gram {
 		return fmt.Errorf("dica: the statistics already hold a Gram sum")
 	}
@@ -298,9 +301,12 @@ func (g *GramPart) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary decodes a part written by MarshalBinary.
 func (g *GramPart) UnmarshalBinary(data []byte) error {
-	payload, err := unseal(data, gramMagic, "Gram part", gramVersion)
+	payload, v, err := unseal(data, gramMagic, "Gram part", gramVersion)
 	if err != nil {
 		return err
+	}
+	if v < gramVersion {
+		return fmt.Errorf("dica: Gram part format version %d is from an older dica whose sums mean something else: accumulate them again", v)
 	}
 	if len(payload) < 32 {
 		return fmt.Errorf("dica: Gram part %w", errTruncated)

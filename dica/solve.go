@@ -48,6 +48,21 @@ func mapTransform(m approx.Map) *mat.Dense {
 
 // features converts the raw statistics into feature coordinates and checks
 // the data requirements of the method.
+//
+// Every centered quantity is formed from the shifted raw sums before the
+// map's transform T is applied: with k' = k(x) - c the shifted raw features
+// and dbar their mean,
+//
+//	mu        = T^T (c + dbar),
+//	M_i - M̄   = T^T (d_i / n_i) - (1/N) sum_j T^T (d_j / n_j),   d_i = sum_{x in i} k',
+//	C         = T^T (sum k' k'^T - n dbar dbar^T) T,
+//	F (class) = T^T (sum_{x in j} k' - n_j dbar),
+//	F (reg.)  = T^T (sum k' psi'^T - n dbar ebar^T),
+//	S (reg.)  = sum psi' psi'^T - n ebar ebar^T,
+//
+// with psi' the shifted output features and ebar their mean. The shifts c
+// and c_y cancel exactly; the subtractions involve differences from a
+// representative point, not the raw magnitudes.
 func (s *Stats) features() (*featureStats, error) {
 	cfg := s.plan.Config
 	a := &s.acc
@@ -71,19 +86,26 @@ func (s *Stats) features() (*featureStats, error) {
 	m := s.plan.inMap.Dim()
 	n := float64(a.n)
 	fs := &featureStats{n: n, m: m, N: N}
-	sum := make([]float64, a.mraw)
+	// dbar: mean shifted raw feature.
+	dbar := make([]float64, a.mraw)
 	for _, v := range a.domSum {
-		addTo(sum, v)
+		addTo(dbar, v)
 	}
-	floats.Scale(1/n, sum)
-	fs.mu = transformRaw(t, sum)
-
+	floats.Scale(1/n, dbar)
+	{
+		raw := slices.Clone(dbar)
+		if c := s.plan.negInShift; c != nil {
+			floats.Sub(raw, c) // dbar + c
+		}
+		fs.mu = transformRaw(t, raw)
+	}
 	{
 		fs.mc = mat.NewDense(N, m, nil)
 		mbar := make([]float64, m)
+		di := make([]float64, a.mraw)
 		for i := 0; i < N; i++ {
-			mi := transformRaw(t, a.domSum[i])
-			floats.Scale(1/float64(counts[i]), mi)
+			floats.ScaleTo(di, 1/float64(counts[i]), a.domSum[i])
+			mi := transformRaw(t, di)
 			fs.mc.SetRow(i, mi)
 			floats.Add(mbar, mi)
 		}
@@ -99,6 +121,7 @@ func (s *Stats) features() (*featureStats, error) {
 				g.SetSym(i, j, a.gramSum[i*a.mraw+j])
 			}
 		}
+		g.SymRankOne(g, -n, mat.NewVecDense(a.mraw, dbar))
 		c := mat.NewSymDense(m, nil)
 		if t != nil {
 			var tg mat.Dense
@@ -109,16 +132,15 @@ func (s *Stats) features() (*featureStats, error) {
 		} else {
 			c.CopySym(g)
 		}
-		c.SymRankOne(c, -n, mat.NewVecDense(m, fs.mu))
 		fs.c = c
 	}
 	if cfg.supervised() {
 		var f, sm *mat.Dense
 		if s.plan.outMap != nil {
-			f, sm = s.regressionFactor(t, fs)
+			f, sm = s.regressionFactor(t, dbar, fs)
 		} else {
 			var err error
-			f, sm, err = s.classFactor(t, fs)
+			f, sm, err = s.classFactor(t, dbar, fs)
 			if err != nil {
 				return nil, err
 			}
@@ -144,8 +166,9 @@ func (s *Stats) features() (*featureStats, error) {
 }
 
 // classFactor returns F = Phi_c^T Psi (m x c) and S = Psi^T Psi (c x c) for
-// the delta output kernel, Psi the centered one-hot labels (MATH.md).
-func (s *Stats) classFactor(t *mat.Dense, fs *featureStats) (f, sm *mat.Dense, err error) {
+// the delta output kernel, Psi the centered one-hot labels (MATH.md):
+// column j of F is T^T (sum_{x in class j} k' - n_j dbar).
+func (s *Stats) classFactor(t *mat.Dense, dbar []float64, fs *featureStats) (f, sm *mat.Dense, err error) {
 	counts := s.ClassCounts()
 	present := 0
 	for _, c := range counts {
@@ -159,16 +182,14 @@ func (s *Stats) classFactor(t *mat.Dense, fs *featureStats) (f, sm *mat.Dense, e
 	c := len(counts)
 	f = mat.NewDense(fs.m, c, nil)
 	sm = mat.NewDense(c, c, nil)
+	raw := make([]float64, s.acc.mraw)
 	for j := 0; j < c; j++ {
 		nj := float64(counts[j])
-		var col []float64
 		if nj > 0 {
-			col = transformRaw(t, s.acc.clsSum[j])
-		} else {
-			col = make([]float64, fs.m)
+			copy(raw, s.acc.clsSum[j])
+			floats.AddScaled(raw, -nj, dbar)
+			f.SetCol(j, transformRaw(t, raw))
 		}
-		floats.AddScaled(col, -nj, fs.mu)
-		f.SetCol(j, col)
 		for k := 0; k < c; k++ {
 			v := -nj * float64(counts[k]) / fs.n
 			if j == k {
@@ -181,39 +202,22 @@ func (s *Stats) classFactor(t *mat.Dense, fs *featureStats) (f, sm *mat.Dense, e
 }
 
 // regressionFactor returns F = Phi_c^T Psi_c (m x r) and S = Psi_c^T Psi_c
-// for an output kernel represented by features psi.
-func (s *Stats) regressionFactor(t *mat.Dense, fs *featureStats) (f, sm *mat.Dense) {
+// (r x r) for an output kernel represented by features psi, from the sums
+// of the shifted output features psi' (see features).
+func (s *Stats) regressionFactor(t *mat.Dense, dbar []float64, fs *featureStats) (f, sm *mat.Dense) {
 	a := &s.acc
-	ty := mapTransform(s.plan.outMap)
-	r := s.plan.outMap.Dim()
-	psibar := transformRaw(ty, a.sumPsi)
-	floats.Scale(1/fs.n, psibar)
-	pp := mat.NewDense(a.rraw, a.rraw, slices.Clone(a.sumPsiPsi))
-	fp := mat.NewDense(a.mraw, a.rraw, slices.Clone(a.sumPhiPsi))
-	sm = mat.NewDense(r, r, nil)
-	f = mat.NewDense(fs.m, r, nil)
-	if ty != nil {
-		var tmp mat.Dense
-		tmp.Mul(ty.T(), pp)
-		sm.Mul(&tmp, ty)
-		var tmp2 mat.Dense
-		tmp2.Mul(fp, ty)
-		if t != nil {
-			f.Mul(t.T(), &tmp2)
-		} else {
-			f.Copy(&tmp2)
-		}
-	} else {
-		sm.Copy(pp)
-		if t != nil {
-			f.Mul(t.T(), fp)
-		} else {
-			f.Copy(fp)
-		}
+	r := a.rout
+	ebar := slices.Clone(a.sumPsi)
+	floats.Scale(1/fs.n, ebar)
+	sm = mat.NewDense(r, r, slices.Clone(a.sumPsiPsi))
+	sm.RankOne(sm, -fs.n, mat.NewVecDense(r, ebar), mat.NewVecDense(r, ebar))
+	fp := mat.NewDense(a.mraw, r, slices.Clone(a.sumPhiPsi))
+	fp.RankOne(fp, -fs.n, mat.NewVecDense(a.mraw, dbar), mat.NewVecDense(r, ebar))
+	if t == nil {
+		return fp, sm
 	}
-	// Center: S -= n psibar psibar^T, F -= n mu psibar^T.
-	sm.RankOne(sm, -fs.n, mat.NewVecDense(r, psibar), mat.NewVecDense(r, psibar))
-	f.RankOne(f, -fs.n, mat.NewVecDense(fs.m, fs.mu), mat.NewVecDense(r, psibar))
+	f = new(mat.Dense)
+	f.Mul(t.T(), fp)
 	return f, sm
 }
 
@@ -445,15 +449,41 @@ func (fs *featureStats) solveRidge(cq *lowRank, cfg Config) (*solution, error) {
 // matrix-vector products).
 const lanczosMin = 300
 
+// Test hooks of topEigen: lanczosHook adjusts the settings of its Lanczos
+// solves, eigenTrace is told which path gave the result ("lanczos" or
+// "dense") and the Lanczos status (when Lanczos ran).
+var (
+	lanczosHook func(*lanczos.Settings)
+	eigenTrace  func(path string, status lanczos.Status, ran bool)
+)
+
 // topEigen returns the k largest eigenvalues of a (largest first) and their
-// unit eigenvectors as columns. Exactly low-rank matrices may return fewer
-// than k nonzero pairs from Lanczos; the missing ones are zero.
+// unit eigenvectors as columns.
+//
+// From lanczosMin on (and 4 k <= n) it uses the Lanczos solver, whose
+// result is accepted only when its status is lanczos.Converged, or
+// lanczos.ReachableSpaceExhausted: an exactly low-rank matrix with fewer
+// than k nonzero eigenvalues, whose missing pairs are genuinely zero
+// (returned as zero values and zero vectors). Any other outcome (an error,
+// BudgetExceeded, ResidualCheckFailed) falls back to the dense symmetric
+// eigendecomposition.
 func topEigen(a *mat.SymDense, k int) ([]float64, *mat.Dense) {
 	n := a.SymmetricDim()
 	k = min(k, n)
+	var (
+		status lanczos.Status
+		ran    bool
+	)
 	if n >= lanczosMin && 4*k <= n {
-		res, err := lanczos.Sym(context.Background(), lanczos.Dense(a), lanczos.Settings{K: k, Tol: 1e-12, Seed: 1})
-		if err == nil && len(res.Values) > 0 {
+		set := lanczos.Settings{K: k, Tol: 1e-12, Seed: 1}
+		if lanczosHook != nil {
+			lanczosHook(&set)
+		}
+		res, err := lanczos.Sym(context.Background(), lanczos.Dense(a), set)
+		if err == nil {
+			status, ran = res.Status, true
+		}
+		if err == nil && (res.Status == lanczos.Converged || res.Status == lanczos.ReachableSpaceExhausted) {
 			out := make([]float64, k)
 			vv := mat.NewDense(n, k, nil)
 			for j := 0; j < len(res.Values) && j < k; j++ {
@@ -462,8 +492,14 @@ func topEigen(a *mat.SymDense, k int) ([]float64, *mat.Dense) {
 				fixSign(col)
 				vv.SetCol(j, col)
 			}
+			if eigenTrace != nil {
+				eigenTrace("lanczos", status, ran)
+			}
 			return out, vv
 		}
+	}
+	if eigenTrace != nil {
+		eigenTrace("dense", status, ran)
 	}
 	var es mat.EigenSym
 	if !es.Factorize(a, true) {
