@@ -19,7 +19,7 @@ func BenchmarkFitLinear200kx10m200(b *testing.B) {
 	z := randPoints(rng, 200, 10, 0, 1)
 	rows := approx.KernelRows{Kernel: k, Points: z}
 	pen := mat.NewSymDense(200, gram(k, z, z).RawMatrix().Data)
-	f := MapFeatures(rows, x)
+	f := feats(b, rows, x)
 	for b.Loop() {
 		if _, err := FitLinear(context.Background(), f, y, Options{Lambda: 0.1, Center: true, Penalty: pen}); err != nil {
 			b.Fatal(err)

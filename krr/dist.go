@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -167,11 +165,15 @@ func (d *Distributional) DomainDim() int {
 func (d *Distributional) Dim() int { return d.DomainDim() * d.Point.Dim() }
 
 // Psi returns the domain features psi(mu) (one row per row of means, which
-// has the embedding dimension as columns).
-func (d *Distributional) Psi(means *mat.Dense) *mat.Dense {
+// has the embedding dimension as columns). It returns an error if means is
+// empty or has another number of columns than Means.
+func (d *Distributional) Psi(means *mat.Dense) (*mat.Dense, error) {
+	if means == nil || means.IsEmpty() {
+		return nil, errors.New("krr: empty mean embeddings")
+	}
 	n, me := means.Dims()
 	if _, want := d.Means.Dims(); me != want {
-		panic(fmt.Sprintf("krr: means have %d columns, want %d", me, want))
+		return nil, fmt.Errorf("krr: means have %d columns, want %d", me, want)
 	}
 	if d.omega != nil {
 		dd := len(d.phase)
@@ -184,14 +186,14 @@ func (d *Distributional) Psi(means *mat.Dense) *mat.Dense {
 				row[k] = s * math.Cos(row[k]+d.phase[k])
 			}
 		}
-		return out
+		return out, nil
 	}
 	ndom, _ := d.Means.Dims()
 	kb := mat.NewDense(n, ndom, nil)
 	kernel.RBF{Sigma: d.Sigma}.Block(kb, means, d.Means)
 	var out mat.Dense
 	out.Mul(kb, d.t)
-	return &out
+	return &out, nil
 }
 
 // Features returns the product features z(P_i, x_i) of the rows of x, where
@@ -206,7 +208,11 @@ func (d *Distributional) Features(x *mat.Dense, domains []int) (Features, error)
 	if err != nil {
 		return nil, err
 	}
-	return &product{x: x, dom: idx, psi: d.Psi(means), point: d.Point}, nil
+	psi, err := d.Psi(means)
+	if err != nil {
+		return nil, err
+	}
+	return &product{x: x, dom: idx, psi: psi, point: d.Point}, nil
 }
 
 // MeanEmbeddings returns the distinct domain labels in order of first
@@ -256,18 +262,19 @@ func meanEmbeddings(embed approx.Map, x *mat.Dense, domains []int) ([]int, *mat.
 		counts[p]++
 	}
 	ndom, me := len(counts), embed.Dim()
-	sums, err := forBlocks(context.Background(), n, DefaultBlockRows, func() []float64 {
-		return make([]float64, ndom*me)
-	}, func(acc []float64, lo, hi int) error {
+	sums, err := reduceChunks(context.Background(), n, DefaultBlockRows, ndom*me, func() func(acc []float64, lo, hi int) error {
 		var phi mat.Dense
-		embed.Map(&phi, x.Slice(lo, hi, 0, c).(*mat.Dense))
-		for i := lo; i < hi; i++ {
-			s := acc[idx[i]*me : (idx[i]+1)*me]
-			for j, v := range phi.RawRowView(i - lo) {
-				s[j] += v
+		return func(acc []float64, lo, hi int) error {
+			phi.Reset()
+			embed.Map(&phi, x.Slice(lo, hi, 0, c).(*mat.Dense))
+			for i := lo; i < hi; i++ {
+				s := acc[idx[i]*me : (idx[i]+1)*me]
+				for j, v := range phi.RawRowView(i - lo) {
+					s[j] += v
+				}
 			}
+			return nil
 		}
-		return nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -280,47 +287,6 @@ func meanEmbeddings(embed approx.Map, x *mat.Dense, domains []int) ([]int, *mat.
 		}
 	}
 	return idx, means, nil
-}
-
-// forBlocks runs fn over the blocks of rows of [0, n), statically split over
-// GOMAXPROCS goroutines, each with its own accumulator from newAcc, and
-// returns the sum of the accumulators, added in worker order.
-func forBlocks(ctx context.Context, n, rows int, newAcc func() []float64, fn func(acc []float64, lo, hi int) error) ([]float64, error) {
-	nblocks := (n + rows - 1) / rows
-	workers := max(1, min(runtime.GOMAXPROCS(0), nblocks))
-	accs := make([][]float64, workers)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			acc := newAcc()
-			for blk := w; blk < nblocks; blk += workers {
-				if err := ctx.Err(); err != nil {
-					errs[w] = err
-					return
-				}
-				lo := blk * rows
-				if err := fn(acc, lo, min(lo+rows, n)); err != nil {
-					errs[w] = err
-					return
-				}
-			}
-			accs[w] = acc
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	out := accs[0]
-	for _, a := range accs[1:] {
-		for i, v := range a {
-			out[i] += v
-		}
-	}
-	return out, nil
 }
 
 // product is the Features of Distributional: row i is psi[dom[i]] (x) phi(x_i).
@@ -368,33 +334,34 @@ func (p *product) normal(ctx context.Context, y []float64, rows int) (*mat.SymDe
 	_, c := p.x.Dims()
 	gsize := m2 * m2
 	stride := gsize + m2 // per domain: G (upper) then h
-	acc, err := forBlocks(ctx, len(p.dom), rows, func() []float64 {
-		return make([]float64, ndom*stride)
-	}, func(acc []float64, lo, hi int) error {
+	acc, err := reduceChunks(ctx, len(p.dom), rows, ndom*stride, func() func(acc []float64, lo, hi int) error {
 		var phi mat.Dense
-		p.point.Map(&phi, p.x.Slice(lo, hi, 0, c).(*mat.Dense))
-		raw := phi.RawMatrix()
-		for i := range hi - lo {
-			for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+m2] {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("krr: point feature [%d, %d] = %g is not finite", lo+i, j, v)
+		return func(acc []float64, lo, hi int) error {
+			phi.Reset()
+			p.point.Map(&phi, p.x.Slice(lo, hi, 0, c).(*mat.Dense))
+			raw := phi.RawMatrix()
+			for i := range hi - lo {
+				for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+m2] {
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						return fmt.Errorf("krr: point feature [%d, %d] = %g is not finite", lo+i, j, v)
+					}
 				}
 			}
-		}
-		// Runs of rows of the same domain get one SYRK each.
-		for s := lo; s < hi; {
-			e := s + 1
-			for e < hi && p.dom[e] == p.dom[s] {
-				e++
+			// Runs of rows of the same domain get one SYRK each.
+			for s := lo; s < hi; {
+				e := s + 1
+				for e < hi && p.dom[e] == p.dom[s] {
+					e++
+				}
+				q := p.dom[s]
+				sub := blas64.General{Rows: e - s, Cols: m2, Stride: raw.Stride, Data: raw.Data[(s-lo)*raw.Stride:]}
+				gemm.SyrkTransUpper(acc[q*stride:q*stride+gsize], m2, sub.Data, sub.Stride, e-s, m2)
+				blas64.Gemv(blas.Trans, 1, sub, blas64.Vector{N: e - s, Inc: 1, Data: y[s:e]}, 1,
+					blas64.Vector{N: m2, Inc: 1, Data: acc[q*stride+gsize : (q+1)*stride]})
+				s = e
 			}
-			q := p.dom[s]
-			sub := blas64.General{Rows: e - s, Cols: m2, Stride: raw.Stride, Data: raw.Data[(s-lo)*raw.Stride:]}
-			gemm.SyrkTransUpper(acc[q*stride:q*stride+gsize], m2, sub.Data, sub.Stride, e-s, m2)
-			blas64.Gemv(blas.Trans, 1, sub, blas64.Vector{N: e - s, Inc: 1, Data: y[s:e]}, 1,
-				blas64.Vector{N: m2, Inc: 1, Data: acc[q*stride+gsize : (q+1)*stride]})
-			s = e
+			return nil
 		}
-		return nil
 	})
 	if err != nil {
 		return nil, nil, err

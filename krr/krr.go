@@ -138,11 +138,11 @@ func FitExact(x *mat.Dense, y []float64, k kernel.Kernel, o Options) (*Exact, er
 // Variance returns the GP posterior variance of the latent function,
 // k(x_i, x_i) - k(x_i, X)(K + Lambda I)^{-1} k(X, x_i), for the rows of x
 // (add Lambda for the predictive variance of a noisy observation). It
-// panics if x has the wrong number of columns.
-func (e *Exact) Variance(x *mat.Dense) []float64 {
-	r, d := x.Dims()
-	if _, dx := e.X.Dims(); d != dx {
-		panic(fmt.Sprintf("krr: input has %d columns, model expects %d", d, dx))
+// returns an error if x is empty or has the wrong number of columns.
+func (e *Exact) Variance(x *mat.Dense) ([]float64, error) {
+	r, d, err := e.checkInput(x)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]float64, r)
 	var kb, sol mat.Dense
@@ -152,7 +152,7 @@ func (e *Exact) Variance(x *mat.Dense) []float64 {
 		e.Kernel.Block(&kb, e.X, x.Slice(lo, hi, 0, d))
 		sol.Reset()
 		if err := e.chol.SolveTo(&sol, &kb); err != nil {
-			panic(err)
+			return nil, fmt.Errorf("krr: %v", err)
 		}
 		n, _ := kb.Dims()
 		for c := range hi - lo {
@@ -164,16 +164,16 @@ func (e *Exact) Variance(x *mat.Dense) []float64 {
 			out[lo+c] = v
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Predict returns f(x_i) = Mean + k(x_i, X) alpha for the rows of x, computed
-// over blocks of DefaultBlockRows rows. It panics if x has the wrong number
-// of columns.
-func (e *Exact) Predict(x *mat.Dense) []float64 {
-	r, d := x.Dims()
-	if _, dx := e.X.Dims(); d != dx {
-		panic(fmt.Sprintf("krr: input has %d columns, model expects %d", d, dx))
+// over blocks of DefaultBlockRows rows. It returns an error if x is empty or
+// has the wrong number of columns.
+func (e *Exact) Predict(x *mat.Dense) ([]float64, error) {
+	r, d, err := e.checkInput(x)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]float64, r)
 	alpha := mat.NewVecDense(len(e.Alpha), e.Alpha)
@@ -188,11 +188,26 @@ func (e *Exact) Predict(x *mat.Dense) []float64 {
 			out[i] += e.Mean
 		}
 	}
-	return out
+	return out, nil
 }
 
-// RMSE returns sqrt(mean((pred_i - truth_i)^2)). It panics if the lengths
-// differ and returns NaN for empty slices.
+// checkInput validates prediction inputs against the training inputs.
+func (e *Exact) checkInput(x *mat.Dense) (r, d int, err error) {
+	if x == nil || x.IsEmpty() {
+		return 0, 0, errors.New("krr: empty input matrix")
+	}
+	r, d = x.Dims()
+	if _, dx := e.X.Dims(); d != dx {
+		return 0, 0, fmt.Errorf("krr: input has %d columns, model expects %d", d, dx)
+	}
+	return r, d, nil
+}
+
+// RMSE returns sqrt(mean((pred_i - truth_i)^2)), or NaN for empty slices.
+//
+// RMSE panics if the lengths differ: like the functions of gonum's floats
+// and stat packages it treats two slices of different lengths as a
+// programmer error (the predictions of a model have one value per input row).
 func RMSE(pred, truth []float64) float64 {
 	if len(pred) != len(truth) {
 		panic(fmt.Sprintf("krr: %d predictions for %d targets", len(pred), len(truth)))

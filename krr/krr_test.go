@@ -127,6 +127,24 @@ func (w whiten) Map(dst, x *mat.Dense) {
 	dst.Mul(kb, w.t)
 }
 
+// ok returns a function that fails the test on a non-nil error and otherwise
+// returns the value: ok[T](t)(f()) for a function f returning (T, error).
+func ok[T any](tb testing.TB) func(T, error) T {
+	return func(v T, err error) T {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return v
+	}
+}
+
+// feats returns MapFeatures(m, x), failing the test on an error.
+func feats(tb testing.TB, m approx.Map, x *mat.Dense) Features {
+	tb.Helper()
+	return ok[Features](tb)(MapFeatures(m, x))
+}
+
 func maxAbsDiff(a, b []float64) float64 {
 	var m float64
 	for i := range a {
@@ -156,7 +174,7 @@ func TestExactClosedForm(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := closedForm(tc.k, x, y, tc.lambda, tc.center, xt)
-			if d := maxAbsDiff(e.Predict(xt), want); d > 1e-9 {
+			if d := maxAbsDiff(ok[[]float64](t)(e.Predict(xt)), want); d > 1e-9 {
 				t.Errorf("max |pred - closed form| = %g", d)
 			}
 			// Posterior variance k(x,x) - k_x'(K + lambda I)^{-1} k_x.
@@ -171,7 +189,7 @@ func TestExactClosedForm(t *testing.T) {
 			kx := gram(tc.k, x, xt)
 			var q mat.Dense
 			q.Mul(&inv, kx)
-			got := e.Variance(xt)
+			got := ok[[]float64](t)(e.Variance(xt))
 			for i := range got {
 				v := tc.k.Eval(xt.RawRowView(i), xt.RawRowView(i)) - mat.Dot(kx.ColView(i), q.ColView(i))
 				if math.Abs(got[i]-v) > 1e-9 {
@@ -194,17 +212,17 @@ func TestGPInterpolates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := maxAbsDiff(e.Predict(x), y); d > 1e-6 {
+	if d := maxAbsDiff(ok[[]float64](t)(e.Predict(x)), y); d > 1e-6 {
 		t.Errorf("at training points max |f - y| = %g, want interpolation", d)
 	}
-	if v := e.Variance(x); maxAbsDiff(v, make([]float64, n)) > 1e-6 {
+	if v := ok[[]float64](t)(e.Variance(x)); maxAbsDiff(v, make([]float64, n)) > 1e-6 {
 		t.Errorf("posterior variance at training points %v, want ~0", v)
 	}
 	mid := mat.NewDense(n-1, 1, nil)
 	for i := range n - 1 {
 		mid.Set(i, 0, 3*(float64(i)+0.5)/(n-1))
 	}
-	if d := maxAbsDiff(e.Predict(mid), targets(mid, 0, nil)); d > 2e-3 {
+	if d := maxAbsDiff(ok[[]float64](t)(e.Predict(mid)), targets(mid, 0, nil)); d > 2e-3 {
 		t.Errorf("at midpoints max |f - g| = %g", d)
 	}
 }
@@ -221,16 +239,16 @@ func TestLinearMatchesExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := ex.Predict(xt)
+			want := ok[[]float64](t)(ex.Predict(xt))
 
 			// Kernel rows on the training points: Phi = K, penalty R = K.
 			rows := approx.KernelRows{Kernel: k, Points: x}
 			pen := mat.NewSymDense(50, gram(k, x, x).RawMatrix().Data)
-			lin, err := FitLinear(context.Background(), MapFeatures(rows, x), y, Options{Lambda: lambda, Center: c, Penalty: pen, BlockRows: 7})
+			lin, err := FitLinear(context.Background(), feats(t, rows, x), y, Options{Lambda: lambda, Center: c, Penalty: pen, BlockRows: 7})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := maxAbsDiff(lin.Predict(MapFeatures(rows, xt)), want); d > 1e-6 {
+			if d := maxAbsDiff(ok[[]float64](t)(lin.Predict(feats(t, rows, xt))), want); d > 1e-6 {
 				t.Errorf("KernelRows lambda=%g center=%v: max |linear - exact| = %g", lambda, c, d)
 			}
 			if d := maxAbsDiff(lin.W, ex.Alpha); d > 1e-6 {
@@ -239,11 +257,11 @@ func TestLinearMatchesExact(t *testing.T) {
 
 			// Exact factor Phi Phi' = K, identity penalty, same lambda.
 			wm := newWhiten(k, x)
-			lin, err = FitLinear(context.Background(), MapFeatures(wm, x), y, Options{Lambda: lambda, Center: c, BlockRows: 16})
+			lin, err = FitLinear(context.Background(), feats(t, wm, x), y, Options{Lambda: lambda, Center: c, BlockRows: 16})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := maxAbsDiff(lin.Predict(MapFeatures(wm, xt)), want); d > 1e-8 {
+			if d := maxAbsDiff(ok[[]float64](t)(lin.Predict(feats(t, wm, xt))), want); d > 1e-8 {
 				t.Errorf("whitened lambda=%g center=%v: max |linear - exact| = %g", lambda, c, d)
 			}
 		}
@@ -365,7 +383,7 @@ func TestDistributionalRFF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pe, pr := exact.Psi(exact.Means), rff.Psi(rff.Means)
+	pe, pr := ok[*mat.Dense](t)(exact.Psi(exact.Means)), ok[*mat.Dense](t)(rff.Psi(rff.Means))
 	var ge, gr mat.Dense
 	ge.Mul(pe, pe.T())
 	gr.Mul(pr, pr.T())
@@ -391,7 +409,7 @@ func TestDistributionalRFF(t *testing.T) {
 		t.Errorf("RFF psi (D = 20000): max |psi'psi - k1| = %g", worstR)
 	}
 	again, _ := NewDistributional(nil, rows, x, dom, DistOptions{Sigma: 1, RFF: 20000, Seed: 7})
-	if !mat.Equal(again.Psi(again.Means), pr) {
+	if !mat.Equal(ok[*mat.Dense](t)(again.Psi(again.Means)), pr) {
 		t.Error("RFF features differ for the same seed")
 	}
 }
@@ -459,12 +477,12 @@ func TestDistributionalFit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rmse := RMSE(fast.Predict(fs), ys)
-		plain, err := FitLinear(context.Background(), MapFeatures(rows, x), y, opt)
+		rmse := RMSE(ok[[]float64](t)(fast.Predict(fs)), ys)
+		plain, err := FitLinear(context.Background(), feats(t, rows, x), y, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := RMSE(plain.Predict(MapFeatures(rows, xs)), ys)
+		base := RMSE(ok[[]float64](t)(plain.Predict(feats(t, rows, xs))), ys)
 		t.Logf("%+v: held-out RMSE %.4f distributional, %.4f point kernel only", o, rmse, base)
 		if rmse > 0.6*base {
 			t.Errorf("%+v: held-out RMSE %g, not clearly below %g of the point kernel alone", o, rmse, base)
@@ -512,9 +530,9 @@ func TestErrors(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{"length", MapFeatures(rows, x), []float64{1}, Options{}, "3 feature rows but 1 targets"},
-		{"penalty", MapFeatures(rows, x), []float64{1, 2, 3}, Options{Penalty: mat.NewSymDense(2, nil)}, "Penalty is 2 x 2, want 3 x 3"},
-		{"nan y", MapFeatures(rows, x), []float64{1, math.NaN(), 3}, Options{}, "y[1] = NaN"},
+		{"length", feats(t, rows, x), []float64{1}, Options{}, "3 feature rows but 1 targets"},
+		{"penalty", feats(t, rows, x), []float64{1, 2, 3}, Options{Penalty: mat.NewSymDense(2, nil)}, "Penalty is 2 x 2, want 3 x 3"},
+		{"nan y", feats(t, rows, x), []float64{1, math.NaN(), 3}, Options{}, "y[1] = NaN"},
 		{"nan feature", denseFeatures{nan}, []float64{1, 2, 3}, Options{Lambda: 1}, "feature [1, 0] = NaN"},
 		{"singular", denseFeatures{mat.NewDense(3, 2, []float64{1, 1, 2, 2, 3, 3})}, []float64{1, 2, 3}, Options{}, "not positive definite"},
 	} {
@@ -541,10 +559,49 @@ func TestErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := FitLinear(ctx, MapFeatures(rows, x), []float64{1, 2, 3}, Options{Lambda: 1}); err != context.Canceled {
+	if _, err := FitLinear(ctx, feats(t, rows, x), []float64{1, 2, 3}, Options{Lambda: 1}); err != context.Canceled {
 		t.Errorf("canceled: %v", err)
 	}
+
+	// Prediction inputs a user can get wrong are errors.
+	e, err := FitExact(x, []float64{1, 2, 3}, k, Options{Lambda: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin, err := FitLinear(context.Background(), feats(t, rows, x), []float64{1, 2, 3}, Options{Lambda: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := mat.NewDense(2, 2, nil)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"Exact.Predict", second(e.Predict(wide)), "input has 2 columns, model expects 1"},
+		{"Exact.Predict empty", second(e.Predict(&mat.Dense{})), "empty input"},
+		{"Exact.Variance", second(e.Variance(wide)), "input has 2 columns, model expects 1"},
+		{"MapFeatures", second(MapFeatures(rows, wide)), "input has 2 columns, map expects 1"},
+		{"Linear.Predict", second(lin.Predict(denseFeatures{wide})), "features have 2 columns, model has 3 weights"},
+		{"Psi", second(d.Psi(wide)), "means have 2 columns, want 3"},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want containing %q", tc.name, tc.err, tc.want)
+		}
+	}
+	// RMSE of slices of different lengths is a programmer error: it panics.
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "2 predictions for 3 targets") {
+				t.Errorf("RMSE of mismatched lengths: recovered %v, want a panic", r)
+			}
+		}()
+		RMSE([]float64{1, 2}, []float64{1, 2, 3})
+	}()
 }
+
+// second returns the error of a (value, error) pair.
+func second[T any](_ T, err error) error { return err }
 
 func ExampleFitExact() {
 	// Noiseless GP regression of y = x^2 on five points.
@@ -555,7 +612,12 @@ func ExampleFitExact() {
 		fmt.Println(err)
 		return
 	}
-	for _, v := range e.Predict(mat.NewDense(3, 1, []float64{-1, 1, 0.5})) {
+	pred, err := e.Predict(mat.NewDense(3, 1, []float64{-1, 1, 0.5}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, v := range pred {
 		fmt.Printf("%.3f\n", v)
 	}
 	// Output:

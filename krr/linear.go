@@ -2,8 +2,8 @@ package krr
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/dicalab/dica/internal/gemm"
 	"math"
 	"runtime"
 	"sync"
@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/internal/gemm"
 )
 
 // Features is an n x m feature matrix Phi produced block by block, so that
@@ -25,18 +26,22 @@ type Features interface {
 	// Dim returns m, the number of features.
 	Dim() int
 	// Block stores rows lo..hi-1 of Phi in dst, which is (hi-lo) x m or
-	// empty, in which case it is resized.
+	// empty, in which case it is resized. It may panic if dst has another
+	// shape or the range is outside [0, Len()): a programmer error, as in
+	// gonum's mat.
 	Block(dst *mat.Dense, lo, hi int)
 }
 
 // MapFeatures returns the features phi(x_i) of the rows of x under the map m.
-// It panics if x does not have m.InputDim() columns.
-func MapFeatures(m approx.Map, x *mat.Dense) Features {
-	_, d := x.Dims()
-	if d != m.InputDim() {
-		panic(fmt.Sprintf("krr: input has %d columns, map expects %d", d, m.InputDim()))
+// It returns an error if x is empty or does not have m.InputDim() columns.
+func MapFeatures(m approx.Map, x *mat.Dense) (Features, error) {
+	if x == nil || x.IsEmpty() {
+		return nil, errors.New("krr: empty input matrix")
 	}
-	return mapFeatures{m: m, x: x}
+	if _, d := x.Dims(); d != m.InputDim() {
+		return nil, fmt.Errorf("krr: input has %d columns, map expects %d", d, m.InputDim())
+	}
+	return mapFeatures{m: m, x: x}, nil
 }
 
 type mapFeatures struct {
@@ -79,10 +84,10 @@ type Linear struct {
 // FitLinear solves the generalized ridge regression (2) of the package
 // documentation, (Phi'Phi + Lambda R) w = Phi'(y - Mean), on the features
 // f with targets y. Phi'Phi and Phi'y are accumulated over blocks of
-// BlockRows rows, split statically over GOMAXPROCS goroutines whose partial
-// sums are added in a fixed order (so results are deterministic for a
-// given GOMAXPROCS). Time O(n m^2 + m^3), memory O(m^2) plus one block per
-// goroutine.
+// BlockRows rows on up to GOMAXPROCS goroutines; each block's sums are added
+// in block order, so the result has the same bits for any GOMAXPROCS (for a
+// given BlockRows). Time O(n m^2 + m^3), memory O(m^2) plus one block and
+// one m x m accumulator per goroutine.
 //
 // It returns an error for mismatched lengths, non-finite targets or
 // features (naming the row), a Penalty of the wrong size, or a system that
@@ -143,71 +148,41 @@ func FitLinear(ctx context.Context, f Features, y []float64, o Options) (*Linear
 	return &Linear{W: w.RawVector().Data, Mean: mean}, nil
 }
 
-// accumulate returns Phi'Phi and Phi'y over blocks of rows.
+// accumulate returns Phi'Phi and Phi'y over blocks of rows, summed in a
+// fixed order (reduceChunks): the same bits for any GOMAXPROCS.
 func accumulate(ctx context.Context, f Features, y []float64, rows int) (*mat.SymDense, []float64, error) {
 	n, m := f.Len(), f.Dim()
-	nblocks := (n + rows - 1) / rows
-	workers := max(1, min(runtime.GOMAXPROCS(0), nblocks))
-	type part struct {
-		a   []float64
-		b   []float64
-		err error
-	}
-	parts := make([]part, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			p := part{a: make([]float64, m*m), b: make([]float64, m)}
-			buf := mat.NewDense(rows, m, nil)
-			for blk := w; blk < nblocks; blk += workers {
-				if err := ctx.Err(); err != nil {
-					p.err = err
-					break
-				}
-				lo := blk * rows
-				hi := min(lo+rows, n)
-				phi := buf.Slice(0, hi-lo, 0, m).(*mat.Dense)
-				f.Block(phi, lo, hi)
-				raw := phi.RawMatrix()
-				for i := range hi - lo {
-					for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+m] {
-						if math.IsNaN(v) || math.IsInf(v, 0) {
-							p.err = fmt.Errorf("krr: feature [%d, %d] = %g is not finite", lo+i, j, v)
-							parts[w] = p
-							return
-						}
+	acc, err := reduceChunks(ctx, n, rows, m*m+m, func() func(acc []float64, lo, hi int) error {
+		buf := mat.NewDense(min(rows, n), m, nil)
+		return func(acc []float64, lo, hi int) error {
+			phi := buf.Slice(0, hi-lo, 0, m).(*mat.Dense)
+			f.Block(phi, lo, hi)
+			raw := phi.RawMatrix()
+			for i := range hi - lo {
+				for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+m] {
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						return fmt.Errorf("krr: feature [%d, %d] = %g is not finite", lo+i, j, v)
 					}
 				}
-				gemm.SyrkTransUpper(p.a, m, raw.Data, raw.Stride, hi-lo, m)
-				blas64.Gemv(blas.Trans, 1, raw, blas64.Vector{N: hi - lo, Inc: 1, Data: y[lo:hi]}, 1, blas64.Vector{N: m, Inc: 1, Data: p.b})
 			}
-			parts[w] = p
-		})
-	}
-	wg.Wait()
-	for _, p := range parts {
-		if p.err != nil {
-			return nil, nil, p.err
+			gemm.SyrkTransUpper(acc[:m*m], m, raw.Data, raw.Stride, hi-lo, m)
+			blas64.Gemv(blas.Trans, 1, raw, blas64.Vector{N: hi - lo, Inc: 1, Data: y[lo:hi]}, 1, blas64.Vector{N: m, Inc: 1, Data: acc[m*m:]})
+			return nil
 		}
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	a, b := parts[0].a, parts[0].b
-	for _, p := range parts[1:] {
-		for i, v := range p.a {
-			a[i] += v
-		}
-		for i, v := range p.b {
-			b[i] += v
-		}
-	}
-	return mat.NewSymDense(m, a), b, nil
+	return mat.NewSymDense(m, acc[:m*m:m*m]), acc[m*m:], nil
 }
 
 // Predict returns Mean + Phi W for the features f, computed over blocks of
-// DefaultBlockRows rows. It panics if f.Dim() != len(W).
-func (l *Linear) Predict(f Features) []float64 {
+// DefaultBlockRows rows (each row on its own, so the result does not depend
+// on GOMAXPROCS). It returns an error if f.Dim() != len(W).
+func (l *Linear) Predict(f Features) ([]float64, error) {
 	n, m := f.Len(), f.Dim()
 	if m != len(l.W) {
-		panic(fmt.Sprintf("krr: features have %d columns, model has %d weights", m, len(l.W)))
+		return nil, fmt.Errorf("krr: features have %d columns, model has %d weights", m, len(l.W))
 	}
 	out := make([]float64, n)
 	nblocks := (n + DefaultBlockRows - 1) / DefaultBlockRows
@@ -231,5 +206,5 @@ func (l *Linear) Predict(f Features) []float64 {
 		})
 	}
 	wg.Wait()
-	return out
+	return out, nil
 }

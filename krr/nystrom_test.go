@@ -30,11 +30,11 @@ func TestNystromAllLandmarks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lin, err := FitLinear(context.Background(), MapFeatures(ny, x), y, Options{Lambda: lambda, Center: true})
+		lin, err := FitLinear(context.Background(), feats(t, ny, x), y, Options{Lambda: lambda, Center: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := maxAbsDiff(lin.Predict(MapFeatures(ny, xt)), ex.Predict(xt)); d > 1e-6 {
+		if d := maxAbsDiff(ok[[]float64](t)(lin.Predict(feats(t, ny, xt))), ok[[]float64](t)(ex.Predict(xt))); d > 1e-6 {
 			t.Errorf("lambda=%g: max |Nystrom ridge - exact KRR| = %g", lambda, d)
 		}
 	}
@@ -61,13 +61,28 @@ func ExampleFitLinear() {
 		fmt.Println(err)
 		return
 	}
-	m, err := FitLinear(context.Background(), MapFeatures(phi, x), y, Options{Lambda: 1, Center: true})
+	f, err := MapFeatures(phi, x)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := FitLinear(context.Background(), f, y, Options{Lambda: 1, Center: true})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	grid := mat.NewDense(5, 1, []float64{0.5, 1.5, 2.5, 3.5, 4.5})
-	for i, f := range m.Predict(MapFeatures(phi, grid)) {
+	fg, err := MapFeatures(phi, grid)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pred, err := m.Predict(fg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, f := range pred {
 		fmt.Printf("f(%.1f) = %5.2f, sin(2x) = %5.2f\n", grid.At(i, 0), f, smooth(grid.RawRowView(i)))
 	}
 	// Output:

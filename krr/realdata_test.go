@@ -86,11 +86,11 @@ func TestCyTOFDistributional(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := Options{Lambda: 1, Center: true}
-	plain, err := FitLinear(context.Background(), MapFeatures(phi, x), y, o)
+	plain, err := FitLinear(context.Background(), feats(t, phi, x), y, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := RMSE(plain.Predict(MapFeatures(phi, xs)), ys)
+	base := RMSE(ok[[]float64](t)(plain.Predict(feats(t, phi, xs))), ys)
 	var sd float64
 	var my float64
 	for _, v := range y {
@@ -117,7 +117,7 @@ func TestCyTOFDistributional(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rmse := RMSE(dm.Predict(fs), ys)
+	rmse := RMSE(ok[[]float64](t)(dm.Predict(fs)), ys)
 	t.Logf("%d train / %d test cells: RMSE constant %.4f, point kernel %.4f, distributional %.4f (k1 sigma %.3g, %d features)",
 		len(y), len(ys), sd, base, rmse, d.Sigma, d.Dim())
 	// Measured: 1.174, 0.658, 0.628. The domain's distribution carries

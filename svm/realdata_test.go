@@ -82,13 +82,13 @@ func TestCyTOF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Train(context.Background(), sc.Apply(xtr), ytr, 4, Options{})
+	m, err := Train(context.Background(), ok[*mat.Dense](t)(sc.Apply(xtr)), ytr, 4, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	train := Accuracy(m.Predict(sc.Apply(xtr)), ytr)
+	train := Accuracy(ok[[]int](t)(m.Predict(ok[*mat.Dense](t)(sc.Apply(xtr)))), ytr)
 	x2, y2 := loadCyTOF(t, 2)
-	acc2 := Accuracy(m.Predict(sc.Apply(x2)), y2)
+	acc2 := Accuracy(ok[[]int](t)(m.Predict(ok[*mat.Dense](t)(sc.Apply(x2)))), y2)
 	t.Logf("%d training cells: train accuracy %.4f, sample 2 accuracy %.4f", len(ytr), train, acc2)
 	if train < 0.9 || acc2 < 0.9 {
 		t.Errorf("accuracy train %.4f, sample 2 %.4f, want >= 0.9", train, acc2)
@@ -108,7 +108,7 @@ func BenchmarkCyTOF(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ztr, zte := sc.Apply(xtr), sc.Apply(xte)
+	ztr, zte := ok[*mat.Dense](b)(sc.Apply(xtr)), ok[*mat.Dense](b)(sc.Apply(xte))
 	for _, o := range []Options{{}, {Solver: Dual}, {Loss: Hinge}} {
 		b.Run(fmt.Sprintf("n=%d/%v-%v", len(ytr), o.Solver, o.Loss), func(b *testing.B) {
 			var acc float64
@@ -117,7 +117,7 @@ func BenchmarkCyTOF(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				acc = Accuracy(m.Predict(zte), yte)
+				acc = Accuracy(ok[[]int](b)(m.Predict(zte)), yte)
 			}
 			b.ReportMetric(acc, "test-acc")
 		})

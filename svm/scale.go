@@ -53,12 +53,15 @@ func Standardize(x *mat.Dense) (*Scaler, error) {
 	return &Scaler{Mean: mean, SD: sd}, nil
 }
 
-// Apply returns the standardized copy of x. It panics if x has the wrong
-// number of columns.
-func (s *Scaler) Apply(x *mat.Dense) *mat.Dense {
+// Apply returns the standardized copy of x. It returns an error if x is
+// empty or has the wrong number of columns.
+func (s *Scaler) Apply(x *mat.Dense) (*mat.Dense, error) {
+	if x == nil || x.IsEmpty() {
+		return nil, fmt.Errorf("svm: empty input matrix")
+	}
 	n, d := x.Dims()
 	if d != len(s.Mean) {
-		panic(fmt.Sprintf("svm: input has %d columns, scaler expects %d", d, len(s.Mean)))
+		return nil, fmt.Errorf("svm: input has %d columns, scaler expects %d", d, len(s.Mean))
 	}
 	out := mat.NewDense(n, d, nil)
 	for i := range n {
@@ -67,5 +70,5 @@ func (s *Scaler) Apply(x *mat.Dense) *mat.Dense {
 			dst[j] = (v - s.Mean[j]) / s.SD[j]
 		}
 	}
-	return out
+	return out, nil
 }

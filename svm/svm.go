@@ -212,7 +212,14 @@ type Binary struct {
 }
 
 // Decision returns f(x) = W'x + Intercept for the d-vector x.
+//
+// Decision panics if len(x) != len(W): a programmer error, as for gonum's
+// floats.Dot (check the input matrix once, or use Model.Decision, which
+// returns an error).
 func (b *Binary) Decision(x []float64) float64 {
+	if len(x) != len(b.W) {
+		panic(fmt.Sprintf("svm: input has length %d, model expects %d", len(x), len(b.W)))
+	}
 	s := b.Intercept
 	for j, w := range b.W {
 		s += w * x[j]
@@ -527,11 +534,15 @@ func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uin
 
 // Decision returns the n x NClass matrix of one-vs-rest decision values
 // f_k(x_i) = W_k'x_i + Intercept_k for the rows of x (n x Dim). Absent
-// classes have value -Inf. It panics if x has the wrong number of columns.
-func (m *Model) Decision(x *mat.Dense) *mat.Dense {
+// classes have value -Inf. It returns an error if x is empty or has the
+// wrong number of columns.
+func (m *Model) Decision(x *mat.Dense) (*mat.Dense, error) {
+	if x == nil || x.IsEmpty() {
+		return nil, errors.New("svm: empty input matrix")
+	}
 	n, d := x.Dims()
 	if d != m.Dim {
-		panic(fmt.Sprintf("svm: input has %d columns, model expects %d", d, m.Dim))
+		return nil, fmt.Errorf("svm: input has %d columns, model expects %d", d, m.Dim)
 	}
 	out := mat.NewDense(n, m.NClass, nil)
 	out.Mul(x, m.W.T())
@@ -541,13 +552,17 @@ func (m *Model) Decision(x *mat.Dense) *mat.Dense {
 			row[k] += m.Intercept[k]
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Predict returns the class with the largest decision value for each row of
-// x (ties go to the smaller label, as LIBLINEAR).
-func (m *Model) Predict(x *mat.Dense) []int {
-	dec := m.Decision(x)
+// x (ties go to the smaller label, as LIBLINEAR). Errors are as for
+// Decision.
+func (m *Model) Predict(x *mat.Dense) ([]int, error) {
+	dec, err := m.Decision(x)
+	if err != nil {
+		return nil, err
+	}
 	n, _ := dec.Dims()
 	pred := make([]int, n)
 	for i := range n {
@@ -560,11 +575,15 @@ func (m *Model) Predict(x *mat.Dense) []int {
 		}
 		pred[i] = best
 	}
-	return pred
+	return pred, nil
 }
 
-// Accuracy returns the fraction of positions where pred equals truth. It
-// panics if the lengths differ and returns NaN for empty slices.
+// Accuracy returns the fraction of positions where pred equals truth, or NaN
+// for empty slices.
+//
+// Accuracy panics if the lengths differ: like the functions of gonum's
+// floats and stat packages it treats two slices of different lengths as a
+// programmer error (Predict returns one label per input row).
 func Accuracy(pred, truth []int) float64 {
 	if len(pred) != len(truth) {
 		panic(fmt.Sprintf("svm: %d predictions for %d labels", len(pred), len(truth)))

@@ -105,7 +105,7 @@ func TestSeparable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if acc := Accuracy(m.Predict(x), y); acc != 1 {
+			if acc := Accuracy(ok[[]int](t)(m.Predict(x)), y); acc != 1 {
 				t.Errorf("%v noShrink=%v: train accuracy %g, want 1", loss, noShrink, acc)
 			}
 			if !m.Machines[1].Converged {
@@ -317,7 +317,7 @@ func TestMulticlassBlobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if acc := Accuracy(m.Predict(xte), yte); acc < 0.95 {
+		if acc := Accuracy(ok[[]int](t)(m.Predict(xte)), yte); acc < 0.95 {
 			t.Errorf("%v %v: held-out accuracy %g, want > 0.95", o.Solver, o.Loss, acc)
 		}
 	}
@@ -335,11 +335,11 @@ func TestAbsentClass(t *testing.T) {
 	if m.Present[1] || m.Present[3] || !m.Present[0] || !m.Present[2] {
 		t.Errorf("Present = %v", m.Present)
 	}
-	dec := m.Decision(x)
+	dec := ok[*mat.Dense](t)(m.Decision(x))
 	if !math.IsInf(dec.At(0, 1), -1) || !math.IsInf(dec.At(0, 3), -1) {
 		t.Errorf("absent classes have decision %g, %g, want -Inf", dec.At(0, 1), dec.At(0, 3))
 	}
-	if acc := Accuracy(m.Predict(x), y); acc != 1 {
+	if acc := Accuracy(ok[[]int](t)(m.Predict(x)), y); acc != 1 {
 		t.Errorf("accuracy %g, want 1", acc)
 	}
 }
@@ -437,7 +437,65 @@ func TestErrors(t *testing.T) {
 	if _, err := Train(ctx, x, []int{0, 1, 0, 1}, 2, Options{}); err != context.Canceled {
 		t.Errorf("canceled context: %v", err)
 	}
+
+	// Prediction inputs a user can get wrong are errors.
+	m, err := Train(context.Background(), x, []int{0, 1, 0, 1}, 2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Standardize(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := mat.NewDense(2, 3, nil)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"Decision", second(m.Decision(wide)), "input has 3 columns, model expects 2"},
+		{"Predict", second(m.Predict(wide)), "input has 3 columns, model expects 2"},
+		{"Predict empty", second(m.Predict(&mat.Dense{})), "empty input"},
+		{"Apply", second(sc.Apply(wide)), "input has 3 columns, scaler expects 2"},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want containing %q", tc.name, tc.err, tc.want)
+		}
+	}
+	// Slices of different lengths are programmer errors: these panic.
+	for _, tc := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"Accuracy", func() { Accuracy([]int{1, 2}, []int{1}) }, "2 predictions for 1 labels"},
+		{"Binary.Decision", func() { m.Machines[1].Decision([]float64{1}) }, "input has length 1, model expects 2"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), tc.want) {
+					t.Errorf("%s: recovered %v, want a panic containing %q", tc.name, r, tc.want)
+				}
+			}()
+			tc.f()
+		}()
+	}
 }
+
+// ok returns a function that fails the test on a non-nil error and otherwise
+// returns the value: ok[T](t)(f()) for a function f returning (T, error).
+func ok[T any](tb testing.TB) func(T, error) T {
+	return func(v T, err error) T {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return v
+	}
+}
+
+// second returns the error of a (value, error) pair.
+func second[T any](_ T, err error) error { return err }
 
 func TestStandardize(t *testing.T) {
 	x := mat.NewDense(4, 3, []float64{
@@ -457,7 +515,7 @@ func TestStandardize(t *testing.T) {
 			t.Errorf("column %d: mean %g sd %g, want %g %g", j, s.Mean[j], s.SD[j], w.mean, w.sd)
 		}
 	}
-	z := s.Apply(mat.NewDense(1, 3, []float64{4, 0, 7}))
+	z := ok[*mat.Dense](t)(s.Apply(mat.NewDense(1, 3, []float64{4, 0, 7})))
 	for j, w := range []float64{1.5 / sd, -25 / (10 * sd), 2} {
 		if math.Abs(z.At(0, j)-w) > 1e-12 {
 			t.Errorf("z[%d] = %g, want %g", j, z.At(0, j), w)
@@ -479,7 +537,12 @@ func ExampleTrain() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(m.Predict(mat.NewDense(3, 1, []float64{-0.5, 0.5, 10})))
+	pred, err := m.Predict(mat.NewDense(3, 1, []float64{-0.5, 0.5, 10}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(pred)
 	// Squared hinge loss, C = 1: only x = +-1 are inside the margin, and
 	// 1/2 w^2 + 2 (1 - w)^2 is minimal at w = 0.8; symmetry gives b = 0.
 	fmt.Printf("w = %.4f, |b| < 1e-6: %v\n", m.W.At(1, 0), math.Abs(m.Intercept[1]) < 1e-6)
@@ -508,7 +571,7 @@ func BenchmarkTrain200kx10x4(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				acc = Accuracy(m.Predict(x), y)
+				acc = Accuracy(ok[[]int](b)(m.Predict(x)), y)
 				epochs = 0
 				for _, mc := range m.Machines {
 					epochs = max(epochs, mc.Epochs)
@@ -539,7 +602,7 @@ func BenchmarkTrainPrimal700kx50(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		acc = Accuracy(m.Predict(x), y)
+		acc = Accuracy(ok[[]int](b)(m.Predict(x)), y)
 	}
 	b.ReportMetric(acc, "acc")
 }
