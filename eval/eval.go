@@ -24,15 +24,29 @@
 // projections) before the learner. Classification uses a linear SVM
 // (package svm, one-vs-rest) and reports accuracy; regression uses
 // Gaussian-kernel ridge regression on the standardized components (package
-// krr, exact solve, median-heuristic bandwidth, centered) and reports the
-// root mean squared error over the domain's cells and targets. The "input"
-// baseline is the same learner on the standardized inputs, with no
-// transformation.
+// krr, median-heuristic bandwidth, centered), solved exactly on up to
+// MaxRegressionCells training cells and with RegressionRank Nystrom
+// landmarks above (Options.RegressionSolver), and reports the root mean
+// squared error over the domain's cells and targets. The "input" baseline is
+// the same learner on the standardized inputs, with no transformation.
+//
+// With Options.Learner set to Distributional, the learner is instead the
+// paper's distributional one (Muandet et al. 2013, Section 5): the kernel on
+// (domain, cell) pairs k((P, x), (Q, x')) = k1(P, Q) k2(x, x'), with k1 a
+// Gaussian kernel on the domains' mean embeddings (krr.Distributional; the
+// embeddings under a Gaussian kernel on the standardized features, Nystrom
+// with DistOptions.EmbedRank landmarks), made linear by explicit features
+// psi(mu_P) (x) phi(x). Classification trains the linear SVM on these
+// features with k2(x, x') = x'x' + 1, regression the ridge regression with k2
+// the Gaussian kernel (DistOptions.PointRank Nystrom landmarks). Every
+// domain's mean embedding, a test domain's included, comes from its own
+// cells, never from labels. When all domains have the same distribution, k1
+// is constant and the distributional SVM is the plain one.
 //
 // Cells are subsampled, per domain in proportion to its size and with a
 // seeded generator, wherever a step would otherwise be slow: each inner fit
-// and each held-out group (Options.MaxFitCells), the classifier's training
-// set (MaxTrainCells) and the regressor's (MaxRegressionCells). The final fit
+// and each held-out group (Options.MaxFitCells) and the learner's training
+// set (MaxTrainCells; MaxRegressionCells for RegressionExact). The final fit
 // uses every training cell (FinalFitCells), and test domains are always
 // scored on all their cells. With the same Seed the result is the
 // same, bit for bit.
@@ -43,6 +57,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/dicalab/dica/dataset"
@@ -72,18 +87,124 @@ const (
 	// DefaultMaxExactCells is DefaultMaxFitCells for the exact solver, whose
 	// cost is O(n^2) memory and O(n^3) time; it also bounds its final fit.
 	DefaultMaxExactCells = 2000
-	// DefaultMaxTrainCells bounds the training set of the final classifier.
+	// DefaultMaxTrainCells bounds the training set of the final learner.
 	DefaultMaxTrainCells = 50000
-	// DefaultMaxRegressionCells bounds the training set of the kernel ridge
-	// regression (an exact n x n solve).
+	// DefaultMaxRegressionCells is the largest training set of the exact
+	// kernel ridge regression (an n x n Cholesky solve); RegressionAuto
+	// uses Nystrom above it.
 	DefaultMaxRegressionCells = 2000
+	// DefaultRegressionRank is the number of Nystrom landmarks of the kernel
+	// ridge regression above MaxRegressionCells.
+	DefaultRegressionRank = 500
+	// DefaultEmbedRank is the number of Nystrom landmarks of the Gaussian
+	// kernel whose domain mean embeddings the distributional learner compares.
+	DefaultEmbedRank = 100
+	// DefaultDistPointRank is the number of Nystrom landmarks of the point
+	// kernel k2 of the distributional regression (it has DomainDim times as
+	// many features).
+	DefaultDistPointRank = 100
 	// DefaultRidge is the default ridge of the kernel ridge regression.
 	DefaultRidge = 0.1
 )
 
+// Learner selects the model trained on the standardized projections.
+type Learner int
+
+const (
+	// Plain, the default, is the linear SVM (classification) or the
+	// Gaussian-kernel ridge regression (regression) on the standardized
+	// components.
+	Plain Learner = iota
+	// Distributional is the same learner with the paper's distributional
+	// kernel k1(P, Q) k2(x, x') on (domain, cell) pairs (see the package
+	// documentation).
+	Distributional
+)
+
+// String returns "plain" or "distributional".
+func (l Learner) String() string {
+	switch l {
+	case Plain:
+		return "plain"
+	case Distributional:
+		return "distributional"
+	}
+	return fmt.Sprintf("Learner(%d)", int(l))
+}
+
+// ParseLearner returns the learner named "plain" or "distributional" (any
+// case).
+func ParseLearner(s string) (Learner, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "plain":
+		return Plain, nil
+	case "distributional":
+		return Distributional, nil
+	}
+	return 0, fmt.Errorf("eval: unknown learner %q; want plain or distributional", s)
+}
+
+// RegressionSolver selects how the plain kernel ridge regression is solved.
+type RegressionSolver int
+
+const (
+	// RegressionAuto, the default, solves exactly when the learner's
+	// training set has at most MaxRegressionCells cells, and with Nystrom
+	// features (RegressionRank uniform landmarks, krr.FitLinear) above.
+	RegressionAuto RegressionSolver = iota
+	// RegressionExact always solves exactly (krr.FitExact), on at most
+	// MaxRegressionCells subsampled cells.
+	RegressionExact
+	// RegressionNystrom always uses Nystrom features.
+	RegressionNystrom
+)
+
+// String returns "auto", "exact" or "nystrom".
+func (r RegressionSolver) String() string {
+	switch r {
+	case RegressionAuto:
+		return "auto"
+	case RegressionExact:
+		return "exact"
+	case RegressionNystrom:
+		return "nystrom"
+	}
+	return fmt.Sprintf("RegressionSolver(%d)", int(r))
+}
+
+// ParseRegressionSolver returns the regression solver named "auto", "exact"
+// or "nystrom" (any case).
+func ParseRegressionSolver(s string) (RegressionSolver, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "auto":
+		return RegressionAuto, nil
+	case "exact":
+		return RegressionExact, nil
+	case "nystrom":
+		return RegressionNystrom, nil
+	}
+	return 0, fmt.Errorf("eval: unknown regression solver %q; want auto, exact or nystrom", s)
+}
+
+// DistOptions configures the distributional learner (the bandwidth of its
+// domain kernel is Grid.DistSigma).
+type DistOptions struct {
+	// EmbedRank is the number of Nystrom landmarks of the embedding kernel
+	// (DefaultEmbedRank).
+	EmbedRank int
+	// PointRank is the number of Nystrom landmarks of the point kernel of
+	// the distributional regression (DefaultDistPointRank).
+	PointRank int
+	// RFF, when positive, is the number of random Fourier features of k1
+	// (krr.DistOptions.RFF); 0 gives exact features on the training
+	// domains (at most one per training domain).
+	RFF int
+}
+
 // Grid holds the hyperparameter values tried by the inner cross-validation.
 // An empty list means the single default value. Grid points are visited in
-// the order Sigma, Lambda, Epsilon, Components, C (C varying fastest).
+// the order Sigma, Lambda, Epsilon, Components, DistSigma, C (C varying
+// fastest).
 //
 // Components are nested: the projection on k components is the first k
 // components of the fit with the largest k, so one fit serves every value.
@@ -101,6 +222,11 @@ type Grid struct {
 	// Components is the number of components k (default
 	// {dica.DefaultComponents}).
 	Components []int
+	// DistSigma is the bandwidth of the domain kernel k1 of the
+	// distributional learner (krr.DistOptions.Sigma): 0 is the median
+	// distance between the training domains' mean embeddings (default
+	// {0}). It is not varied with the plain learner.
+	DistSigma []float64
 	// C is the SVM cost C for classification (default {svm.DefaultC}), or
 	// the ridge of the kernel ridge regression (default {DefaultRidge}).
 	C []float64
@@ -127,13 +253,25 @@ type Options struct {
 	// (0: all cells with the Nystrom and RFF solvers, MaxFitCells with the
 	// exact solver).
 	FinalFitCells int
-	// MaxTrainCells bounds the training cells of the final classifier
-	// (DefaultMaxTrainCells). Inner-CV classifiers are trained on the inner
+	// MaxTrainCells bounds the training cells of every learner
+	// (DefaultMaxTrainCells). Inner-CV learners are trained on the inner
 	// fit's cells.
 	MaxTrainCells int
-	// MaxRegressionCells bounds the training cells of every kernel ridge
-	// regression (DefaultMaxRegressionCells).
+	// MaxRegressionCells is the largest training set of the exact kernel
+	// ridge regression (DefaultMaxRegressionCells): RegressionAuto solves
+	// exactly up to it and with Nystrom above; RegressionExact subsamples
+	// to it.
 	MaxRegressionCells int
+	// RegressionSolver selects the solver of the plain kernel ridge
+	// regression (RegressionAuto).
+	RegressionSolver RegressionSolver
+	// RegressionRank is the number of Nystrom landmarks of the kernel ridge
+	// regression (DefaultRegressionRank).
+	RegressionRank int
+	// Learner selects the plain or the distributional learner (Plain).
+	Learner Learner
+	// Dist configures the distributional learner.
+	Dist DistOptions
 	// BatchCenter projects every domain, training and test alike, centered
 	// with its own mean feature instead of the training mean
 	// (dica.TransformOptions.BatchCenter, the transductive convention of the
@@ -160,6 +298,9 @@ type Params struct {
 	Lambda     float64 `json:"lambda"`
 	Epsilon    float64 `json:"epsilon"`
 	Components int     `json:"components"`
+	// DistSigma is the requested bandwidth of the distributional learner's
+	// domain kernel (0: median heuristic; always 0 with the plain learner).
+	DistSigma float64 `json:"dist_sigma,omitempty"`
 	// C is the SVM cost or the regression ridge.
 	C float64 `json:"c"`
 }
@@ -203,9 +344,12 @@ type SplitResult struct {
 	// FitCells is the number of cells of the final fit (the training cells
 	// for the baseline), FitSeconds its duration (transformation and
 	// learner).
-	FitCells   int           `json:"fit_cells"`
-	FitSeconds float64       `json:"fit_seconds"`
-	Scores     []DomainScore `json:"scores"`
+	FitCells   int     `json:"fit_cells"`
+	FitSeconds float64 `json:"fit_seconds"`
+	// Learner describes the final learner, such as "svm",
+	// "krr exact (1800 cells)" or "krr nystrom m=500 (50000 cells)".
+	Learner string        `json:"learner"`
+	Scores  []DomainScore `json:"scores"`
 }
 
 // MethodResult is the evaluation of one method.
@@ -231,8 +375,12 @@ type Result struct {
 	Rank   int    `json:"rank,omitempty"`
 	Cells  int    `json:"cells"`
 	// BatchCenter is Options.BatchCenter.
-	BatchCenter bool           `json:"batch_center"`
-	Methods     []MethodResult `json:"methods"`
+	BatchCenter bool `json:"batch_center"`
+	// Learner is Options.Learner ("plain" or "distributional").
+	Learner string `json:"learner"`
+	// RegressionSolver is Options.RegressionSolver (regression only).
+	RegressionSolver string         `json:"regression_solver,omitempty"`
+	Methods          []MethodResult `json:"methods"`
 }
 
 // Run evaluates the methods on one split: train and test are indices into
@@ -311,9 +459,10 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Task: "classification", Metric: "accuracy", Solver: e.o.Solver.String(), Cells: ds.N(), BatchCenter: e.o.BatchCenter}
+	res := &Result{Task: "classification", Metric: "accuracy", Solver: e.o.Solver.String(), Cells: ds.N(), BatchCenter: e.o.BatchCenter, Learner: e.o.Learner.String()}
 	if e.regression {
 		res.Task, res.Metric = "regression", "rmse"
+		res.RegressionSolver = e.o.RegressionSolver.String()
 	}
 	if e.o.Solver != dica.Exact {
 		res.Rank = e.o.Rank
@@ -389,6 +538,15 @@ func (o Options) withDefaults(regression bool) Options {
 	if o.MaxRegressionCells == 0 {
 		o.MaxRegressionCells = DefaultMaxRegressionCells
 	}
+	if o.RegressionRank == 0 {
+		o.RegressionRank = DefaultRegressionRank
+	}
+	if o.Dist.EmbedRank == 0 {
+		o.Dist.EmbedRank = DefaultEmbedRank
+	}
+	if o.Dist.PointRank == 0 {
+		o.Dist.PointRank = DefaultDistPointRank
+	}
 	g := &o.Grid
 	if len(g.Sigma) == 0 {
 		g.Sigma = []float64{0}
@@ -401,6 +559,9 @@ func (o Options) withDefaults(regression bool) Options {
 	}
 	if len(g.Components) == 0 {
 		g.Components = []int{dica.DefaultComponents}
+	}
+	if len(g.DistSigma) == 0 {
+		g.DistSigma = []float64{0}
 	}
 	if len(g.C) == 0 {
 		if regression {
@@ -443,6 +604,25 @@ func (o Options) check() error {
 	case dica.Nystrom, dica.RFF, dica.Exact:
 	default:
 		return fmt.Errorf("eval: unknown solver %v", o.Solver)
+	}
+	switch o.Learner {
+	case Plain, Distributional:
+	default:
+		return fmt.Errorf("eval: unknown learner %v", o.Learner)
+	}
+	switch o.RegressionSolver {
+	case RegressionAuto, RegressionExact, RegressionNystrom:
+	default:
+		return fmt.Errorf("eval: unknown regression solver %v", o.RegressionSolver)
+	}
+	if o.RegressionRank < 1 || o.Dist.EmbedRank < 1 || o.Dist.PointRank < 1 || o.Dist.RFF < 0 {
+		return fmt.Errorf("eval: regression rank %d, embedding rank %d, point rank %d must be positive and RFF %d >= 0",
+			o.RegressionRank, o.Dist.EmbedRank, o.Dist.PointRank, o.Dist.RFF)
+	}
+	for _, v := range o.Grid.DistSigma {
+		if v < 0 || bad(v) {
+			return fmt.Errorf("eval: domain kernel sigma %v; want a finite value > 0, or 0 for the median heuristic", v)
+		}
 	}
 	if o.Rank < 1 || o.InnerFolds < 2 || o.MaxFitCells < 2 || o.FinalFitCells < 0 ||
 		o.MaxTrainCells < 2 || o.MaxRegressionCells < 2 {

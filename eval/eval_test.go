@@ -138,7 +138,7 @@ func TestInputReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := svm.Train(context.Background(), sc.Apply(tr.X), tr.Label, 2, svm.Options{C: 0.5, Seed: 9})
+	m, err := svm.Train(context.Background(), ok[*mat.Dense](t)(sc.Apply(tr.X)), tr.Label, 2, svm.Options{C: 0.5, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestInputReference(t *testing.T) {
 			}
 		}
 		te := ds.Subset(tr)
-		want := svm.Accuracy(m.Predict(sc.Apply(te.X)), te.Label)
+		want := svm.Accuracy(ok[[]int](t)(m.Predict(ok[*mat.Dense](t)(sc.Apply(te.X)))), te.Label)
 		if got := res.Methods[0].Scores[i].Score; got != want {
 			t.Errorf("domain %s: accuracy %v, want %v", ds.DomainNames[g], got, want)
 		}
@@ -183,13 +183,13 @@ func TestRegressionReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xs := sc.Apply(tr.X)
+	xs := ok[*mat.Dense](t)(sc.Apply(tr.X))
 	k := kernel.RBF{Sigma: kernel.MedianSigma(xs, 0, 1)}
 	m, err := krr.FitExact(xs, mat.Col(nil, 0, tr.Target), k, krr.Options{Lambda: 0.3, Center: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := krr.RMSE(m.Predict(sc.Apply(te.X)), mat.Col(nil, 0, te.Target))
+	want := krr.RMSE(ok[[]float64](t)(m.Predict(ok[*mat.Dense](t)(sc.Apply(te.X)))), mat.Col(nil, 0, te.Target))
 	if got := res.Methods[0].Scores[0].Score; math.Abs(got-want) > 1e-12*want {
 		t.Errorf("input RMSE %v, want %v", got, want)
 	}
@@ -431,6 +431,11 @@ func TestErrors(t *testing.T) {
 		{"components", ds, []int{0, 1}, []int{2}, Options{Grid: Grid{Components: []int{0}}}, "components 0"},
 		{"epsilon", ds, []int{0, 1}, []int{2}, Options{Grid: Grid{Epsilon: []float64{math.NaN()}}}, "epsilon NaN"},
 		{"folds", ds, []int{0, 1}, []int{2}, Options{InnerFolds: 1}, "inner folds 1"},
+		{"learner", ds, []int{0, 1}, []int{2}, Options{Learner: 7}, "unknown learner Learner(7)"},
+		{"regression solver", ds, []int{0, 1}, []int{2}, Options{RegressionSolver: 9}, "unknown regression solver RegressionSolver(9)"},
+		{"regression rank", ds, []int{0, 1}, []int{2}, Options{RegressionRank: -1}, "regression rank -1"},
+		{"dist rff", ds, []int{0, 1}, []int{2}, Options{Dist: DistOptions{RFF: -2}}, "RFF -2 >= 0"},
+		{"dist sigma", ds, []int{0, 1}, []int{2}, Options{Grid: Grid{DistSigma: []float64{math.Inf(1)}}}, "domain kernel sigma +Inf"},
 		{"no labels", noLabels, []int{0, 1}, []int{2}, Options{}, "no class labels or real targets"},
 		{"nil", nil, []int{0, 1}, []int{2}, Options{}, "nil data set"},
 	} {
@@ -526,13 +531,13 @@ func TestBatchCenterReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := svm.Train(context.Background(), sc.Apply(&x), y, 2, svm.Options{Seed: 2})
+	m, err := svm.Train(context.Background(), ok[*mat.Dense](t)(sc.Apply(&x)), y, 2, svm.Options{Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, g := range test {
 		c := centered(g)
-		want := svm.Accuracy(m.Predict(sc.Apply(c.X)), c.Label)
+		want := svm.Accuracy(ok[[]int](t)(m.Predict(ok[*mat.Dense](t)(sc.Apply(c.X)))), c.Label)
 		if got := res.Methods[0].Scores[i].Score; math.Abs(got-want) > 1e-12 {
 			t.Errorf("domain %s: accuracy %v, want %v", ds.DomainNames[g], got, want)
 		}
@@ -543,5 +548,17 @@ func TestBatchCenterReference(t *testing.T) {
 	}
 	if reflect.DeepEqual(plain.Methods[0].Scores, res.Methods[1].Scores) {
 		t.Error("dica: batch centering changed no score")
+	}
+}
+
+// ok returns a function that fails the test on a non-nil error and otherwise
+// returns the value: ok[T](t)(f()) for a function f returning (T, error).
+func ok[T any](tb testing.TB) func(T, error) T {
+	return func(v T, err error) T {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return v
 	}
 }

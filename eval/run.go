@@ -14,8 +14,6 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/kernel"
-	"github.com/dicalab/dica/krr"
-	"github.com/dicalab/dica/svm"
 )
 
 // evaluator holds the data and options of one evaluation.
@@ -142,19 +140,19 @@ func (e *evaluator) groups(train []int) [][]int {
 type methodGrid struct {
 	fits       []Params // Sigma, Lambda, Epsilon
 	components []int
-	c          []float64
+	learn      []Params // DistSigma, C
 }
 
-func (g methodGrid) size() int { return len(g.fits) * len(g.components) * len(g.c) }
+func (g methodGrid) size() int { return len(g.fits) * len(g.components) * len(g.learn) }
 
 // points lists the grid points in grid order.
 func (g methodGrid) points() []Params {
 	var out []Params
 	for _, f := range g.fits {
 		for _, k := range g.components {
-			for _, c := range g.c {
+			for _, lp := range g.learn {
 				p := f
-				p.Components, p.C = k, c
+				p.Components, p.DistSigma, p.C = k, lp.DistSigma, lp.C
 				out = append(out, p)
 			}
 		}
@@ -164,7 +162,16 @@ func (g methodGrid) points() []Params {
 
 func (e *evaluator) grid(name string) methodGrid {
 	gr := e.o.Grid
-	g := methodGrid{c: gr.C}
+	var g methodGrid
+	dist := []float64{0}
+	if e.o.Learner == Distributional {
+		dist = gr.DistSigma
+	}
+	for _, ds := range dist {
+		for _, c := range gr.C {
+			g.learn = append(g.learn, Params{DistSigma: ds, C: c})
+		}
+	}
 	m, isDICA, _ := parseMethod(name)
 	if !isDICA {
 		g.fits = []Params{{}}
@@ -332,107 +339,6 @@ func (e *evaluator) fit(ctx context.Context, name string, p Params, k int, ds *d
 	return transformer{model: model, batch: e.o.BatchCenter}, nil
 }
 
-// learner is a trained classifier or regressor.
-type learner struct {
-	scaler *svm.Scaler
-	svm    *svm.Model
-	krr    []*krr.Exact // one per target
-}
-
-// train trains the learner on the projections z of the rows.
-func (e *evaluator) train(ctx context.Context, z *mat.Dense, rows []int, c float64, rng *rand.Rand) (*learner, error) {
-	sc, err := svm.Standardize(z)
-	if err != nil {
-		return nil, err
-	}
-	l := &learner{scaler: sc}
-	zs := sc.Apply(z)
-	limit := e.o.MaxTrainCells
-	if e.regression {
-		limit = e.o.MaxRegressionCells
-	}
-	seed := rng.Uint64()
-	if len(rows) > limit {
-		pick := kernel.SampleRows(len(rows), limit, seed)
-		_, d := zs.Dims()
-		sub := mat.NewDense(len(pick), d, nil)
-		subRows := make([]int, len(pick))
-		for i, p := range pick {
-			sub.SetRow(i, zs.RawRowView(p))
-			subRows[i] = rows[p]
-		}
-		zs, rows = sub, subRows
-	}
-	if !e.regression {
-		y := make([]int, len(rows))
-		for i, p := range rows {
-			y[i] = e.ds.Label[p]
-		}
-		l.svm, err = svm.Train(ctx, zs, y, len(e.ds.ClassNames), svm.Options{C: c, Seed: e.o.Seed})
-		return l, err
-	}
-	k := kernel.RBF{Sigma: kernel.MedianSigma(zs, 0, seed)}
-	_, t := e.ds.Target.Dims()
-	y := make([]float64, len(rows))
-	for j := 0; j < t; j++ {
-		for i, p := range rows {
-			y[i] = e.ds.Target.At(p, j)
-		}
-		m, err := krr.FitExact(zs, y, k, krr.Options{Lambda: c, Center: true})
-		if err != nil {
-			return nil, err
-		}
-		l.krr = append(l.krr, m)
-	}
-	return l, nil
-}
-
-// tally accumulates a per-domain score: correct predictions or squared
-// errors, and the number of values.
-type tally struct {
-	sum   float64
-	count int
-	cells int
-}
-
-// score adds the errors of the learner on the projections z of the rows to
-// the per-domain tallies.
-func (e *evaluator) score(l *learner, z *mat.Dense, rows []int, acc map[int]*tally) {
-	zs := l.scaler.Apply(z)
-	get := func(g int) *tally {
-		t := acc[g]
-		if t == nil {
-			t = &tally{}
-			acc[g] = t
-		}
-		return t
-	}
-	if l.svm != nil {
-		pred := l.svm.Predict(zs)
-		for i, p := range rows {
-			t := get(e.ds.Domain[p])
-			if pred[i] == e.ds.Label[p] {
-				t.sum++
-			}
-			t.count++
-			t.cells++
-		}
-		return
-	}
-	for _, p := range rows {
-		get(e.ds.Domain[p]).cells++
-	}
-	for j, m := range l.krr {
-		pred := m.Predict(zs)
-		for i, p := range rows {
-			t := get(e.ds.Domain[p])
-			d := pred[i] - e.ds.Target.At(p, j)
-			t.sum += d * d
-			t.count++
-		}
-	}
-}
-
 func (e *evaluator) value(t *tally) float64 {
 	if e.regression {
 		return math.Sqrt(t.sum / float64(t.count))
@@ -484,11 +390,12 @@ func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitRe
 	if tr.model != nil {
 		sr.SigmaUsed = sigmaOf(tr.model.Config().Kernel)
 	}
-	l, err := e.train(ctx, z, trainRows, sr.Params.C, e.rng(si, 0, purposeLearner))
+	l, err := e.train(ctx, z, trainRows, sr.Params, e.rng(si, 0, purposeLearner))
 	if err != nil {
 		return nil, fmt.Errorf("eval: %s: training the learner on %s: %w", name, strings.Join(sr.Train, ","), err)
 	}
 	sr.FitSeconds = time.Since(start).Seconds()
+	sr.Learner = l.desc
 
 	// Test domains, each on all its cells.
 	for _, gi := range s.Test {
@@ -501,7 +408,9 @@ func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitRe
 			return nil, err
 		}
 		acc := map[int]*tally{}
-		e.score(l, zt, rows, acc)
+		if err := e.score(l, zt, rows, acc); err != nil {
+			return nil, fmt.Errorf("eval: %s: scoring %s: %w", name, e.ds.DomainNames[gi], err)
+		}
 		sr.Scores = append(sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: acc[gi].cells, Score: e.value(acc[gi])})
 	}
 	return sr, nil
@@ -521,7 +430,7 @@ func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGr
 	for _, k := range g.components {
 		kmax = max(kmax, k)
 	}
-	perFit := len(g.components) * len(g.c)
+	perFit := len(g.components) * len(g.learn)
 	for f, held := range groups {
 		inner := make([]int, 0, len(s.Train)-len(held))
 		for j, gr := range groups {
@@ -566,12 +475,12 @@ func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGr
 			}
 			for ki, k := range g.components {
 				a, b := firstCols(zfit, k), firstCols(zval, k)
-				for ci, c := range g.c {
-					pi := fi*perFit + ki*len(g.c) + ci
+				for ci, lp := range g.learn {
+					pi := fi*perFit + ki*len(g.learn) + ci
 					if errs[pi] != "" {
 						continue
 					}
-					l, err := e.train(ctx, a, fitRows, c, e.rng(si, f, purposeLearner))
+					l, err := e.train(ctx, a, fitRows, lp, e.rng(si, f, purposeLearner))
 					if err != nil {
 						if ctx.Err() != nil {
 							return ctx.Err()
@@ -580,7 +489,10 @@ func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGr
 						continue
 					}
 					acc := map[int]*tally{}
-					e.score(l, b, validRows, acc)
+					if err := e.score(l, b, validRows, acc); err != nil {
+						errs[pi] = fmt.Sprintf("inner fold %d: %v", f+1, err)
+						continue
+					}
 					for _, gi := range held {
 						sum[pi] += e.value(acc[gi])
 						count[pi]++
@@ -624,8 +536,12 @@ func paramString(name string, p Params, regression bool) string {
 		c = "ridge"
 	}
 	_, isDICA, _ := parseMethod(name)
+	k1 := ""
+	if p.DistSigma > 0 {
+		k1 = fmt.Sprintf(" k1sigma=%g", p.DistSigma)
+	}
 	if !isDICA {
-		return fmt.Sprintf("%s=%g", c, p.C)
+		return strings.TrimSpace(fmt.Sprintf("%s %s=%g", k1, c, p.C))
 	}
 	sig := "median"
 	if p.Sigma > 0 {
@@ -635,11 +551,13 @@ func paramString(name string, p Params, regression bool) string {
 	if p.Epsilon > 0 {
 		s += fmt.Sprintf(" epsilon=%g", p.Epsilon)
 	}
-	return s + fmt.Sprintf(" k=%d %s=%g", p.Components, c, p.C)
+	return s + fmt.Sprintf(" k=%d%s %s=%g", p.Components, k1, c, p.C)
 }
 
 // ParamString describes the parameters of a method in a short line, such as
-// "sigma=1 lambda=0.1 epsilon=0.0001 k=5 C=1"; regression names C "ridge".
+// "sigma=1 lambda=0.1 epsilon=0.0001 k=5 C=1"; regression names C "ridge",
+// and a requested bandwidth of the distributional learner's domain kernel
+// appears as "k1sigma=0.5" before it.
 func ParamString(method string, p Params, regression bool) string {
 	return paramString(strings.ToLower(method), p, regression)
 }

@@ -1,0 +1,322 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/kernel"
+	"github.com/dicalab/dica/krr"
+	"github.com/dicalab/dica/nystrom"
+	"github.com/dicalab/dica/svm"
+)
+
+// learner is a trained classifier or regressor on standardized features.
+type learner struct {
+	scaler *svm.Scaler
+	// desc describes the learner for SplitResult.Learner.
+	desc string
+	// svm classifies the features (the standardized components, or the
+	// distributional features when dist is set).
+	svm *svm.Model
+	// Regression, one model per target: exact kernel ridge regressions, or
+	// ridge regressions on the features of point (plain Nystrom) or of dist.
+	exact []*krr.Exact
+	lin   []*krr.Linear
+	point approx.Map
+	// dist builds the distributional features psi(mu_P) (x) phi(x).
+	dist *krr.Distributional
+}
+
+// affine is the feature map x -> [x, 1] of the linear kernel with a
+// constant, k2(x, x') = x'x' + 1: the point kernel of the distributional
+// SVM. With a constant domain kernel the distributional SVM is then the
+// plain linear SVM with bias feature 1.
+type affine struct{ d int }
+
+func (a affine) InputDim() int { return a.d }
+func (a affine) Dim() int      { return a.d + 1 }
+func (a affine) Map(dst, x *mat.Dense) {
+	r, d := x.Dims()
+	if d != a.d {
+		panic(fmt.Sprintf("eval: input has %d columns, map expects %d", d, a.d))
+	}
+	if dst.IsEmpty() {
+		dst.ReuseAs(r, d+1)
+	}
+	for i := range r {
+		row := dst.RawRowView(i)
+		copy(row, x.RawRowView(i))
+		row[d] = 1
+	}
+}
+
+// gaussMap returns the Nystrom map of the Gaussian kernel of bandwidth sigma
+// on min(m, n) landmarks drawn uniformly from the rows of x.
+func gaussMap(x *mat.Dense, sigma float64, m int, seed uint64) (*nystrom.Map, error) {
+	n, _ := x.Dims()
+	lm, err := nystrom.Uniform(x, min(m, n), seed)
+	if err != nil {
+		return nil, err
+	}
+	return nystrom.New(kernel.RBF{Sigma: sigma}, lm, 0)
+}
+
+// domainsOf returns the domain of each row.
+func (e *evaluator) domainsOf(rows []int) []int {
+	d := make([]int, len(rows))
+	for i, p := range rows {
+		d[i] = e.ds.Domain[p]
+	}
+	return d
+}
+
+// train trains the learner with the parameters C and DistSigma of p on the
+// projections z of the rows (subsampled to MaxTrainCells, or
+// MaxRegressionCells for the exact regression).
+func (e *evaluator) train(ctx context.Context, z *mat.Dense, rows []int, p Params, rng *rand.Rand) (*learner, error) {
+	c := p.C
+	sc, err := svm.Standardize(z)
+	if err != nil {
+		return nil, err
+	}
+	l := &learner{scaler: sc}
+	zs, err := sc.Apply(z)
+	if err != nil {
+		return nil, err
+	}
+	limit := e.o.MaxTrainCells
+	if e.regression && e.o.RegressionSolver == RegressionExact {
+		limit = e.o.MaxRegressionCells
+	}
+	seed := rng.Uint64()
+	if len(rows) > limit {
+		pick := kernel.SampleRows(len(rows), limit, seed)
+		_, d := zs.Dims()
+		sub := mat.NewDense(len(pick), d, nil)
+		subRows := make([]int, len(pick))
+		for i, p := range pick {
+			sub.SetRow(i, zs.RawRowView(p))
+			subRows[i] = rows[p]
+		}
+		zs, rows = sub, subRows
+	}
+	n, d := zs.Dims()
+	var domains []int
+	if e.o.Learner == Distributional {
+		domains = e.domainsOf(rows)
+	}
+	// newDist fits the domain features with the point map.
+	newDist := func(point approx.Map) error {
+		embed, err := gaussMap(zs, kernel.MedianSigma(zs, 0, seed), e.o.Dist.EmbedRank, seed)
+		if err != nil {
+			return err
+		}
+		l.dist, err = krr.NewDistributional(embed, point, zs, domains, krr.DistOptions{Sigma: p.DistSigma, RFF: e.o.Dist.RFF, Seed: seed})
+		return err
+	}
+
+	if !e.regression {
+		y := make([]int, n)
+		for i, p := range rows {
+			y[i] = e.ds.Label[p]
+		}
+		o := svm.Options{C: c, Seed: e.o.Seed}
+		x := zs
+		l.desc = "svm"
+		if e.o.Learner == Distributional {
+			if err := newDist(affine{d}); err != nil {
+				return nil, err
+			}
+			f, err := l.dist.Features(zs, domains)
+			if err != nil {
+				return nil, err
+			}
+			x = krr.Materialize(f)
+			// The constant of [x, 1] is the bias feature.
+			o.Bias = -1
+			l.desc = fmt.Sprintf("distributional svm (k1 sigma %.4g, %d domain features x %d point features)", l.dist.Sigma, l.dist.DomainDim(), d+1)
+		}
+		l.svm, err = svm.Train(ctx, x, y, len(e.ds.ClassNames), o)
+		return l, err
+	}
+
+	sigma := kernel.MedianSigma(zs, 0, seed)
+	k := kernel.RBF{Sigma: sigma}
+	_, t := e.ds.Target.Dims()
+	y := make([]float64, n)
+	target := func(j int) []float64 {
+		for i, p := range rows {
+			y[i] = e.ds.Target.At(p, j)
+		}
+		return y
+	}
+	ro := krr.Options{Lambda: c, Center: true}
+	var f krr.Features
+	switch {
+	case e.o.Learner == Distributional:
+		point, err := gaussMap(zs, sigma, e.o.Dist.PointRank, seed)
+		if err != nil {
+			return nil, err
+		}
+		if err := newDist(point); err != nil {
+			return nil, err
+		}
+		if f, err = l.dist.Features(zs, domains); err != nil {
+			return nil, err
+		}
+		l.desc = fmt.Sprintf("distributional krr (k1 sigma %.4g, %d domain features x nystrom m=%d)", l.dist.Sigma, l.dist.DomainDim(), point.Dim())
+	case e.o.RegressionSolver == RegressionExact || e.o.RegressionSolver == RegressionAuto && n <= e.o.MaxRegressionCells:
+		for j := range t {
+			m, err := krr.FitExact(zs, target(j), k, ro)
+			if err != nil {
+				return nil, err
+			}
+			l.exact = append(l.exact, m)
+		}
+		l.desc = fmt.Sprintf("krr exact (%d cells)", n)
+		return l, nil
+	default:
+		point, err := gaussMap(zs, sigma, e.o.RegressionRank, seed)
+		if err != nil {
+			return nil, err
+		}
+		l.point = point
+		if f, err = krr.MapFeatures(point, zs); err != nil {
+			return nil, err
+		}
+		l.desc = fmt.Sprintf("krr nystrom m=%d (%d cells)", point.Dim(), n)
+	}
+	for j := range t {
+		m, err := krr.FitLinear(ctx, f, target(j), ro)
+		if err != nil {
+			return nil, err
+		}
+		l.lin = append(l.lin, m)
+	}
+	return l, nil
+}
+
+// predictBlock is the number of rows whose distributional features are
+// materialized at a time for the SVM.
+const predictBlock = 4096
+
+// classify returns the predicted class of each row of the standardized
+// features zs of the rows.
+func (e *evaluator) classify(l *learner, zs *mat.Dense, rows []int) ([]int, error) {
+	if l.dist == nil {
+		return l.svm.Predict(zs)
+	}
+	f, err := l.dist.Features(zs, e.domainsOf(rows))
+	if err != nil {
+		return nil, err
+	}
+	n := f.Len()
+	pred := make([]int, 0, n)
+	var buf mat.Dense
+	for lo := 0; lo < n; lo += predictBlock {
+		hi := min(lo+predictBlock, n)
+		buf.Reset()
+		f.Block(&buf, lo, hi)
+		p, err := l.svm.Predict(&buf)
+		if err != nil {
+			return nil, err
+		}
+		pred = append(pred, p...)
+	}
+	return pred, nil
+}
+
+// regress returns the predictions of every target (one slice per target)
+// for the standardized features zs of the rows.
+func (e *evaluator) regress(l *learner, zs *mat.Dense, rows []int) ([][]float64, error) {
+	var out [][]float64
+	if l.exact != nil {
+		for _, m := range l.exact {
+			p, err := m.Predict(zs)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		}
+		return out, nil
+	}
+	var f krr.Features
+	var err error
+	if l.dist != nil {
+		f, err = l.dist.Features(zs, e.domainsOf(rows))
+	} else {
+		f, err = krr.MapFeatures(l.point, zs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range l.lin {
+		p, err := m.Predict(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// tally accumulates a per-domain score: correct predictions or squared
+// errors, and the number of values.
+type tally struct {
+	sum   float64
+	count int
+	cells int
+}
+
+// score adds the errors of the learner on the projections z of the rows to
+// the per-domain tallies. With the distributional learner each domain's
+// mean embedding is computed from its rows in z (its own unlabelled cells).
+func (e *evaluator) score(l *learner, z *mat.Dense, rows []int, acc map[int]*tally) error {
+	zs, err := l.scaler.Apply(z)
+	if err != nil {
+		return err
+	}
+	get := func(g int) *tally {
+		t := acc[g]
+		if t == nil {
+			t = &tally{}
+			acc[g] = t
+		}
+		return t
+	}
+	if l.svm != nil {
+		pred, err := e.classify(l, zs, rows)
+		if err != nil {
+			return err
+		}
+		for i, p := range rows {
+			t := get(e.ds.Domain[p])
+			if pred[i] == e.ds.Label[p] {
+				t.sum++
+			}
+			t.count++
+			t.cells++
+		}
+		return nil
+	}
+	preds, err := e.regress(l, zs, rows)
+	if err != nil {
+		return err
+	}
+	for _, p := range rows {
+		get(e.ds.Domain[p]).cells++
+	}
+	for j, pred := range preds {
+		for i, p := range rows {
+			t := get(e.ds.Domain[p])
+			d := pred[i] - e.ds.Target.At(p, j)
+			t.sum += d * d
+			t.count++
+		}
+	}
+	return nil
+}
