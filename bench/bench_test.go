@@ -339,6 +339,56 @@ func TestTextReporter(t *testing.T) {
 	}
 }
 
+// TestJSONLFile checks that with -out every record and note goes to
+// <out>/<experiment>.jsonl in text mode too, and that a new run truncates
+// the file.
+func TestJSONLFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sub")
+	var buf bytes.Buffer
+	o := &options{out: dir}
+	rep := newReporter(&buf, "x", o)
+	if err := rep.add("t", obj{{"a", 1}}, obj{{"v", 0.5}}); err != nil {
+		t.Fatal(err)
+	}
+	rep.note("hello %d", 7)
+	if err := rep.add("t", obj{{"a", 2}}, obj{{"v", math.Inf(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "{") {
+		t.Errorf("text mode printed JSON: %q", buf.String())
+	}
+	path := filepath.Join(dir, "x.jsonl")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"experiment":"x","kind":"t","config":{"a":1},"values":{"v":0.5}}
+{"experiment":"x","kind":"note","message":"hello 7"}
+{"experiment":"x","kind":"t","config":{"a":2},"values":{"v":null}}
+`
+	if string(b) != want {
+		t.Errorf("%s:\n%s\nwant\n%s", path, b, want)
+	}
+	// A row type of another experiment (lanczos prints its own structs).
+	type row struct {
+		Problem string `json:"problem"`
+		N       int    `json:"n"`
+	}
+	o2 := &options{out: dir}
+	if err := o2.writeJSONL("x", row{"p", 3}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != `{"problem":"p","n":3}`+"\n" {
+		t.Errorf("a new run did not truncate %s: %q", path, b)
+	}
+	if err := (&options{}).writeJSONL("x", row{}); err != nil {
+		t.Errorf("without -out: %v", err)
+	}
+}
+
 func TestPeakRSS(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc/self/status")

@@ -1,5 +1,6 @@
 // Shared helpers of the experiments: the common flags (-json, -out), result
-// records printed as text tables or JSON lines, peak resident memory from the
+// records printed as text tables or JSON lines (and, with -out, also written
+// as JSON lines to <out>/<experiment>.jsonl), peak resident memory from the
 // OS, the location of the shared real data, the CyTOF loader and the plots.
 
 package main
@@ -38,7 +39,10 @@ import (
 // options are the flags every experiment takes.
 type options struct {
 	json bool   // -json: one JSON object per line instead of text tables
-	out  string // -out DIR: folder for the PNG plots (none when empty)
+	out  string // -out DIR: folder for the PNG plots and the JSON lines (none when empty)
+
+	mu      sync.Mutex
+	started map[string]bool // .jsonl files truncated by this run
 }
 
 // newFlags returns a flag set for an experiment with the common flags.
@@ -46,12 +50,64 @@ func newFlags(name, usage string) (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	o := &options{}
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per line instead of text tables")
-	fs.StringVar(&o.out, "out", "", "write PNG plots into `dir` (created if needed)")
+	fs.StringVar(&o.out, "out", "", "write the PNG plots and <experiment>.jsonl (every record as a JSON line, whatever -json) into `dir` (created if needed)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\nFlags:\n", strings.TrimSpace(usage))
 		fs.PrintDefaults()
 	}
 	return fs, o
+}
+
+// jsonlPath returns the file of the JSON lines of an experiment, or "" when
+// there is no -out folder.
+func (o *options) jsonlPath(exp string) string {
+	if o == nil || o.out == "" {
+		return ""
+	}
+	return filepath.Join(o.out, exp+".jsonl")
+}
+
+// writeJSONL appends v, marshaled as one line of JSON, to <out>/<exp>.jsonl
+// when -out is given, and does nothing otherwise. The first call of a run
+// for a file creates the folder and truncates the file, so that the file
+// holds exactly this run's lines. Each call opens, writes and closes the
+// file: nothing is buffered, and a run stopped half-way leaves every line
+// written so far. It is safe for concurrent use.
+//
+// Experiments that print their own JSON (lanczos) call it once per row:
+//
+//	if err := o.writeJSONL("lanczos", row); err != nil { return err }
+func (o *options) writeJSONL(exp string, v any) error {
+	path := o.jsonlPath(exp)
+	if path == "" {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if !o.started[exp] {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return err
+		}
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	if o.started == nil {
+		o.started = map[string]bool{}
+	}
+	o.started[exp] = true
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // field is one named value of an ordered object.
@@ -98,10 +154,13 @@ type record struct {
 }
 
 // reporter prints records: with JSON at once, one object per line; as text,
-// grouped by kind into tables when flushed. Notes are free text.
+// grouped by kind into tables when flushed. Notes are free text. With an
+// -out folder every record and note is also written at once, as a JSON
+// line, to <out>/<experiment>.jsonl (options.writeJSONL), in both modes.
 type reporter struct {
 	w     io.Writer
 	json  bool
+	o     *options
 	exp   string
 	kinds []string
 	recs  map[string][]record
@@ -109,7 +168,7 @@ type reporter struct {
 }
 
 func newReporter(w io.Writer, exp string, o *options) *reporter {
-	return &reporter{w: w, json: o.json, exp: exp, recs: map[string][]record{}}
+	return &reporter{w: w, json: o.json, o: o, exp: exp, recs: map[string][]record{}}
 }
 
 // add records one measurement.
@@ -117,6 +176,9 @@ func (r *reporter) add(kind string, config, values obj) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec := record{Experiment: r.exp, Kind: kind, Config: config, Values: values}
+	if err := r.o.writeJSONL(r.exp, rec); err != nil {
+		return err
+	}
 	if r.json {
 		b, err := json.Marshal(rec)
 		if err != nil {
@@ -133,17 +195,22 @@ func (r *reporter) add(kind string, config, values obj) error {
 }
 
 // note prints a remark: a line starting with "# " in text mode, an object
-// with kind "note" in JSON mode.
+// with kind "note" in JSON mode (and in the .jsonl file). A failure to write
+// the file is reported on stderr.
 func (r *reporter) note(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	msg := fmt.Sprintf(format, args...)
+	n := struct {
+		Experiment string `json:"experiment"`
+		Kind       string `json:"kind"`
+		Message    string `json:"message"`
+	}{r.exp, "note", msg}
+	if err := r.o.writeJSONL(r.exp, n); err != nil {
+		fmt.Fprintf(os.Stderr, "bench %s: %v\n", r.exp, err)
+	}
 	if r.json {
-		b, _ := json.Marshal(struct {
-			Experiment string `json:"experiment"`
-			Kind       string `json:"kind"`
-			Message    string `json:"message"`
-		}{r.exp, "note", msg})
+		b, _ := json.Marshal(n)
 		fmt.Fprintf(r.w, "%s\n", b)
 		return
 	}

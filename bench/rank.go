@@ -173,11 +173,23 @@ func svmAccuracy(ctx context.Context, xtr *mat.Dense, ytr []int, xte *mat.Dense,
 	if err != nil {
 		return 0, err
 	}
-	m, err := svm.Train(ctx, sc.Apply(xtr), ytr, nc, svm.Options{Seed: seed})
+	ztr, err := sc.Apply(xtr)
 	if err != nil {
 		return 0, err
 	}
-	return svm.Accuracy(m.Predict(sc.Apply(xte)), yte), nil
+	m, err := svm.Train(ctx, ztr, ytr, nc, svm.Options{Seed: seed})
+	if err != nil {
+		return 0, err
+	}
+	zte, err := sc.Apply(xte)
+	if err != nil {
+		return 0, err
+	}
+	pred, err := m.Predict(zte)
+	if err != nil {
+		return 0, err
+	}
+	return svm.Accuracy(pred, yte), nil
 }
 
 // rankBaseConfig is the DICA configuration shared by every fit.
