@@ -93,7 +93,7 @@ func NewSource(paths []string, opts SourceOptions) (*Source, error) {
 			if s.features == nil {
 				s.features = feats
 			} else if opts.Channels == nil && !equal(feats, s.features) {
-				return nil, fmt.Errorf("fcs: %s has parameters %s, unlike %s (%s): choose SourceOptions.Channels", sf.name(), strings.Join(feats, ", "), s.files[0].name(), strings.Join(s.features, ", "))
+				return nil, fmt.Errorf("fcs: %s has parameters %s, unlike %s (%s): choose the channels to read (SourceOptions.Channels; dica: --channels)", sf.name(), strings.Join(feats, ", "), s.files[0].name(), strings.Join(s.features, ", "))
 			}
 			s.files = append(s.files, sf)
 			s.n += sf.events

@@ -26,7 +26,8 @@ type dataFlags struct {
 	data, labels                           listFlag
 	domain, label, target, features, chans string
 	labelsIgnore, transform, header        string
-	compensate, allowTruncated             bool
+	compensate, allowTruncated, linearize  bool
+	allDataSets                            bool
 	// defaults are the input columns used when neither --features (CSV)
 	// nor --channels (FCS) is given: a model's columns in dica transform.
 	defaults []string
@@ -50,6 +51,8 @@ func (d *dataFlags) register(fs *flag.FlagSet, supervised bool) {
 	fs.BoolVar(&d.compensate, "compensate", false, "apply the FCS file's $SPILLOVER compensation")
 	fs.StringVar(&d.header, "header", "auto", "CSV header row: auto, yes or no")
 	fs.BoolVar(&d.allowTruncated, "allow-truncated", false, "read the complete events of truncated FCS files instead of failing")
+	fs.BoolVar(&d.linearize, "linearize", false, "FCS: convert log-amplified channels ($PnE) to linear values and divide by gains ($PnG), as flowCore does")
+	fs.BoolVar(&d.allDataSets, "all-datasets", false, "FCS: read every data set of multi-data-set files, each as its own domain (file.fcs#k)")
 	if supervised {
 		fs.StringVar(&d.label, "label", "", "CSV `column` holding class labels (e.g. the gated population)")
 		fs.StringVar(&d.target, "target", "", "CSV `columns` holding real targets (regression), comma-separated")
@@ -164,8 +167,8 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 	if nfcs > 0 {
 		return d.fcsSource(files, tr)
 	}
-	if d.chans != "" || d.compensate || d.allowTruncated {
-		return nil, usageErr("--channels, --compensate and --allow-truncated apply to FCS files; use --features for CSV")
+	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets {
+		return nil, usageErr("--channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features for CSV")
 	}
 	features := splitList(d.features)
 	if features == nil {
@@ -268,7 +271,8 @@ func (d *dataFlags) fcsSource(files []string, tr preprocess.Func) (dataset.Sourc
 	if len(d.labels) > 0 {
 		return nil, usageErr("--labels with FCS files is not supported: gate populations into separate files or use CSV")
 	}
-	o := fcs.SourceOptions{Channels: splitList(d.chans), Compensate: d.compensate, AllowTruncated: d.allowTruncated}
+	o := fcs.SourceOptions{Channels: splitList(d.chans), Compensate: d.compensate, AllowTruncated: d.allowTruncated,
+		Scale: d.linearize, AllDataSets: d.allDataSets}
 	if o.Channels == nil {
 		o.Channels = d.defaults
 	}

@@ -94,7 +94,14 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	maxFit := fs.Int("max-fit-cells", 0, fmt.Sprintf("cells per inner fit and held-out group (`N`; default %d, %d with --solver exact)", eval.DefaultMaxFitCells, eval.DefaultMaxExactCells))
 	finalFit := fs.Int("final-fit-cells", 0, "cells of the final fit (`N`; default all, --max-fit-cells with --solver exact)")
 	maxTrain := fs.Int("max-train-cells", eval.DefaultMaxTrainCells, "training cells of the final SVM (`N`)")
-	maxReg := fs.Int("max-regression-cells", eval.DefaultMaxRegressionCells, "training cells of the kernel ridge regression (`N`)")
+	maxReg := fs.Int("max-regression-cells", eval.DefaultMaxRegressionCells, "largest training set of the exact kernel ridge regression (`N`); above it auto uses Nystrom")
+	learner := fs.String("learner", "plain", "`learner`: plain (linear SVM or kernel ridge on the components), or distributional (the paper's k1(P_i, P_j) k2(x, x'): also sees each sample's mean embedding)")
+	distSigma := fs.String("dist-sigma", "0", "bandwidth `values` of the distributional learner's kernel k1 on the samples' mean embeddings (0: median distance)")
+	distEmbed := fs.Int("dist-embed-rank", eval.DefaultEmbedRank, "Nystrom landmarks of the mean-embedding kernel (`m`)")
+	distPoint := fs.Int("dist-point-rank", eval.DefaultDistPointRank, "Nystrom landmarks of the point kernel of the distributional regression (`m`)")
+	distRFF := fs.Int("dist-rff", 0, "random Fourier features of k1 (`D`; 0: exact features on the training samples)")
+	regSolver := fs.String("regression-solver", "auto", "kernel ridge regression `solver`: auto (exact up to --max-regression-cells, Nystrom above), exact, nystrom")
+	regRank := fs.Int("regression-rank", eval.DefaultRegressionRank, "Nystrom landmarks of the kernel ridge regression (`m`)")
 	batch := fs.Bool("batch-center", false, "center each sample with its own mean in the projection (transductive: uses the test samples' unlabelled cells)")
 	seed := fs.Uint64("seed", 1, "random `seed`")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -111,6 +118,28 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if o.Solver, err = dica.ParseSolver(*solver); err != nil {
 		return usageErr("--solver: %v", err)
+	}
+	if o.Learner, err = eval.ParseLearner(*learner); err != nil {
+		return usageErr("--learner: %v", err)
+	}
+	if o.RegressionSolver, err = eval.ParseRegressionSolver(*regSolver); err != nil {
+		return usageErr("--regression-solver: %v", err)
+	}
+	if o.Grid.DistSigma, err = floatList("dist-sigma", *distSigma); err != nil {
+		return err
+	}
+	o.Dist = eval.DistOptions{EmbedRank: *distEmbed, PointRank: *distPoint, RFF: *distRFF}
+	o.RegressionRank = *regRank
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"dist-embed-rank", *distEmbed}, {"dist-point-rank", *distPoint}, {"regression-rank", *regRank}} {
+		if f.v < 1 {
+			return usageErr("--%s %d: need at least 1", f.name, f.v)
+		}
+	}
+	if *distRFF < 0 {
+		return usageErr("--dist-rff %d: need 0 or more", *distRFF)
 	}
 	if *rank < 1 {
 		return usageErr("--rank %d: need at least 1", *rank)
@@ -269,7 +298,11 @@ func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result) error {
 		fmt.Fprintln(w, "leave-one-domain-out: each domain tested once, trained on all the others")
 	}
 	for _, m := range res.Methods {
-		fmt.Fprintf(w, "\n%s\n", m.Method)
+		if len(m.Splits) > 0 && m.Splits[0].Learner != "" {
+			fmt.Fprintf(w, "\n%s (learner: %s)\n", m.Method, m.Splits[0].Learner)
+		} else {
+			fmt.Fprintf(w, "\n%s\n", m.Method)
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "  domain\tcells\t%s\tchosen (inner CV score)\tfit s\n", res.Metric)
 		for _, s := range m.Splits {

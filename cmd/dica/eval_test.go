@@ -123,6 +123,10 @@ func TestEvalUsageErrors(t *testing.T) {
 		{[]string{"--components", "0"}, "--components"},
 		{[]string{"--train-domains", "p1,p2,p3,p4"}, "no domains left"},
 		{[]string{"--inner-folds", "1"}, "--inner-folds 1"},
+		{[]string{"--learner", "gp"}, "--learner"},
+		{[]string{"--regression-solver", "dense"}, "--regression-solver"},
+		{[]string{"--dist-sigma", "x"}, `--dist-sigma: "x" is not a number`},
+		{[]string{"--dist-embed-rank", "0"}, "--dist-embed-rank 0"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), append(append([]string(nil), base...), c.args...), &out, &errb)
@@ -134,5 +138,45 @@ func TestEvalUsageErrors(t *testing.T) {
 	code := run(context.Background(), []string{"eval", "--data", path, "--domain", "patient", "--train-domains", "p1,p2", "--test-domains", "p2", "--label", "population", "--quiet"}, &out, &errb)
 	if code != 1 || !strings.Contains(errb.String(), "both a training and a test domain") {
 		t.Errorf("overlap: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestEvalDistributional runs the distributional learner from the command
+// line: the JSON names it, and its bandwidth is part of the chosen point.
+func TestEvalDistributional(t *testing.T) {
+	path := writeEvalCSV(t)
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"eval", "--data", path, "--domain", "patient", "--label", "population",
+		"--methods", "input,dica", "--rank", "20", "--components", "1", "--learner", "distributional",
+		"--dist-sigma", "0.5,2", "--train-domains", "p1,p2,p3", "--test-domains", "p4", "--json", "--quiet"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var got struct {
+		Methods []struct {
+			Method string `json:"method"`
+			Splits []struct {
+				Learner string         `json:"learner"`
+				Params  map[string]any `json:"params"`
+				Scores  []struct {
+					Score float64 `json:"score"`
+				} `json:"scores"`
+			} `json:"splits"`
+		} `json:"methods"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	for _, m := range got.Methods {
+		sp := m.Splits[0]
+		if !strings.Contains(sp.Learner, "distributional") {
+			t.Errorf("%s: learner %q", m.Method, sp.Learner)
+		}
+		if ds, ok := sp.Params["dist_sigma"].(float64); !ok || (ds != 0.5 && ds != 2) {
+			t.Errorf("%s: chosen dist_sigma %v, want 0.5 or 2", m.Method, sp.Params["dist_sigma"])
+		}
+		if sc := sp.Scores[0].Score; !(sc > 0.5 && sc <= 1) {
+			t.Errorf("%s: accuracy %g", m.Method, sc)
+		}
 	}
 }
