@@ -66,6 +66,7 @@ type sourceFile struct {
 	comp         *preprocess.Compensation // on the full raw row, or nil
 	tcols        []int                    // chosen-channel indices to transform
 	events       int
+	params       []Param // of the chosen channels
 }
 
 var _ dataset.Source = (*Source)(nil)
@@ -212,6 +213,9 @@ func (s *Source) inspect(f *File, path, domain string, k int) (sourceFile, []str
 			sf.cols = append(sf.cols, j)
 		}
 	}
+	for _, j := range sf.cols {
+		sf.params = append(sf.params, f.params[j])
+	}
 	if s.opts.Compensate || s.opts.Spillover != nil {
 		sp := s.opts.Spillover
 		if sp != nil && (sp.Matrix == nil || len(sp.Channels) == 0) {
@@ -281,6 +285,13 @@ func available(f *File) string {
 // Schema returns the chosen channels as features; rows carry no labels.
 func (s *Source) Schema() dataset.Schema {
 	return dataset.Schema{Features: append([]string(nil), s.features...)}
+}
+
+// Params returns the parameters ($PnN, $PnS, $PnB, $PnR, ...) of the chosen
+// channels, as the first file declares them; they describe the raw values,
+// before SourceOptions' compensation, scaling and transform.
+func (s *Source) Params() []Param {
+	return append([]Param(nil), s.files[0].params...)
 }
 
 // Len returns the number of rows of a pass.

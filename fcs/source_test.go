@@ -63,6 +63,13 @@ func TestSource(t *testing.T) {
 	if f := src.Schema().Features; !reflect.DeepEqual(f, []string{"cd19", "FSC-A", "FL1-A"}) {
 		t.Errorf("features %v", f)
 	}
+	var names []string
+	for _, p := range src.Params() {
+		names = append(names, p.Name+"/"+p.Label)
+	}
+	if !reflect.DeepEqual(names, []string{"FL2-A/CD19", "FSC-A/", "FL1-A/CD3"}) {
+		t.Errorf("Params: %v", names)
+	}
 	ds, err := dataset.Collect(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +289,7 @@ func TestOpenAllAndDefaults(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := NewSource([]string{paths[0], p}, SourceOptions{}); err == nil || !strings.Contains(err.Error(), "choose SourceOptions.Channels") {
+	if _, err := NewSource([]string{paths[0], p}, SourceOptions{}); err == nil || !strings.Contains(err.Error(), "SourceOptions.Channels; dica: --channels") {
 		t.Errorf("mismatched parameters: %v", err)
 	}
 	if err := WriteFile(filepath.Join(t.TempDir(), "no", "dir.fcs"), a); err == nil {

@@ -114,7 +114,11 @@ type wparam struct {
 	limit uint64 // largest integer value
 }
 
-func (s *DataSet) check() (dt byte, n int, ps []wparam, err error) {
+// check validates the data set and resolves the parameters' bits and
+// ranges. stream >= 0 declares the number of events of a data set whose
+// events are written later by a Writer (s.Events must then be nil and every
+// F or D range given).
+func (s *DataSet) check(stream int) (dt byte, n int, ps []wparam, err error) {
 	dt = s.DataType
 	if dt == 0 {
 		dt = 'F'
@@ -127,11 +131,17 @@ func (s *DataSet) check() (dt byte, n int, ps []wparam, err error) {
 		return 0, 0, nil, fmt.Errorf("fcs: data set has no parameters")
 	}
 	if s.Events != nil {
+		if stream >= 0 {
+			return 0, 0, nil, fmt.Errorf("fcs: NewWriter with a data set that has Events (write them with WriteEvent)")
+		}
 		var c int
 		n, c = s.Events.Dims()
 		if c != p {
 			return 0, 0, nil, fmt.Errorf("fcs: events have %d columns for %d parameters", c, p)
 		}
+	}
+	if stream >= 0 {
+		n = stream
 	}
 	ps = make([]wparam, p)
 	for j, q := range s.Params {
@@ -178,6 +188,8 @@ func (s *DataSet) check() (dt byte, n int, ps []wparam, err error) {
 				r = math.Exp2(float64(b))
 			}
 			lim = intMask(b, r)
+		} else if r == 0 && stream >= 0 {
+			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): NewWriter needs the range ($PnR) of F and D parameters: the events are not known yet", j+1, q.Name)
 		} else if r == 0 {
 			mx := 0.0
 			for i := 0; i < n; i++ {
@@ -193,30 +205,35 @@ func (s *DataSet) check() (dt byte, n int, ps []wparam, err error) {
 		}
 		ps[j] = wparam{bits: b, rng: r, limit: lim}
 	}
-	if dt == 'F' || dt == 'D' {
+	if s.Events != nil {
 		for i := 0; i < n; i++ {
 			for j := range ps {
-				v := s.Events.At(i, j)
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return 0, 0, nil, fmt.Errorf("fcs: event %d parameter %d (%s): value %v is not finite", i+1, j+1, s.Params[j].Name, v)
-				}
-				if dt == 'F' && math.IsInf(float64(float32(v)), 0) {
-					return 0, 0, nil, fmt.Errorf("fcs: event %d parameter %d (%s): value %v overflows float32 ($DATATYPE F holds magnitudes up to %g; use D)", i+1, j+1, s.Params[j].Name, v, math.MaxFloat32)
-				}
-			}
-		}
-	}
-	if dt == 'I' {
-		for i := 0; i < n; i++ {
-			for j := range ps {
-				v := s.Events.At(i, j)
-				if !(v >= 0) || v != math.Trunc(v) || v > float64(ps[j].limit) || v >= math.Exp2(float64(ps[j].bits)) {
-					return 0, 0, nil, fmt.Errorf("fcs: event %d parameter %d: value %v is not an integer in [0, %d] ($PnB %d, $PnR %g)", i+1, j+1, v, ps[j].limit, ps[j].bits, ps[j].rng)
+				if err := s.checkValue(dt, ps, i, j, s.Events.At(i, j)); err != nil {
+					return 0, 0, nil, err
 				}
 			}
 		}
 	}
 	return dt, n, ps, nil
+}
+
+// checkValue returns an error, naming event i and parameter j (0-based; the
+// message counts from 1), when the data type cannot hold v.
+func (s *DataSet) checkValue(dt byte, ps []wparam, i, j int, v float64) error {
+	switch dt {
+	case 'F', 'D':
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("fcs: event %d parameter %d (%s): value %v is not finite", i+1, j+1, s.Params[j].Name, v)
+		}
+		if dt == 'F' && math.IsInf(float64(float32(v)), 0) {
+			return fmt.Errorf("fcs: event %d parameter %d (%s): value %v overflows float32 ($DATATYPE F holds magnitudes up to %g; use D)", i+1, j+1, s.Params[j].Name, v, math.MaxFloat32)
+		}
+	case 'I':
+		if !(v >= 0) || v != math.Trunc(v) || v > float64(ps[j].limit) || v >= math.Exp2(float64(ps[j].bits)) {
+			return fmt.Errorf("fcs: event %d parameter %d: value %v is not an integer in [0, %d] ($PnB %d, $PnR %g)", i+1, j+1, v, ps[j].limit, ps[j].bits, ps[j].rng)
+		}
+	}
+	return nil
 }
 
 // fmtFloat formats a finite number as plain decimal digits (every $PnR of
@@ -300,10 +317,22 @@ func (s *DataSet) delimiter(kw []Keyword) (byte, error) {
 }
 
 func (s *DataSet) write(w *bufio.Writer, last bool) error {
-	dt, n, ps, err := s.check()
+	dt, n, ps, err := s.check(-1)
 	if err != nil {
 		return err
 	}
+	if err := s.writeHead(w, dt, n, ps, last); err != nil {
+		return err
+	}
+	if err := s.writeData(w, dt, n, ps); err != nil {
+		return err
+	}
+	_, err = w.Write(s.Analysis)
+	return err
+}
+
+// writeHead writes the HEADER and TEXT segments of a data set of n events.
+func (s *DataSet) writeHead(w *bufio.Writer, dt byte, n int, ps []wparam, last bool) error {
 	kw, err := s.keywords(dt, n, ps)
 	if err != nil {
 		return err
@@ -332,11 +361,7 @@ func (s *DataSet) write(w *bufio.Writer, last bool) error {
 		fmt.Fprintf(&hdr, "%8d", v)
 	}
 	w.Write(hdr.Bytes())
-	w.Write(text)
-	if err := s.writeData(w, dt, n, ps); err != nil {
-		return err
-	}
-	_, err = w.Write(s.Analysis)
+	_, err = w.Write(text)
 	return err
 }
 
@@ -406,14 +431,24 @@ func buildText(d byte, off [6]int64, next int64, kw []Keyword) []byte {
 }
 
 func (s *DataSet) writeData(w *bufio.Writer, dt byte, n int, ps []wparam) error {
+	for i := 0; i < n; i++ {
+		if err := s.writeEvent(w, dt, ps, s.Events.RawRowView(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeEvent writes the values of one event (checked by checkValue).
+func (s *DataSet) writeEvent(w *bufio.Writer, dt byte, ps []wparam, ev []float64) error {
 	var ord binary.ByteOrder = binary.LittleEndian
 	if s.BigEndian {
 		ord = binary.BigEndian
 	}
 	var buf [8]byte
-	for i := 0; i < n; i++ {
+	{
 		for j, p := range ps {
-			v := s.Events.At(i, j)
+			v := ev[j]
 			var b []byte
 			switch dt {
 			case 'F':
@@ -443,4 +478,83 @@ func (s *DataSet) writeData(w *bufio.Writer, dt byte, n int, ps []wparam) error 
 		}
 	}
 	return nil
+}
+
+// Writer writes an FCS 3.1 file of one data set event by event, so that
+// events need not be held in memory: the number of events and the range of
+// every F and D parameter are declared up front ($TOT and $PnR are in the
+// TEXT segment, which comes before the data).
+type Writer struct {
+	bw      *bufio.Writer
+	s       DataSet
+	dt      byte
+	ps      []wparam
+	n, done int
+	err     error
+}
+
+// NewWriter writes the HEADER and TEXT segments of s, which declare events
+// events, and returns a Writer for them. s.Events must be nil and
+// s.Analysis empty; every F and D parameter needs its Range, since the
+// writer cannot take it from events it has not seen. Other fields are as
+// for Write.
+func NewWriter(w io.Writer, s *DataSet, events int) (*Writer, error) {
+	if events < 0 {
+		return nil, fmt.Errorf("fcs: NewWriter with %d events", events)
+	}
+	if len(s.Analysis) > 0 {
+		return nil, fmt.Errorf("fcs: NewWriter does not write an ANALYSIS segment")
+	}
+	dt, n, ps, err := s.check(events)
+	if err != nil {
+		return nil, err
+	}
+	wr := &Writer{bw: bufio.NewWriterSize(w, 1<<16), s: *s, dt: dt, ps: ps, n: n}
+	if err := wr.s.writeHead(wr.bw, dt, n, ps, true); err != nil {
+		return nil, err
+	}
+	return wr, nil
+}
+
+// WriteEvent writes the next event: one value per parameter. A value the
+// data type cannot hold, or an event beyond the declared count, is an
+// error, and the Writer then refuses further events.
+func (w *Writer) WriteEvent(values []float64) error {
+	if w.err != nil {
+		return w.err
+	}
+	switch {
+	case len(values) != len(w.ps):
+		w.err = fmt.Errorf("fcs: event %d has %d values for %d parameters", w.done+1, len(values), len(w.ps))
+	case w.done >= w.n:
+		w.err = fmt.Errorf("fcs: more events than the %d declared", w.n)
+	}
+	for j, v := range values {
+		if w.err != nil {
+			break
+		}
+		w.err = w.s.checkValue(w.dt, w.ps, w.done, j, v)
+	}
+	if w.err == nil {
+		w.err = w.s.writeEvent(w.bw, w.dt, w.ps, values)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	w.done++
+	return nil
+}
+
+// Close flushes the data. It returns an error if fewer events than declared
+// were written (the file would be truncated) or a write failed; it does not
+// close the underlying writer.
+func (w *Writer) Close() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done != w.n {
+		w.err = fmt.Errorf("fcs: %d events written of the %d declared", w.done, w.n)
+		return w.err
+	}
+	return w.bw.Flush()
 }

@@ -666,3 +666,102 @@ func mustWrite(t *testing.T, ds ...*DataSet) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestWriter checks that a file written event by event is byte for byte the
+// file Write makes of the same events and ranges, for F, D and I in both
+// byte orders, and the Writer's errors.
+func TestWriter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, dt := range []byte{'F', 'D', 'I'} {
+		for _, big := range []bool{false, true} {
+			params := []Param{{Name: "FSC-A", Range: 65536}, {Name: "FL1-A", Label: "CD3", Range: 1024}, {Name: "DICA1", Range: 5}}
+			if dt == 'I' {
+				for j := range params {
+					params[j].Bits = 16
+				}
+			}
+			n := 37
+			ev := mat.NewDense(n, 3, nil)
+			for i := 0; i < n; i++ {
+				for j, p := range params {
+					v := rng.Float64() * (p.Range - 1)
+					if dt == 'I' {
+						v = math.Floor(v)
+					}
+					ev.Set(i, j, v)
+				}
+			}
+			kw := []Keyword{{Key: "DICA_MODEL_METHOD", Value: "DICA"}}
+			var whole bytes.Buffer
+			if err := Write(&whole, &DataSet{Params: params, DataType: dt, BigEndian: big, Keywords: kw, Events: ev}); err != nil {
+				t.Fatal(err)
+			}
+			var streamed bytes.Buffer
+			w, err := NewWriter(&streamed, &DataSet{Params: params, DataType: dt, BigEndian: big, Keywords: kw}, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < n; i++ {
+				if err := w.WriteEvent(ev.RawRowView(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(whole.Bytes(), streamed.Bytes()) {
+				t.Errorf("%c big-endian %v: streamed file differs from Write's (%d vs %d bytes)", dt, big, streamed.Len(), whole.Len())
+			}
+			f, err := Parse(bytes.NewReader(streamed.Bytes()), int64(streamed.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.ReadAll(EventOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < n; i++ {
+				for j := 0; j < 3; j++ {
+					want := ev.At(i, j)
+					if dt == 'F' {
+						want = float64(float32(want))
+					}
+					if got.At(i, j) != want {
+						t.Fatalf("%c: event %d parameter %d: %v, want %v", dt, i, j, got.At(i, j), want)
+					}
+				}
+			}
+		}
+	}
+
+	params := []Param{{Name: "A", Range: 10}, {Name: "B", Range: 10}}
+	if _, err := NewWriter(io.Discard, &DataSet{Params: []Param{{Name: "A"}}}, 3); err == nil || !strings.Contains(err.Error(), "needs the range") {
+		t.Errorf("F parameter without a range: %v", err)
+	}
+	if _, err := NewWriter(io.Discard, &DataSet{Params: params, Events: mat.NewDense(1, 2, nil)}, 1); err == nil {
+		t.Error("NewWriter accepted a data set with Events")
+	}
+	w, err := NewWriter(io.Discard, &DataSet{Params: params}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEvent([]float64{1}); err == nil || !strings.Contains(err.Error(), "1 values for 2 parameters") {
+		t.Errorf("short event: %v", err)
+	}
+	w, _ = NewWriter(io.Discard, &DataSet{Params: params}, 2)
+	if err := w.WriteEvent([]float64{1, math.NaN()}); err == nil || !strings.Contains(err.Error(), "event 1 parameter 2 (B): value NaN is not finite") {
+		t.Errorf("NaN: %v", err)
+	}
+	if err := w.Close(); err == nil {
+		t.Error("Close after a failed event succeeded")
+	}
+	w, _ = NewWriter(io.Discard, &DataSet{Params: params}, 1)
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "0 events written of the 1 declared") {
+		t.Errorf("too few events: %v", err)
+	}
+	w, _ = NewWriter(io.Discard, &DataSet{Params: params}, 1)
+	w.WriteEvent([]float64{1, 2})
+	if err := w.WriteEvent([]float64{1, 2}); err == nil || !strings.Contains(err.Error(), "more events than the 1 declared") {
+		t.Errorf("too many events: %v", err)
+	}
+}

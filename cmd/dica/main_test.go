@@ -181,7 +181,28 @@ func TestFCSDirectory(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	require.Equal(t, ds.N(), f.NumEvents())
-	require.Equal(t, []string{"CD3", "CD4", "CD8", "DICA1", "DICA2", "DOMAIN"}, f.Names())
+	require.Equal(t, []string{"FL1-A", "FL2-A", "FL3-A", "DICA1", "DICA2", "DOMAIN"}, f.Names())
+	require.Equal(t, []string{"CD3", "CD4", "CD8", "DICA component", "DICA component", "domain number"}, f.Labels())
+	// The values: the transformed channels and the model's projection.
+	got, err := f.ReadAll(fcs.EventOptions{})
+	require.NoError(t, err)
+	m, err := dica.Load(model)
+	require.NoError(t, err)
+	x := mat.DenseCopyOf(got.Slice(0, ds.N(), 0, 3))
+	for i := 0; i < ds.N(); i++ {
+		for j := 0; j < 3; j++ {
+			want := math.Asinh(1000 * (ds.X.At(i, 2+j) + 10) / 150)
+			require.InDelta(t, want, x.At(i, j), 1e-6*math.Abs(want)+1e-6)
+		}
+	}
+	z, err := m.Transform(x, dica.TransformOptions{})
+	require.NoError(t, err)
+	for i := 0; i < ds.N(); i++ {
+		for j := 0; j < 2; j++ {
+			require.InDelta(t, z.At(i, j), got.At(i, 3+j), 1e-5*(1+math.Abs(z.At(i, j))))
+		}
+		require.Equal(t, float64(ds.Domain[i]+1), got.At(i, 5))
+	}
 
 	out, errs, code = runCmd(t, "info", "--json", zpath)
 	require.Equal(t, 0, code, errs)

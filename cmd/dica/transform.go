@@ -258,28 +258,95 @@ func csvField(s string) string {
 	return s
 }
 
-// writeFCS writes the input channels and the components as FCS 3.1 float32
-// (all cells are gathered first: FCS needs $TOT before the data).
-func writeFCS(ctx context.Context, p *projector, src dataset.Source, path string, pr *progress) error {
+// writeFCS writes the input channels and the components as FCS 3.1 float32,
+// streaming: a first pass counts the cells and finds each column's largest
+// value ($TOT and $PnR come before the data in an FCS file), a second writes
+// them, so no cell is held in memory. Input channels keep their $PnN and $PnS
+// when the input is FCS.
+func writeFCS(ctx context.Context, p *projector, src dataset.Source, path string, pr *progress) (err error) {
 	m := p.m
 	sc := src.Schema()
 	var (
-		data    []float64
-		rows    int64
-		ndom    int
-		doms    []string
-		ncol    int
-		withDom bool
+		rows int64
+		doms []string
+		mx   []float64
 	)
-	err := p.stream(ctx, src, func(b *dataset.Block, z *mat.Dense, domains, _ []string) error {
-		_, k := z.Dims()
-		ncol = b.D + k + 1
+	err = p.stream(ctx, src, func(b *dataset.Block, z *mat.Dense, domains, _ []string) error {
+		if mx == nil {
+			mx = make([]float64, b.D+m.Positive)
+		}
 		for i := 0; i < b.Rows; i++ {
-			data = append(data, b.Row(i)...)
-			data = append(data, z.RawRowView(i)...)
-			data = append(data, float64(b.Domain[i]+1))
+			for j, v := range b.Row(i) {
+				mx[j] = max(mx[j], v)
+			}
+			for j, v := range z.RawRowView(i) {
+				mx[b.D+j] = max(mx[b.D+j], v)
+			}
 		}
 		doms = domains
+		rows += int64(b.Rows)
+		pr.update("scan", rows)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if rows == 0 {
+		return fmt.Errorf("no cells to write")
+	}
+	withDom := len(doms) > 1
+	var in []fcs.Param
+	if fs, ok := src.(*fcs.Source); ok {
+		in = fs.Params()
+	}
+	params := make([]fcs.Param, 0, len(mx)+1)
+	for j, f := range sc.Features {
+		q := fcs.Param{Name: f}
+		if j < len(in) {
+			q = fcs.Param{Name: in[j].Name, Label: in[j].Label}
+		}
+		params = append(params, q)
+	}
+	for _, c := range componentNames(m.Positive) {
+		params = append(params, fcs.Param{Name: c, Label: "DICA component"})
+	}
+	for j := range params {
+		// $PnR: the smallest integer above the largest value (at least 1),
+		// as fcs.Write chooses it, from the values as float32 stores them.
+		params[j].Range = math.Max(1, math.Floor(float64(float32(mx[j])))+1)
+	}
+	if withDom {
+		params = append(params, fcs.Param{Name: "DOMAIN", Label: "domain number", Range: float64(len(doms) + 1)})
+	}
+	kw := []fcs.Keyword{{Key: "DICA_MODEL_METHOD", Value: m.Config().Method.String()}}
+	for i, d := range doms {
+		kw = append(kw, fcs.Keyword{Key: fmt.Sprintf("DICA_DOMAIN%d", i+1), Value: d})
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	w, err := fcs.NewWriter(f, &fcs.DataSet{Params: params, Keywords: kw}, int(rows))
+	if err != nil {
+		return err
+	}
+	ev := make([]float64, len(params))
+	rows = 0
+	err = p.stream(ctx, src, func(b *dataset.Block, z *mat.Dense, _, _ []string) error {
+		for i := 0; i < b.Rows; i++ {
+			ev = append(append(ev[:0], b.Row(i)...), z.RawRowView(i)...)
+			if withDom {
+				ev = append(ev, float64(b.Domain[i]+1))
+			}
+			if err := w.WriteEvent(ev); err != nil {
+				return err
+			}
+		}
 		rows += int64(b.Rows)
 		pr.update("transform", rows)
 		return nil
@@ -287,27 +354,5 @@ func writeFCS(ctx context.Context, p *projector, src dataset.Source, path string
 	if err != nil {
 		return err
 	}
-	ndom = len(doms)
-	withDom = ndom > 1
-	if rows == 0 {
-		return fmt.Errorf("no cells to write")
-	}
-	params := make([]fcs.Param, 0, ncol)
-	for _, f := range sc.Features {
-		params = append(params, fcs.Param{Name: f})
-	}
-	for _, c := range componentNames(m.Positive) {
-		params = append(params, fcs.Param{Name: c, Label: "DICA component"})
-	}
-	ev := mat.NewDense(int(rows), ncol, data)
-	if withDom {
-		params = append(params, fcs.Param{Name: "DOMAIN", Label: "domain number"})
-	} else {
-		ev = mat.DenseCopyOf(ev.Slice(0, int(rows), 0, ncol-1))
-	}
-	kw := []fcs.Keyword{{Key: "DICA_MODEL_METHOD", Value: m.Config().Method.String()}}
-	for i, d := range doms {
-		kw = append(kw, fcs.Keyword{Key: fmt.Sprintf("DICA_DOMAIN%d", i+1), Value: d})
-	}
-	return fcs.WriteFile(path, &fcs.DataSet{Params: params, Events: ev, Keywords: kw})
+	return w.Close()
 }
