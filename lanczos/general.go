@@ -18,8 +18,11 @@ import (
 // are B-orthonormal, X^T B X = I; Residuals are ||A x - lambda B x||.
 // One matvec is one application of A plus two triangular solves.
 func GenSymChol(ctx context.Context, a Operator, b mat.Symmetric, s Settings) (*Result, error) {
-	if a == nil || b == nil {
-		return nil, errors.New("lanczos: nil operator or matrix")
+	if err := checkOp(a, "A"); err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, errors.New("lanczos: nil matrix B")
 	}
 	n := a.Dim()
 	if b.SymmetricDim() != n {
@@ -88,8 +91,13 @@ func (e *engine) transformBack(res *Result, toX, toRes func([]float64)) {
 // B-normalized); Matvecs counts applications of A. The returned vectors are
 // B-orthonormal; Residuals are ||A x - lambda B x||.
 func GenSymBInv(ctx context.Context, a, b, binv Operator, s Settings) (*Result, error) {
-	if a == nil || b == nil || binv == nil {
-		return nil, errors.New("lanczos: nil operator")
+	for _, o := range []struct {
+		op   Operator
+		name string
+	}{{a, "A"}, {b, "B"}, {binv, "B^-1"}} {
+		if err := checkOp(o.op, o.name); err != nil {
+			return nil, err
+		}
 	}
 	n := a.Dim()
 	if b.Dim() != n || binv.Dim() != n {
@@ -114,8 +122,8 @@ func GenSymBInv(ctx context.Context, a, b, binv Operator, s Settings) (*Result, 
 // vectors are B-orthonormal; Residuals are ||A x - lambda B x||. One matvec
 // is one application of A plus O(n r) work.
 func GenSymLowRank(ctx context.Context, a Operator, alpha float64, v *mat.Dense, s Settings) (*Result, error) {
-	if a == nil {
-		return nil, errors.New("lanczos: nil operator")
+	if err := checkOp(a, "A"); err != nil {
+		return nil, err
 	}
 	n := a.Dim()
 	if !(alpha > 0) || math.IsInf(alpha, 0) {

@@ -162,8 +162,8 @@ type Result struct {
 // Errors are returned for invalid settings and NaN or Inf produced by the
 // operator; ctx is checked every few iterations.
 func Sym(ctx context.Context, a Operator, s Settings) (*Result, error) {
-	if a == nil {
-		return nil, errors.New("lanczos: nil operator")
+	if err := checkOp(a, "A"); err != nil {
+		return nil, err
 	}
 	n := a.Dim()
 	op := func(w, _, v []float64) { a.Apply(w, v) }

@@ -109,12 +109,26 @@ func (s matSym) Apply(dst, x []float64) {
 }
 
 // Func returns the operator of dimension n that calls f(dst, x) to compute
-// dst = A x. It is the matrix-free adapter.
+// dst = A x. It is the matrix-free adapter. Func does not validate its
+// arguments: the solvers return an error for an operator of dimension n < 1
+// or a nil f.
 func Func(n int, f func(dst, x []float64)) Operator {
-	if n < 1 {
-		panic(fmt.Sprintf("lanczos: Func dimension %d < 1", n))
-	}
 	return funcOp{n, f}
+}
+
+// checkOp returns an error for a nil operator, a Func operator with a nil
+// function, or a dimension below 1; name says which operator.
+func checkOp(a Operator, name string) error {
+	if a == nil {
+		return fmt.Errorf("lanczos: nil operator %s", name)
+	}
+	if f, ok := a.(funcOp); ok && f.f == nil {
+		return fmt.Errorf("lanczos: operator %s is Func(%d, nil)", name, f.n)
+	}
+	if n := a.Dim(); n < 1 {
+		return fmt.Errorf("lanczos: operator %s has dimension %d < 1", name, n)
+	}
+	return nil
 }
 
 type funcOp struct {
