@@ -33,9 +33,13 @@ type impl struct {
 	// add: dst[i] += src[i] for i < len(src) rounded down to a multiple
 	// of 16.
 	add func(dst, src []float64)
+
+	// addShifted: dst[i] += src[i] + shift[i] (src[i] + shift[i] rounded
+	// first) for i < len(src) rounded down to a multiple of 16.
+	addShifted func(dst, src, shift []float64)
 }
 
-var goImpl = impl{kern: kernGo, trsmKern: trsmKernGo, add: addGo}
+var goImpl = impl{kern: kernGo, trsmKern: trsmKernGo, add: addGo, addShifted: addShiftedGo}
 
 // kernGo is the portable micro-kernel (see impl.kern). It walks the tile
 // in 2 x 4 sub-blocks with the accumulators in local variables (eight
@@ -575,5 +579,34 @@ func addGo(dst, src []float64) {
 	dst = dst[:len(src)]
 	for i, v := range src {
 		dst[i] += v
+	}
+}
+
+// AddShifted adds src + shift into dst element-wise: dst[i] += src[i] +
+// shift[i] for i < len(src), with src[i] + shift[i] rounded before it is
+// added, so the result is bit-identical to shifting src in place and then
+// calling Add, in one pass over memory and without writing src. It panics if
+// dst or shift is shorter than src.
+func AddShifted(dst, src, shift []float64) {
+	native.addShiftedTo(dst, src, shift)
+}
+
+func (im impl) addShiftedTo(dst, src, shift []float64) {
+	if len(dst) < len(src) || len(shift) < len(src) {
+		panic("gemm: AddShifted: dst or shift shorter than src")
+	}
+	n := len(src) &^ 15
+	if n > 0 {
+		im.addShifted(dst, src[:n], shift)
+	}
+	addShiftedGo(dst[n:], src[n:], shift[n:])
+}
+
+// addShiftedGo is the portable kernel of AddShifted.
+func addShiftedGo(dst, src, shift []float64) {
+	dst, shift = dst[:len(src)], shift[:len(src)]
+	for i, v := range src {
+		t := v + shift[i]
+		dst[i] += t
 	}
 }

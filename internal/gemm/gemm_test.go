@@ -567,6 +567,53 @@ func TestSyrkConcurrent(t *testing.T) {
 
 // TestAdd checks Add against the scalar sum for lengths around the 16-wide
 // blocks of the vector kernel, with dst longer than src.
+// TestAddShifted checks AddShifted against shifting in place and adding,
+// bit for bit, for every implementation and lengths around the 16-element
+// blocks of the assembly.
+func TestAddShifted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 500, 1001} {
+		src := make([]float64, n)
+		shift := make([]float64, n+2)
+		dst := make([]float64, n+3)
+		for i := range src {
+			src[i] = 1 + rng.Float64()*1e-3 // a shift cancels most of it
+			shift[i] = -1 - rng.Float64()*1e-3
+		}
+		for i := range dst {
+			dst[i] = rng.NormFloat64() * 1e-4
+		}
+		want := slices.Clone(dst)
+		shifted := slices.Clone(src)
+		for i := range shifted {
+			shifted[i] += shift[i]
+		}
+		for i, v := range shifted {
+			want[i] += v
+		}
+		for _, im := range []impl{native, goImpl} {
+			got := slices.Clone(dst)
+			im.addShiftedTo(got, src, shift)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n = %d: AddShifted differs from shift-then-add", n)
+			}
+		}
+	}
+	for _, f := range []func(){
+		func() { AddShifted(make([]float64, 3), make([]float64, 4), make([]float64, 4)) },
+		func() { AddShifted(make([]float64, 4), make([]float64, 4), make([]float64, 3)) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("AddShifted with a short dst or shift did not panic")
+				}
+			}()
+			f()
+		}()
+	}
+}
+
 func TestAdd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 500, 1001} {

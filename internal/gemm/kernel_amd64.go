@@ -29,11 +29,18 @@ func trsmKernAVX2(n int, l []float64, ldl int, x []float64, ldx int, rinv []floa
 //go:noescape
 func addAVX2(dst, src []float64)
 
+// addShiftedAVX2 adds src + shift into dst (src + shift rounded first),
+// len(src) rounded down to a multiple of 16 elements (the caller does the
+// rest). len(dst), len(shift) >= len(src).
+//
+//go:noescape
+func addShiftedAVX2(dst, src, shift []float64)
+
 // native is the implementation used by the exported functions.
 var native = func() impl {
 	if hasAVX2FMA {
-		return impl{kern: kernAVX2, trsmKern: trsmKernAVX2, add: addAVX2}
+		return impl{kern: kernAVX2, trsmKern: trsmKernAVX2, add: addAVX2, addShifted: addShiftedAVX2}
 	}
 	// math.FMA is emulated in software without the FMA instruction.
-	return impl{kern: kernGoMulAdd, trsmKern: trsmKernGoMulAdd}
+	return impl{kern: kernGoMulAdd, trsmKern: trsmKernGoMulAdd, add: addGo, addShifted: addShiftedGo}
 }()

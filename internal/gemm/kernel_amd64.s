@@ -284,3 +284,42 @@ addloop:
 adddone:
 	VZEROUPPER
 	RET
+
+// func addShiftedAVX2(dst, src, shift []float64)
+//
+// dst[i] += src[i] + shift[i] (the sum src[i] + shift[i] rounded first) for
+// i < len(src) rounded down to a multiple of 16; the caller adds the tail.
+TEXT ·addShiftedAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	MOVQ shift_base+48(FP), DX
+	SHRQ $4, CX
+	JZ   addshdone
+
+addshloop:
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 96(SI), Y3
+	VADDPD  (DX), Y0, Y0
+	VADDPD  32(DX), Y1, Y1
+	VADDPD  64(DX), Y2, Y2
+	VADDPD  96(DX), Y3, Y3
+	VADDPD  (DI), Y0, Y0
+	VADDPD  32(DI), Y1, Y1
+	VADDPD  64(DI), Y2, Y2
+	VADDPD  96(DI), Y3, Y3
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DX
+	ADDQ    $128, DI
+	DECQ    CX
+	JNZ     addshloop
+
+addshdone:
+	VZEROUPPER
+	RET
