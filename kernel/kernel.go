@@ -50,6 +50,11 @@ func (k RBF) Block(dst *mat.Dense, x, z mat.Matrix) {
 	distBlock(dst, x, z, -1/(2*k.Sigma*k.Sigma), modeExp)
 }
 
+// BlockPoints stores K(X, P) in dst, as Block(dst, x, p.Dense()).
+func (k RBF) BlockPoints(dst *mat.Dense, x mat.Matrix, p *Points) {
+	distBlockPoints(dst, x, p, -1/(2*k.Sigma*k.Sigma), modeExp)
+}
+
 // String returns "rbf(sigma=...)".
 func (k RBF) String() string { return fmt.Sprintf("rbf(sigma=%g)", k.Sigma) }
 
@@ -80,6 +85,15 @@ func (k Laplacian) Block(dst *mat.Dense, x, z mat.Matrix) {
 		return
 	}
 	distBlock(dst, x, z, -1/k.Sigma, modeExpSqrt)
+}
+
+// BlockPoints stores K(X, P) in dst, as Block(dst, x, p.Dense()).
+func (k Laplacian) BlockPoints(dst *mat.Dense, x mat.Matrix, p *Points) {
+	if k.L1 {
+		distBlockPoints(dst, x, p, -1/k.Sigma, modeExpL1)
+		return
+	}
+	distBlockPoints(dst, x, p, -1/k.Sigma, modeExpSqrt)
 }
 
 // String returns "laplacian(sigma=...)" or "laplacian-l1(sigma=...)".

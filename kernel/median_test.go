@@ -114,3 +114,34 @@ func TestDelta(t *testing.T) {
 		t.Error(Delta{}.String())
 	}
 }
+
+// TestBlockPoints checks that evaluation against prepared points is
+// bit-identical to Block, for point counts around the 4-column blocks of
+// the vector code, and that Points keeps its own copy.
+func TestBlockPoints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, k := range []Prepared{RBF{Sigma: 1.3}, Laplacian{Sigma: 0.7}, Laplacian{Sigma: 2, L1: true}} {
+		for _, s := range []int{1, 3, 4, 5, 17} {
+			z := mat.NewDense(s, 6, nil)
+			x := mat.NewDense(9, 6, nil)
+			for _, m := range []*mat.Dense{z, x} {
+				raw := m.RawMatrix().Data
+				for i := range raw {
+					raw[i] = rng.NormFloat64()
+				}
+			}
+			x.SetRow(2, z.RawRowView(0)) // a zero distance
+			p := NewPoints(z)
+			var want, got mat.Dense
+			k.Block(&want, x, z)
+			z.Set(0, 0, 99) // the points are a copy
+			k.BlockPoints(&got, x, p)
+			if !mat.Equal(&want, &got) {
+				t.Errorf("%v, %d points: BlockPoints differs from Block", k, s)
+			}
+			if p.Len() != s || p.Dense().At(0, 0) == 99 {
+				t.Errorf("%v: Points did not keep a copy of %d points", k, s)
+			}
+		}
+	}
+}

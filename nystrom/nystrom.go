@@ -56,6 +56,27 @@ type Map struct {
 	rcond     float64
 	values    []float64  // kept eigenvalues of K_mm, decreasing
 	t         *mat.Dense // m x r, U_r S_r^{-1/2}
+	// pts holds the landmarks prepared for the kernel's BlockPoints when
+	// it has one (nil otherwise).
+	pts *kernel.Points
+}
+
+// newMap returns the map with its landmarks prepared for block evaluation.
+func newMap(k kernel.Kernel, z *mat.Dense, rcond float64, values []float64, t *mat.Dense) *Map {
+	m := &Map{k: k, landmarks: z, rcond: rcond, values: values, t: t}
+	if _, ok := k.(kernel.Prepared); ok {
+		m.pts = kernel.NewPoints(z)
+	}
+	return m
+}
+
+// block stores the kernel rows of x on the landmarks in dst.
+func (m *Map) block(dst, x *mat.Dense) {
+	if m.pts != nil {
+		m.k.(kernel.Prepared).BlockPoints(dst, x, m.pts)
+		return
+	}
+	m.k.Block(dst, x, m.landmarks)
 }
 
 var (
@@ -149,7 +170,7 @@ func New(k kernel.Kernel, landmarks *mat.Dense, rcond float64) (*Map, error) {
 			t.Set(i, c, vecs.At(i, src)*f)
 		}
 	}
-	return &Map{k: k, landmarks: z, rcond: rcond, values: kept, t: t}, nil
+	return newMap(k, z, rcond, kept, t), nil
 }
 
 // Kernel returns the kernel.
@@ -192,7 +213,7 @@ const blockRows = 256
 // InputDim columns or dst has the wrong shape.
 func (m *Map) MapRaw(dst, x *mat.Dense) {
 	m.checkInput(x)
-	m.k.Block(dst, x, m.landmarks)
+	m.block(dst, x)
 }
 
 // Map stores phi(x_i) = T^T k_m(x_i) in row i of dst (r x Dim, or empty to be
@@ -216,7 +237,7 @@ func (m *Map) Map(dst, x *mat.Dense) {
 		hi := min(n, lo+blockRows)
 		xb := x.Slice(lo, hi, 0, d).(*mat.Dense)
 		rb := raw.Slice(0, hi-lo, 0, m.RawDim()).(*mat.Dense)
-		m.k.Block(rb, xb, m.landmarks)
+		m.block(rb, xb)
 		dst.Slice(lo, hi, 0, r).(*mat.Dense).Mul(rb, m.t)
 	}
 }

@@ -2,11 +2,11 @@ package nystrom
 
 import (
 	"fmt"
+	"runtime"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/internal/gemm"
 	"github.com/dicalab/dica/internal/pivchol"
 	"github.com/dicalab/dica/kernel"
 )
@@ -64,9 +64,10 @@ func newPivoted(k kernel.Kernel, z *mat.Dense, kmm *mat.SymDense, rcond float64)
 	for i := range r {
 		inv[i*r+i] = 1
 	}
-	blas64.Trsm(blas.Left, blas.NoTrans, 1,
-		blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: r, Stride: r, Data: ls},
-		blas64.General{Rows: r, Cols: r, Stride: r, Data: inv}) // inv = L_S^{-1}
+	// inv = L_S^{-1}, with the blocked AVX2 solve of internal/gemm on all
+	// cores (bit-identical for any number of workers; several times faster
+	// than gonum's Dtrsm at r = 500).
+	gemm.TrsmLowerLeft(r, r, ls, r, inv, r, runtime.GOMAXPROCS(0))
 	t := mat.NewDense(m, r, nil)
 	for a, p := range piv {
 		row := t.RawRowView(p)
@@ -74,5 +75,5 @@ func newPivoted(k kernel.Kernel, z *mat.Dense, kmm *mat.SymDense, rcond float64)
 			row[c] = inv[c*r+a] // (L_S^{-1})^T[a, c]
 		}
 	}
-	return &Map{k: k, landmarks: z, rcond: rcond, values: pivots, t: t}, nil
+	return newMap(k, z, rcond, pivots, t), nil
 }
