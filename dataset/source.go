@@ -106,8 +106,30 @@ type Sizer interface {
 	Len() int
 }
 
-// Source returns the data set as a stream (it implements Sizer).
+// RowAccess is implemented by sources that can copy rows by their index
+// without a pass over the data (data in memory): a fit then draws its
+// sample of landmarks without reading every row.
+type RowAccess interface {
+	Sizer
+	// CopyRows copies the inputs of the given rows (indices in [0, Len()),
+	// in the order given) into the rows of x (len(rows) x D), and their
+	// targets into y when y is not nil (len(rows) x number of targets).
+	CopyRows(rows []int, x, y *mat.Dense)
+}
+
+// Source returns the data set as a stream (it implements Sizer and
+// RowAccess).
 func (ds *Dataset) Source() Source { return memSource{ds} }
+
+// CopyRows implements RowAccess.
+func (s memSource) CopyRows(rows []int, x, y *mat.Dense) {
+	for i, p := range rows {
+		x.SetRow(i, s.ds.X.RawRowView(p))
+		if y != nil {
+			y.SetRow(i, s.ds.Target.RawRowView(p))
+		}
+	}
+}
 
 type memSource struct{ ds *Dataset }
 
@@ -164,15 +186,20 @@ func (r *memReader) Read(b *Block, max int) (int, error) {
 		_, t = ds.Target.Dims()
 	}
 	b.Reset(rows, d, ds.Label != nil, t)
-	for i := 0; i < rows; i++ {
-		p := r.pos + i
-		copy(b.X[i*d:(i+1)*d], ds.X.RawRowView(p))
-		b.Domain[i] = ds.Domain[p]
-		if ds.Label != nil {
-			b.Label[i] = ds.Label[p]
+	if xr := ds.X.RawMatrix(); xr.Stride == d {
+		copy(b.X[:rows*d], xr.Data[r.pos*d:(r.pos+rows)*d]) // contiguous rows
+	} else {
+		for i := 0; i < rows; i++ {
+			copy(b.X[i*d:(i+1)*d], ds.X.RawRowView(r.pos+i))
 		}
-		if t > 0 {
-			copy(b.Target[i*t:(i+1)*t], ds.Target.RawRowView(p))
+	}
+	copy(b.Domain[:rows], ds.Domain[r.pos:r.pos+rows])
+	if ds.Label != nil {
+		copy(b.Label[:rows], ds.Label[r.pos:r.pos+rows])
+	}
+	if t > 0 {
+		for i := 0; i < rows; i++ {
+			copy(b.Target[i*t:(i+1)*t], ds.Target.RawRowView(r.pos+i))
 		}
 	}
 	b.Rows = rows

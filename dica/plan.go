@@ -286,9 +286,17 @@ func (p *Plan) mapOutput(dst, scratch, y *mat.Dense) *mat.Dense {
 
 // reservoir draws a uniform sample of at most size rows (Algorithm R with a
 // PCG generator seeded by seed) and returns it with the number of rows seen.
+//
+// A source with random access (dataset.RowAccess: data in memory) is not
+// read: Algorithm R is run on the row indices alone (the same generator
+// calls, so the same sample as a pass would draw) and only the sampled rows
+// are copied.
 func reservoir(ctx context.Context, src dataset.Source, size int, seed uint64, withY bool, progress func(string, int64)) (xs, ys *mat.Dense, n int64, err error) {
 	sc := src.Schema()
 	d, t := sc.D(), len(sc.Targets)
+	if ra, ok := src.(dataset.RowAccess); ok {
+		return reservoirRows(ctx, ra, sc, size, seed, withY, progress)
+	}
 	r, err := src.Open(ctx)
 	if err != nil {
 		return nil, nil, 0, err
@@ -309,11 +317,21 @@ func reservoir(ctx context.Context, src dataset.Source, size int, seed uint64, w
 		if err := ctx.Err(); err != nil {
 			return nil, nil, 0, err
 		}
+		// Only rows that enter the sample are checked here (the statistics
+		// pass checks every row): a non-finite landmark would otherwise
+		// fail later with a less clear message.
 		for i := 0; i < k; i++ {
+			var j int64
+			if n < int64(size) {
+				j = n
+			} else if j = rng.Int64N(n + 1); j >= int64(size) {
+				n++
+				continue
+			}
 			row := b.Row(i)
-			for j, v := range row {
+			for c, v := range row {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return nil, nil, 0, fmt.Errorf("dica: row %d, column %d (%s): value %v is not finite", n+1, j+1, sc.Features[j], v)
+					return nil, nil, 0, fmt.Errorf("dica: row %d, column %d (%s): value %v is not finite", n+1, c+1, sc.Features[c], v)
 				}
 			}
 			var yrow []float64
@@ -323,7 +341,7 @@ func reservoir(ctx context.Context, src dataset.Source, size int, seed uint64, w
 			if n < int64(size) {
 				xbuf = append(xbuf, row...)
 				ybuf = append(ybuf, yrow...)
-			} else if j := rng.Int64N(n + 1); j < int64(size) {
+			} else {
 				copy(xbuf[int(j)*d:], row)
 				if withY {
 					copy(ybuf[int(j)*t:], yrow)
@@ -344,6 +362,58 @@ func reservoir(ctx context.Context, src dataset.Source, size int, seed uint64, w
 		ys = mat.NewDense(rows, t, ybuf)
 	}
 	return xs, ys, n, nil
+}
+
+// reservoirRows is reservoir for a source with random access.
+func reservoirRows(ctx context.Context, src dataset.RowAccess, sc dataset.Schema, size int, seed uint64, withY bool, progress func(string, int64)) (xs, ys *mat.Dense, n int64, err error) {
+	total := src.Len()
+	if total == 0 {
+		return nil, nil, 0, fmt.Errorf("dica: no points")
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed5a3b1e))
+	slots := make([]int, 0, min(size, total))
+	for p := 0; p < total; p++ {
+		if p < size {
+			slots = append(slots, p)
+		} else if j := rng.Int64N(int64(p) + 1); j < int64(size) {
+			slots[j] = p
+		}
+		if p&(1<<20-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, 0, err
+			}
+		}
+	}
+	xs = mat.NewDense(len(slots), sc.D(), nil)
+	if withY {
+		ys = mat.NewDense(len(slots), len(sc.Targets), nil)
+	}
+	src.CopyRows(slots, xs, ys)
+	// The sampled rows are checked here, in row order; the statistics pass
+	// checks every row.
+	bad := -1
+	for i, p := range slots {
+		if bad >= 0 && p > slots[bad] {
+			continue
+		}
+		for _, v := range xs.RawRowView(i) {
+			if isBad(v) {
+				bad = i
+				break
+			}
+		}
+	}
+	if bad >= 0 {
+		for c, v := range xs.RawRowView(bad) {
+			if isBad(v) {
+				return nil, nil, 0, fmt.Errorf("dica: row %d, column %d (%s): value %v is not finite", slots[bad]+1, c+1, sc.Features[c], v)
+			}
+		}
+	}
+	if progress != nil {
+		progress("sample", int64(total))
+	}
+	return xs, ys, int64(total), nil
 }
 
 func isBad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
