@@ -188,8 +188,8 @@ func (m *Map) RCond() float64 { return m.rcond }
 func (m *Map) EffectiveRank() int { return len(m.values) }
 
 // Eigenvalues returns the kept eigenvalues of K_mm in decreasing order. When
-// m > EigenMax it returns the pivots of the pivoted Cholesky factorization
-// instead (the residual variances of the kept landmarks, decreasing).
+// m > EigenMax it returns the pivots of the Cholesky factorization instead
+// (the residual variances of the kept landmarks, decreasing).
 func (m *Map) Eigenvalues() []float64 { return append([]float64(nil), m.values...) }
 
 // InputDim returns d.

@@ -112,3 +112,81 @@ func newEigenForTest(k kernel.Kernel, z *mat.Dense) (*Map, error) {
 	}
 	return &Map{k: k, landmarks: mat.DenseCopyOf(z), rcond: DefaultRCond, values: vals[:len(cols)], t: t}, nil
 }
+
+// TestWellConditionedFastPath checks the plain Cholesky path New takes for
+// well-conditioned landmarks above EigenMax: it is taken, it gives the
+// Phi Phi^T of the eigendecomposition and of the pivoted factorization, and
+// ill-conditioned landmarks are left to the pivoted factorization.
+func TestWellConditionedFastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	m, d := EigenMax+60, 6
+	z := mat.NewDense(m, d, nil)
+	for i := range m {
+		for j := range d {
+			z.Set(i, j, 3*rng.NormFloat64())
+		}
+	}
+	k := kernel.RBF{Sigma: 1}
+	var kb mat.Dense
+	k.Block(&kb, z, z)
+	kmm := mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := i; j < m; j++ {
+			kmm.SetSym(i, j, kb.At(i, j))
+		}
+	}
+	if _, piv, ok := wellConditioned(kmm, DefaultRCond); !ok || len(piv) != m {
+		t.Fatalf("well-conditioned landmarks: fast path not taken")
+	}
+	fast, err := New(k, z, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diag := make([]float64, m)
+	for i := range diag {
+		diag[i] = kmm.At(i, i)
+	}
+	slow, err := pivotedMap(k, mat.DenseCopyOf(z), kmm, DefaultRCond, diag, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := newEigenForTest(k, z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fast.EffectiveRank() != m || slow.EffectiveRank() != m {
+		t.Errorf("ranks %d (fast), %d (pivoted), want %d", fast.EffectiveRank(), slow.EffectiveRank(), m)
+	}
+	x := mat.NewDense(150, d, nil)
+	for i := range 150 {
+		for j := range d {
+			x.Set(i, j, 3*rng.NormFloat64())
+		}
+	}
+	gram := func(mp *Map) *mat.Dense {
+		var f, g mat.Dense
+		mp.Map(&f, x)
+		g.Mul(&f, f.T())
+		return &g
+	}
+	gf, gs, ge := gram(fast), gram(slow), gram(ref)
+	for name, g := range map[string]*mat.Dense{"pivoted": gs, "eigen": ge} {
+		var diff mat.Dense
+		diff.Sub(gf, g)
+		if rel := mat.Norm(&diff, 2) / mat.Norm(g, 2); rel > 1e-9 {
+			t.Errorf("fast path Phi Phi^T differs from the %s path by %.3g relative", name, rel)
+		}
+	}
+	// Near-duplicates: lambda_min far below the cutoff, no fast path.
+	z.SetRow(1, z.RawRowView(0))
+	z.Set(1, 0, z.At(0, 0)+1e-7)
+	k.Block(&kb, z, z)
+	for i := range m {
+		for j := i; j < m; j++ {
+			kmm.SetSym(i, j, kb.At(i, j))
+		}
+	}
+	if _, _, ok := wellConditioned(kmm, DefaultRCond); ok {
+		t.Error("near-duplicate landmarks took the fast path")
+	}
+}
