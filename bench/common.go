@@ -511,6 +511,7 @@ type hline struct {
 type plotOpts struct {
 	logX, logY   bool
 	legendBottom bool    // legend at the bottom right instead of the top right
+	legendLeft   bool    // legend on the left
 	yMin, yMax   float64 // fixed y range when yMax > yMin
 }
 
@@ -531,6 +532,7 @@ func linePlot(path, title, xlabel, ylabel string, o plotOpts, ss []series, hs []
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	p.Legend.Top = !o.legendBottom
+	p.Legend.Left = o.legendLeft
 	p.Add(plotter.NewGrid())
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	for i, s := range ss {

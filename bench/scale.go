@@ -681,10 +681,10 @@ func scaleRun(ctx context.Context, cfg scaleConfig, rep *reporter, out string) e
 		rs = append(rs, toSeries("numpy peer DICA", peerPts, rss))
 	}
 	files := []string{filepath.Join(out, "scale_time_vs_n.png"), filepath.Join(out, "scale_rss_vs_n.png")}
-	if err := linePlot(files[0], fmt.Sprintf("Fit time vs n (Nystrom m = %d)", cfg.rank), "cells n", "fit wall seconds", plotOpts{logX: true, logY: true}, ts, nil); err != nil {
+	if err := linePlot(files[0], fmt.Sprintf("Fit time vs n (Nystrom m = %d)", cfg.rank), "cells n", "fit wall seconds", plotOpts{logX: true, logY: true, legendLeft: true}, ts, nil); err != nil {
 		return err
 	}
-	if err := linePlot(files[1], fmt.Sprintf("Peak RSS vs n (Nystrom m = %d)", cfg.rank), "cells n", "peak RSS (MB)", plotOpts{logX: true, logY: true}, rs, nil); err != nil {
+	if err := linePlot(files[1], fmt.Sprintf("Peak RSS vs n (Nystrom m = %d)", cfg.rank), "cells n", "peak RSS (MB)", plotOpts{logX: true, logY: true, legendLeft: true}, rs, nil); err != nil {
 		return err
 	}
 	if len(vsM) > 0 {

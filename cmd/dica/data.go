@@ -200,7 +200,7 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 			return nil, err
 		}
 		if len(o.LabelFiles) != len(files) {
-			return nil, usageErr("%d data files but %d label files", len(files), len(o.LabelFiles))
+			return nil, usageErr("%d data files but %d label files (quote globs so that dica expands them, one list per flag: --data 'sample*.csv' --labels 'labels*.csv')", len(files), len(o.LabelFiles))
 		}
 	}
 	return csvio.NewSource(files, o)
