@@ -199,9 +199,7 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 		}
 	}
 	x := mat.NewDense(rows, d, b.X[:rows*d])
-	w.f = reuseDense(w.f, rows, a.mraw)
 	a.n += int64(rows)
-	fr := w.f.RawMatrix()
 	neg := w.plan.negInShift
 	// Sum rows per (domain, class) cell, then fold the few cells into the
 	// domain and class sums: one addition per row instead of two. The
@@ -215,6 +213,12 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 	w.cells = w.cells[:0]
 	last := -1
 	chunk := max(1, cacheChunk/(8*a.mraw))
+	if keepShifted {
+		w.f = reuseDense(w.f, rows, a.mraw)
+	} else {
+		w.f = reuseDense(w.f, min(chunk, rows), a.mraw)
+	}
+	fr := w.f.RawMatrix()
 	// Without the Gram and cross sums the rows are not needed after their
 	// chunk is summed: every chunk then reuses the first chunk's rows of
 	// the buffer, which stay in cache instead of streaming through memory.
