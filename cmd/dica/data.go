@@ -26,6 +26,7 @@ type dataFlags struct {
 	data, labels                           listFlag
 	domain, label, target, features, chans string
 	labelsIgnore, transform, header        string
+	transformChans                         string
 	compensate, allowTruncated, linearize  bool
 	allDataSets                            bool
 	// defaults are the input columns used when neither --features (CSV)
@@ -48,6 +49,7 @@ func (d *dataFlags) register(fs *flag.FlagSet, supervised bool) {
 	fs.StringVar(&d.features, "features", "", "CSV input `columns`, comma-separated, by name or 1-based index (default: all others)")
 	fs.StringVar(&d.chans, "channels", "", "FCS `markers` by $PnN or $PnS name, comma-separated (default: all)")
 	fs.StringVar(&d.transform, "transform", "none", "per-channel `transform`: asinh:COFACTOR (5 for mass, 150 for flow cytometry), log1p, none")
+	fs.StringVar(&d.transformChans, "transform-channels", "", "FCS `channels` the --transform applies to, comma-separated (default: all chosen; e.g. leave FSC-A, SSC-A linear)")
 	fs.BoolVar(&d.compensate, "compensate", false, "apply the FCS file's $SPILLOVER compensation")
 	fs.StringVar(&d.header, "header", "auto", "CSV header row: auto, yes or no")
 	fs.BoolVar(&d.allowTruncated, "allow-truncated", false, "read the complete events of truncated FCS files instead of failing")
@@ -167,8 +169,8 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 	if nfcs > 0 {
 		return d.fcsSource(files, tr)
 	}
-	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets {
-		return nil, usageErr("--channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features for CSV")
+	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets || d.transformChans != "" {
+		return nil, usageErr("--channels, --transform-channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features for CSV")
 	}
 	features := splitList(d.features)
 	if features == nil {
@@ -278,6 +280,9 @@ func (d *dataFlags) fcsSource(files []string, tr preprocess.Func) (dataset.Sourc
 	}
 	if _, none := tr.(preprocess.Identity); !none {
 		o.Transform = tr
+		o.TransformChannels = splitList(d.transformChans)
+	} else if d.transformChans != "" {
+		return nil, usageErr("--transform-channels without --transform")
 	}
 	return fcs.NewSource(files, o)
 }

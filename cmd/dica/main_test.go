@@ -183,6 +183,17 @@ func TestFCSDirectory(t *testing.T) {
 	require.Equal(t, ds.N(), f.NumEvents())
 	require.Equal(t, []string{"FL1-A", "FL2-A", "FL3-A", "DICA1", "DICA2", "DOMAIN"}, f.Names())
 	require.Equal(t, []string{"CD3", "CD4", "CD8", "DICA component", "DICA component", "domain number"}, f.Labels())
+	// --transform-channels leaves the other channels raw.
+	out, errs, code = runCmd(t, "transform", "--model", model, "--data", filepath.Join(dir, "d1.fcs"), "--channels", "CD3,CD4,CD8",
+		"--transform", "asinh:150", "--transform-channels", "CD4,CD8", "--out", "-", "--quiet")
+	require.Equal(t, 0, code, errs)
+	row := strings.Split(strings.Split(out, "\n")[1], ",")
+	raw, err := strconv.ParseFloat(row[1], 64)
+	require.NoError(t, err)
+	require.InDelta(t, 1000*(ds.X.At(0, 2)+10), raw, 1e-3, "CD3 left raw")
+	tr, err := strconv.ParseFloat(row[2], 64)
+	require.NoError(t, err)
+	require.InDelta(t, math.Asinh(1000*(ds.X.At(0, 3)+10)/150), tr, 1e-5, "CD4 transformed")
 	// The values: the transformed channels and the model's projection.
 	got, err := f.ReadAll(fcs.EventOptions{})
 	require.NoError(t, err)
