@@ -482,6 +482,15 @@ func dropKey(_ int, p Part) Part { return p }
 func Accumulate(s beam.Scope, cells, plan beam.PCollection, o Options) beam.PCollection {
 	s = s.Scope("dica.Accumulate")
 	parts := beam.ParDo(s, &accumFn{BlockRows: o.blockRows(), GramParts: o.gramParts(), Workers: o.workers()}, cells, beam.SideInput{Input: plan})
+	return CombineParts(s, parts)
+}
+
+// CombineParts is the second half of Accumulate: parts, a PCollection of
+// KV<int, Part> (the small statistics of a bundle under key -1, row chunk k
+// of its Gram sum under key k, every bundle splitting at the same rows), are
+// added per key by a keyed combine and then gathered on one worker. The
+// result holds one Gathered element, for Solve.
+func CombineParts(s beam.Scope, parts beam.PCollection) beam.PCollection {
 	combined := beam.ParDo(s, dropKey, beam.CombinePerKey(s, &mergePartFn{}, parts))
 	return beam.Combine(s, &gatherFn{}, combined)
 }

@@ -129,11 +129,14 @@ func TestFitEqualsInProcess(t *testing.T) {
 		// uniform landmarks, from every cell (fewer than Config.Sample).
 		{"dica-classification", toy.Classification(toy.Options{Domains: 5, MeanSize: 120, Seed: 1}),
 			dica.Config{Method: dica.DICA, Rank: 60, Components: 4, Seed: 3}, 2},
-		// Few output landmarks: with many on 1-D targets the regression
-		// solve amplifies rounding differences (in-process too, between
-		// block sizes) beyond 1e-10.
+		// Regression with the default output rank: the output features are
+		// summed around the plan's shift, so the solve sees the same sums
+		// whatever the bundles and blocks.
 		{"dica-regression", toy.Regression(toy.Options{Domains: 5, MeanSize: 120, Seed: 2}),
-			dica.Config{Method: dica.DICA, Rank: 60, Components: 4, OutputRank: 3, Seed: 4}, 1},
+			dica.Config{Method: dica.DICA, Rank: 60, Components: 4, Seed: 4}, 1},
+		// lambda > 0 needs the Gram sum for DICA too.
+		{"dica-regression-ridge", toy.Regression(toy.Options{Domains: 4, MeanSize: 150, Seed: 7}),
+			dica.Config{Method: dica.DICA, Rank: 50, Components: 3, Lambda: 1e-3, Seed: 8}, 2},
 		// UDICA needs the Gram sum: the keyed combine of its row chunks.
 		{"udica", toy.Classification(toy.Options{Domains: 5, MeanSize: 120, Seed: 3}),
 			dica.Config{Method: dica.UDICA, Rank: 60, Components: 5, Landmarks: dica.KMeansLandmarks, Seed: 5}, 3},
@@ -148,8 +151,10 @@ func TestFitEqualsInProcess(t *testing.T) {
 			require.NoError(t, err)
 			p, s := beam.NewPipelineWithRoot()
 			col := beam.CreateList(s, cells)
-			// Small blocks and few Gram parts so that several blocks, bundles
-			// and keys are combined.
+			// Small blocks and few Gram parts so that several blocks (on
+			// tc.workers goroutines) and keys are combined. Prism runs this
+			// input as one bundle; TestCombinePartsOfBundles has the
+			// runner add the parts of several.
 			got, z := beamFit(t, col, s, p, Options{Config: tc.cfg, Schema: src.Schema(), BlockRows: 50, GramParts: 7, Workers: tc.workers})
 			requireSameModel(t, want, got, tc.ds.X, nil, z, 1e-10)
 		})
