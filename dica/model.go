@@ -272,10 +272,11 @@ func finite(x *mat.Dense) error {
 	return nil
 }
 
-const (
-	modelMagic   = "DICAMODL"
-	modelVersion = 1
-)
+// ModelMagic is how a model file (MarshalBinary, Save) begins, so that a
+// tool can tell one from other files before decoding it.
+const ModelMagic = "DICAMODL"
+
+const modelVersion = 1
 
 // MarshalBinary encodes the model in a versioned format with a checksum.
 func (m *Model) MarshalBinary() ([]byte, error) {
@@ -295,13 +296,13 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	e.strs(s.Targets)
 	e.f64(m.InputVariance)
 	e.f64(m.ProjectedVariance)
-	return seal(modelMagic, modelVersion, e.b), nil
+	return seal(ModelMagic, modelVersion, e.b), nil
 }
 
 // UnmarshalBinary decodes a model written by MarshalBinary. A truncated,
 // corrupted or future-version file is an error.
 func (m *Model) UnmarshalBinary(data []byte) error {
-	payload, _, err := unseal(data, modelMagic, "model", modelVersion)
+	payload, _, err := unseal(data, ModelMagic, "model", modelVersion)
 	if err != nil {
 		return err
 	}

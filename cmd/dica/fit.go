@@ -175,7 +175,7 @@ type fitReport struct {
 	SigmaY             float64   `json:"sigma_y"`
 	Lambda             float64   `json:"lambda"`
 	Epsilon            float64   `json:"epsilon"`
-	Seconds            float64   `json:"seconds"`
+	Seconds            float64   `json:"seconds,omitempty"`
 	DistVarInput       float64   `json:"distributional_variance_input"`
 	DistVarProjected   float64   `json:"distributional_variance_projected"`
 	DomainNames        []string  `json:"domain_names"`
@@ -226,7 +226,11 @@ func report(w io.Writer, kind string, m *dica.Model, secs float64) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	r := newReport(m, secs)
+	return writeReport(w, newReport(m, secs))
+}
+
+// writeReport writes the text form of r; seconds only when known.
+func writeReport(w io.Writer, r fitReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "cells\t%d\n", r.N)
 	fmt.Fprintf(tw, "markers\t%d\t%s\n", r.D, strings.Join(r.Features, ","))
@@ -239,7 +243,9 @@ func report(w io.Writer, kind string, m *dica.Model, secs float64) error {
 	fmt.Fprintf(tw, "components\t%d positive of %d returned\n", r.ComponentsPositive, len(r.Eigenvalues))
 	fmt.Fprintf(tw, "eigenvalues\t%s\n", fmtFloats(r.Eigenvalues))
 	fmt.Fprintf(tw, "distributional variance\t%.4g input, %.4g projected\n", r.DistVarInput, r.DistVarProjected)
-	fmt.Fprintf(tw, "seconds\t%.2f\n", r.Seconds)
+	if r.Seconds > 0 {
+		fmt.Fprintf(tw, "seconds\t%.2f\n", r.Seconds)
+	}
 	return tw.Flush()
 }
 

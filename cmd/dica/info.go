@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
+	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
 )
 
-const infoUsage = `Usage: dica info [--json] FILE.fcs...
+const infoUsage = `Usage: dica info [--json] FILE.fcs|MODEL.dica...
 
 Describe FCS files: version, data type, byte order, number of events, the
 channels (name $PnN, marker $PnS, bits, range) and the first and last events,
-as a cytometrist would check a file before a fit.
+as a cytometrist would check a file before a fit. A model file (from dica fit,
+dica merge or the Beam pipeline) is described as dica fit --report prints it:
+cells, markers, domains, classes, method, kernel width and eigenvalues.
 
 A damaged file is still described as far as it can be read: for a truncated
 file (fewer events than $TOT declares) or one holding only HEADER and TEXT,
@@ -27,13 +31,15 @@ With --json each file gives one JSON object on its own line, with the keys
 version, datatype, byteorder, events, parameters (a list of {name, label,
 bits, range}), first_event and last_event, plus file, and warnings and error
 when there are any. Event values that are NaN or infinite are written as
-null (JSON has no such numbers).
+null (JSON has no such numbers). A model gives the keys of dica fit --report
+json, plus file.
 
 Examples:
 
   dica info sample.fcs
   dica info --json sample.fcs | jq .parameters
   dica info 'plate1/*.fcs'
+  dica info cytof.dica
 `
 
 // infoJSON is the JSON form of one file: the keys of fcs.Info, then the
@@ -93,6 +99,9 @@ func (e outputError) Error() string { return e.err.Error() }
 // its warnings, and returns the error that reading it gave, if any (after
 // printing what could be read), naming the file.
 func describe(path string, asJSON bool, stdout, stderr io.Writer) error {
+	if isModel(path) {
+		return describeModel(path, asJSON, stdout)
+	}
 	f, err := fcs.Open(path)
 	if err != nil {
 		return err // names the file
@@ -122,6 +131,45 @@ func describe(path string, asJSON bool, stdout, stderr io.Writer) error {
 	}
 	if infoErr != nil {
 		return fmt.Errorf("%s: %w", path, infoErr)
+	}
+	return nil
+}
+
+// isModel reports whether the file at path starts as a dica model file.
+func isModel(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [8]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == dica.ModelMagic
+}
+
+// describeModel prints the summary of the model file at path.
+func describeModel(path string, asJSON bool, stdout io.Writer) error {
+	m, err := dica.Load(path)
+	if err != nil {
+		return err // names the file
+	}
+	r := newReport(m, 0)
+	r.PeakRSSMB = 0
+	if !asJSON {
+		if err := writeReport(stdout, r); err != nil {
+			return outputError{err}
+		}
+		return nil
+	}
+	b, err := json.Marshal(struct {
+		fitReport
+		File string `json:"file"`
+	}{r, path})
+	if err != nil {
+		return outputError{fmt.Errorf("%s: %w", path, err)}
+	}
+	if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
+		return outputError{err}
 	}
 	return nil
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
+	"github.com/dicalab/dica/toy"
 )
 
 // infoFiles writes the files of the info tests: a good one, a truncated
@@ -139,4 +143,46 @@ func TestInfoReal(t *testing.T) {
 	require.Contains(t, errs, "10000 events but only 6052 complete events")
 	require.Contains(t, errs, aria+": warning: HEADER DATA offsets 2636-482635 disagree")
 	require.Contains(t, errs, "no DATA segment")
+}
+
+// TestInfoModel describes a model file: the text and JSON summaries carry
+// the fitted model's numbers, and a damaged model is an error naming it.
+func TestInfoModel(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 60, Seed: 2})
+	m, err := dica.Fit(context.Background(), ds.Source(), dica.Config{Method: dica.DICA, Rank: 40, Components: 3, Seed: 1})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "m.dica")
+	require.NoError(t, m.Save(path))
+
+	out, errs, code := runCmd(t, "info", "--json", path)
+	require.Equal(t, 0, code, errs)
+	var r struct {
+		fitReport
+		File string `json:"file"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, path, r.File)
+	require.EqualValues(t, ds.N(), r.N)
+	require.Equal(t, "dica", r.Method)
+	require.Equal(t, m.Eigenvalues, r.Eigenvalues)
+	require.Equal(t, m.Summary.Domains, r.DomainNames)
+	require.Equal(t, m.InputVariance, r.DistVarInput)
+	require.Zero(t, r.Seconds)
+	require.Zero(t, r.PeakRSSMB)
+	require.NotContains(t, out, "seconds")
+
+	out, errs, code = runCmd(t, "info", path)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, fmt.Sprintf("cells                    %d\n", ds.N()))
+	require.Contains(t, out, "eigenvalues              "+fmtFloats(m.Eigenvalues)+"\n")
+	require.NotContains(t, out, "seconds")
+
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	cut := filepath.Join(dir, "cut.dica")
+	require.NoError(t, os.WriteFile(cut, b[:len(b)/2], 0o644))
+	_, errs, code = runCmd(t, "info", cut)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, cut)
 }

@@ -29,7 +29,7 @@ func commands() map[string]command {
 		"transform":  {"project cells with a fitted model (CSV or FCS out)", transformUsage, runTransform},
 		"accumulate": {"accumulate statistics of one shard of the data", accumulateUsage, runAccumulate},
 		"merge":      {"merge shard statistics and solve into a model", mergeUsage, runMerge},
-		"info":       {"describe an FCS file", infoUsage, runInfo},
+		"info":       {"describe FCS files and model files", infoUsage, runInfo},
 		"demo":       {"fit KPCA, UDICA, COIR and DICA on built-in toy data", demoUsage, runDemo},
 		"eval":       {"leave-domains-out evaluation of methods and solvers", evalUsage, runEval},
 	}
