@@ -67,7 +67,7 @@ func headFiles(t *testing.T, src, dir string, n int) (files, labels []string) {
 // (one domain per file, asinh(x/5), gated populations 1..4 as classes,
 // ungated cells left out) on the pipeline and in process: with a sample as
 // large as the data, the plans are the same, and the models must agree to
-// 1e-8.
+// 1e-10 (measured: 3e-14 in the eigenvalues, 6e-13 in the projections).
 func TestCyTOF16(t *testing.T) {
 	src := cytofDir(t)
 	ctx := context.Background()
@@ -98,7 +98,7 @@ func TestCyTOF16(t *testing.T) {
 			got, z := beamFit(t, cells, s, p, Options{Config: tc.cfg, Schema: schema})
 			require.Equal(t, want.Summary.Classes, got.Summary.Classes)
 			x, keys := streamKeys(t, in)
-			requireSameModel(t, want, got, x, keys, z, 1e-8)
+			requireSameModel(t, want, got, x, keys, z, 1e-10)
 		})
 	}
 }
@@ -120,7 +120,7 @@ func sorted(s []string) []string {
 // only with DICA_BEAM_FULL=1 (about a minute on two cores). The pipeline's
 // plan is drawn on the pipeline (bottom-k sample of 20,000 cells); the
 // in-process reference uses the same plan (PlanFiles), so the models must
-// agree to 1e-8. The in-process dica.Fit (reservoir sample) is timed too.
+// agree to 1e-10 (measured: 8e-12). The in-process dica.Fit (reservoir sample) is timed too.
 func TestCyTOFFull(t *testing.T) {
 	if os.Getenv("DICA_BEAM_FULL") == "" {
 		t.Skip("set DICA_BEAM_FULL=1 to fit all 929,685 CyTOF cells (slow)")
@@ -180,7 +180,7 @@ func TestCyTOFFull(t *testing.T) {
 		times = append(times, fmt.Sprintf("%s %.1f s", v.name, time.Since(t0).Seconds()))
 		got, err = dica.Load(path)
 		require.NoError(t, err)
-		requireSameModel(t, want, got, nil, nil, nil, 1e-8)
+		requireSameModel(t, want, got, nil, nil, nil, 1e-10)
 	}
 	t.Logf("929,685 cells, UDICA, m = 500: on Prism: %s; in process: dica.Fit %.1f s, with the Beam plan %.1f s",
 		strings.Join(times, ", "), tCore.Seconds(), tRef.Seconds())
