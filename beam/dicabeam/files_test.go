@@ -137,6 +137,27 @@ func TestReadFilesCSV(t *testing.T) {
 	got2, err := dica.Load(path)
 	require.NoError(t, err)
 	requireSameModel(t, want, got2, x, keys, nil, 1e-10)
+
+	// A sample smaller than the data: the bundles' bottom-k samples of
+	// FitFiles, merged, must be PlanFiles' sample, and the model the
+	// in-process pass with that plan.
+	small := cfg
+	small.Sample = 120
+	plan, err := PlanFiles(ctx, o, small)
+	require.NoError(t, err)
+	st, err := plan.Accumulate(ctx, src)
+	require.NoError(t, err)
+	want3, err := st.Solve()
+	require.NoError(t, err)
+	require.NotEqual(t, want.Config().Kernel, want3.Config().Kernel, "the small sample gives another bandwidth")
+	p, s = beam.NewPipelineWithRoot()
+	model, err = FitFiles(s, o, Options{Config: small, BlockRows: 64})
+	require.NoError(t, err)
+	WriteModel(s, path, model)
+	require.NoError(t, ptest.Run(p))
+	got3, err := dica.Load(path)
+	require.NoError(t, err)
+	requireSameModel(t, want3, got3, x, keys, nil, 1e-10)
 }
 
 func TestReadFilesFCS(t *testing.T) {

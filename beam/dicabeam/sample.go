@@ -17,6 +17,7 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*sampleFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*mergeSampleFn)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*planFn)(nil)).Elem())
 	beam.RegisterCoder(reflect.TypeOf(sampleAcc{}), encodeSample, decodeSample)
 }
@@ -74,11 +75,25 @@ type Sampler struct {
 // Config.Seed and sample size).
 func NewSampler(k int, seed uint64) *Sampler { return &Sampler{k: k, seed: seed} }
 
-// Add offers a cell to the sample. The cell is kept, not copied.
-func (s *Sampler) Add(c Cell) { s.acc.add(s.k, sampleItem{H: Hash(s.seed, &c), C: c}) }
+// Add offers a cell to the sample. A cell that enters the sample is
+// copied, so the sample keeps neither the caller's slices nor the blocks
+// they were cut from alive.
+func (s *Sampler) Add(c Cell) {
+	it := sampleItem{H: Hash(s.seed, &c), C: c}
+	if !s.acc.wants(s.k, &it) {
+		return
+	}
+	it.C.Features, it.C.Targets = slices.Clone(c.Features), slices.Clone(c.Targets)
+	s.acc.add(s.k, it)
+}
 
 // Cells returns the sample in canonical order (by key, then hash).
 func (s *Sampler) Cells() []Cell { return s.acc.canonical() }
+
+// wants reports whether add would keep it.
+func (a *sampleAcc) wants(k int, it *sampleItem) bool {
+	return len(a.Items) < k || k > 0 && it.less(&a.Items[0])
+}
 
 func (a *sampleAcc) add(k int, it sampleItem) {
 	h := a.Items
@@ -195,13 +210,13 @@ func (f *sampleFn) AddInput(a sampleAcc, c Cell) sampleAcc {
 }
 
 func (f *sampleFn) MergeAccumulators(a, b sampleAcc) sampleAcc {
-	for _, it := range b.Items {
-		a.add(f.K, it)
-	}
-	return a
+	return (&mergeSampleFn{K: f.K}).MergeAccumulators(a, b)
 }
 
-func (f *sampleFn) ExtractOutput(a sampleAcc) sampleAcc {
+func (f *sampleFn) ExtractOutput(a sampleAcc) sampleAcc { return a.output() }
+
+// output is the canonical sample (ordered by key) without the hashes.
+func (a sampleAcc) output() sampleAcc {
 	items := a.canonical()
 	out := sampleAcc{Items: make([]sampleItem, len(items))}
 	for i, c := range items {
@@ -209,6 +224,25 @@ func (f *sampleFn) ExtractOutput(a sampleAcc) sampleAcc {
 	}
 	return out
 }
+
+// mergeSampleFn combines bottom-k samples (of bundles) into one: the
+// sampling step of FitFiles, whose bundles sample their files themselves.
+type mergeSampleFn struct {
+	K int
+}
+
+func (f *mergeSampleFn) CreateAccumulator() sampleAcc { return sampleAcc{} }
+
+func (f *mergeSampleFn) AddInput(a, b sampleAcc) sampleAcc { return f.MergeAccumulators(a, b) }
+
+func (f *mergeSampleFn) MergeAccumulators(a, b sampleAcc) sampleAcc {
+	for _, it := range b.Items {
+		a.add(f.K, it)
+	}
+	return a
+}
+
+func (f *mergeSampleFn) ExtractOutput(a sampleAcc) sampleAcc { return a.output() }
 
 // PlanFromSample builds the plan of a fit from a sample in canonical order
 // (Sampler.Cells): dica.NewPlan on the sampled cells, all of them held by
@@ -297,5 +331,17 @@ func NewPlan(s beam.Scope, cells beam.PCollection, o Options) (beam.PCollection,
 		return beam.PCollection{}, fmt.Errorf("dicabeam: the schema names no features")
 	}
 	sample := beam.Combine(s, &sampleFn{K: sampleSize(o.Config), Seed: o.Config.Seed}, cells)
+	return beam.ParDo(s, &planFn{Config: spec, Schema: o.Schema}, sample), nil
+}
+
+// planFromSamples is NewPlan's plan step on bottom-k samples of parts of the
+// data (PCollection<sampleAcc>) instead of cells.
+func planFromSamples(s beam.Scope, samples beam.PCollection, o Options) (beam.PCollection, error) {
+	s = s.Scope("dica.NewPlan")
+	spec, err := newConfigSpec(o.Config)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	sample := beam.Combine(s, &mergeSampleFn{K: sampleSize(o.Config)}, samples)
 	return beam.ParDo(s, &planFn{Config: spec, Schema: o.Schema}, sample), nil
 }
