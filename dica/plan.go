@@ -81,6 +81,19 @@ func (p *Plan) OutputMap() approx.Map { return p.outMap }
 // kernels, feature maps, seed).
 func (p *Plan) Fingerprint() [32]byte { return p.fp }
 
+// NeedsSample reports whether NewPlan draws a sample of data with schema sc
+// (one pass over it): for median-heuristic bandwidths (no Kernel and no
+// Sigma), for Nystrom landmarks chosen from the data, and for the output map
+// of a supervised fit on real targets. Otherwise the plan follows from the
+// configuration and the seed alone (random Fourier features or given
+// landmarks with a given bandwidth), and NewPlan reads no row.
+func (c Config) NeedsSample(sc dataset.Schema) bool {
+	c = c.withDefaults()
+	return c.Kernel == nil && c.Sigma == 0 ||
+		c.Solver == Nystrom && c.Landmarks != GivenLandmarks ||
+		c.supervised() && !sc.Labelled && len(sc.Targets) > 0
+}
+
 // NewPlan draws a seeded reservoir sample of the source in one pass and
 // builds the plan from it: median-heuristic bandwidths where none is given,
 // Nystrom landmarks (uniform or k-means++ on the sample) or random Fourier
@@ -101,9 +114,7 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 		return nil, fmt.Errorf("dica: method %v needs class labels or real targets", cfg.Method)
 	}
 	needY := cfg.supervised() && !sc.Labelled && len(sc.Targets) > 0
-	needSample := cfg.Kernel == nil && cfg.Sigma == 0 ||
-		cfg.Solver == Nystrom && cfg.Landmarks != GivenLandmarks ||
-		needY
+	needSample := cfg.NeedsSample(sc)
 	var (
 		xs, ys *mat.Dense
 		n      int64

@@ -425,6 +425,9 @@ func FitFiles(s beam.Scope, o FileOptions, opts Options) (beam.PCollection, erro
 	opts.Schema = sc
 	s = s.Scope("dica.FitFiles")
 	tasks := fileTasks(s, o)
+	if err := opts.fixPlan(); err != nil {
+		return beam.PCollection{}, err
+	}
 	var plan beam.PCollection
 	if opts.Plan != nil {
 		plan, err = NewPlan(s, beam.PCollection{}, opts)

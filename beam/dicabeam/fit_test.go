@@ -142,6 +142,10 @@ func TestFitEqualsInProcess(t *testing.T) {
 			dica.Config{Method: dica.UDICA, Rank: 60, Components: 5, Landmarks: dica.KMeansLandmarks, Seed: 5}, 3},
 		{"udica-rff", toy.Classification(toy.Options{Domains: 5, MeanSize: 120, Seed: 4}),
 			dica.Config{Method: dica.UDICA, Solver: dica.RFF, Rank: 60, Components: 5, Seed: 6}, 1},
+		// RFF with a given bandwidth: the plan comes from the seed when the
+		// pipeline is built, without a sampling step.
+		{"dica-rff-sigma", toy.Classification(toy.Options{Domains: 4, MeanSize: 120, Seed: 5}),
+			dica.Config{Method: dica.DICA, Solver: dica.RFF, Sigma: 1.5, Rank: 80, Components: 3, Seed: 7}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := tc.ds.Source()
@@ -159,4 +163,22 @@ func TestFitEqualsInProcess(t *testing.T) {
 			requireSameModel(t, want, got, tc.ds.X, nil, z, 1e-10)
 		})
 	}
+}
+
+// TestFixedPlan: a configuration that needs no sample gets its plan when
+// the pipeline is built (the same as dica.NewPlan's), one that needs a sample
+// does not.
+func TestFixedPlan(t *testing.T) {
+	ds := toy.Classification(toy.Options{Domains: 2, MeanSize: 20, Seed: 1})
+	sc := ds.Source().Schema()
+	o := Options{Config: dica.Config{Solver: dica.RFF, Sigma: 2, Rank: 30, Seed: 3}, Schema: sc}
+	require.NoError(t, o.fixPlan())
+	require.NotNil(t, o.Plan)
+	want, err := dica.NewPlan(context.Background(), ds.Source(), o.Config)
+	require.NoError(t, err)
+	require.Equal(t, want.Fingerprint(), o.Plan.Fingerprint())
+
+	o = Options{Config: dica.Config{Solver: dica.RFF, Rank: 30, Seed: 3}, Schema: sc}
+	require.NoError(t, o.fixPlan())
+	require.Nil(t, o.Plan, "the median heuristic needs a sample")
 }

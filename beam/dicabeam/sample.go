@@ -313,9 +313,16 @@ func (f *planFn) ProcessElement(ctx context.Context, sample sampleAcc, emit func
 // seeded hash, ordered by key, and dica.NewPlan on it. It returns a
 // PCollection holding the plan's binary encoding (dica.Plan.MarshalBinary),
 // one element, to be used as a side input. With Options.Plan set, it
-// returns that plan instead and draws no sample.
+// returns that plan instead and draws no sample; when the configuration
+// needs no sample (dica.Config.NeedsSample false: random Fourier features or
+// given landmarks, with a given bandwidth), the plan is built when the
+// pipeline is, from the configuration and the seed, and the cells are not
+// read for it.
 func NewPlan(s beam.Scope, cells beam.PCollection, o Options) (beam.PCollection, error) {
 	s = s.Scope("dica.NewPlan")
+	if err := o.fixPlan(); err != nil {
+		return beam.PCollection{}, err
+	}
 	if o.Plan != nil {
 		b, err := o.Plan.MarshalBinary()
 		if err != nil {
@@ -332,6 +339,35 @@ func NewPlan(s beam.Scope, cells beam.PCollection, o Options) (beam.PCollection,
 	}
 	sample := beam.Combine(s, &sampleFn{K: sampleSize(o.Config), Seed: o.Config.Seed}, cells)
 	return beam.ParDo(s, &planFn{Config: spec, Schema: o.Schema}, sample), nil
+}
+
+// fixPlan sets o.Plan, when it is nil and the configuration needs no
+// sample (dica.Config.NeedsSample: random Fourier features or given
+// landmarks with a given bandwidth), to the plan that follows from the
+// configuration and the seed, so that the pipeline reads nothing for it.
+func (o *Options) fixPlan() error {
+	if o.Plan != nil || o.Config.NeedsSample(o.Schema) {
+		return nil
+	}
+	if o.Schema.D() == 0 {
+		return fmt.Errorf("dicabeam: the schema names no features")
+	}
+	cfg := o.Config
+	cfg.Progress = nil
+	p, err := dica.NewPlan(context.Background(), schemaOnly{o.Schema}, cfg)
+	if err != nil {
+		return err
+	}
+	o.Plan = p
+	return nil
+}
+
+// schemaOnly is a source with a schema and no rows to read.
+type schemaOnly struct{ sc dataset.Schema }
+
+func (s schemaOnly) Schema() dataset.Schema { return s.sc }
+func (s schemaOnly) Open(context.Context) (dataset.Reader, error) {
+	return nil, fmt.Errorf("dicabeam: internal error: a plan that needs no sample read the data")
 }
 
 // planFromSamples is NewPlan's plan step on bottom-k samples of parts of the
