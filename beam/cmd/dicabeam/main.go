@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs" // gs:// paths for --out and --z
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
@@ -113,6 +115,7 @@ func run(ctx context.Context) error {
 	if *runners.Runner == "" {
 		*runners.Runner = "prism"
 	}
+	selfWorker()
 	if len(data) == 0 || *out == "" {
 		flag.Usage()
 		return fmt.Errorf("need --data and --out")
@@ -185,4 +188,27 @@ func run(ctx context.Context) error {
 	}
 	fmt.Fprintf(os.Stderr, "dicabeam: %d files, fit on %s in %.1f s, model written to %s\n", len(files), *runners.Runner, time.Since(start).Seconds(), *out)
 	return nil
+}
+
+// selfWorker makes this program its own worker binary. The Go SDK stages the
+// binary that --worker_binary names as the workers' program and otherwise
+// compiles the source of the main package where the job is submitted (which
+// needs this module's source tree and Go there). The program is a worker
+// too (beam.Init), so on linux/amd64, the workers' platform, it stages
+// itself, except with the in-process runner and for Dataflow's arm64 (t2a)
+// machines.
+func selfWorker() {
+	if *jobopts.WorkerBinary != "" || runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		return
+	}
+	switch *runners.Runner {
+	case "prism", "direct":
+		return
+	}
+	if f := flag.Lookup("worker_machine_type"); f != nil && strings.HasPrefix(f.Value.String(), "t2a") {
+		return
+	}
+	if exe, err := os.Executable(); err == nil {
+		*jobopts.WorkerBinary = exe
+	}
 }

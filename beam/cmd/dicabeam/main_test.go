@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,4 +75,40 @@ func TestCommand(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	require.Len(t, lines, ds.N())
 	require.Len(t, strings.Split(lines[0], ","), 3+got.Positive)
+}
+
+// TestSelfWorker: on a cluster runner the command stages itself as the
+// worker binary (instead of the Go SDK compiling its source), not with
+// Prism, not over a given --worker_binary, not for Dataflow's arm64 machines.
+func TestSelfWorker(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	runner := flag.Lookup("runner")
+	machine := flag.Lookup("worker_machine_type")
+	old := []string{runner.Value.String(), machine.Value.String()}
+	defer func() {
+		require.NoError(t, runner.Value.Set(old[0]))
+		require.NoError(t, machine.Value.Set(old[1]))
+		require.NoError(t, flag.Set("worker_binary", ""))
+	}()
+	for _, tc := range []struct {
+		runner, machine, given, want string
+	}{
+		{"flink", "", "", exe},
+		{"spark", "", "", exe},
+		{"universal", "", "", exe},
+		{"dataflow", "n2-standard-4", "", exe},
+		{"dataflow", "t2a-standard-4", "", ""},
+		{"flink", "", "/opt/w", "/opt/w"},
+		{"prism", "", "", ""},
+	} {
+		require.NoError(t, runner.Value.Set(tc.runner))
+		require.NoError(t, machine.Value.Set(tc.machine))
+		require.NoError(t, flag.Set("worker_binary", tc.given))
+		selfWorker()
+		if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+			tc.want = tc.given
+		}
+		require.Equal(t, tc.want, flag.Lookup("worker_binary").Value.String(), "%+v", tc)
+	}
 }
