@@ -46,6 +46,9 @@ func TestCommand(t *testing.T) {
 	}
 	out := filepath.Join(dir, "m.dica")
 	z := filepath.Join(dir, "z.csv")
+	// --data and --label-files add to what is there: start from nothing
+	// (go test -count=N runs this again in the same process).
+	data, labelFiles = nil, nil
 	for k, v := range map[string]string{
 		"data": filepath.Join(dir, "sample*.csv"), "label-files": filepath.Join(dir, "labels*.csv"),
 		"header": "no", "rank": "40", "components": "2", "seed": "5", "out": out, "z": z,
