@@ -386,7 +386,7 @@ func ReadFiles(s beam.Scope, o FileOptions) (beam.PCollection, dataset.Schema, e
 		return beam.PCollection{}, dataset.Schema{}, err
 	}
 	s = s.Scope("dica.ReadFiles")
-	return readTasks(s, o, fileTasks(s, o)), sc, nil
+	return beam.ParDo(s, &readFn{Options: o}, fileTasks(s, o)), sc, nil
 }
 
 // fileTasks returns the files as a PCollection of tasks, reshuffled so that
@@ -400,10 +400,6 @@ func fileTasks(s beam.Scope, o FileOptions) beam.PCollection {
 		}
 	}
 	return beam.Reshuffle(s, beam.CreateList(s, tasks))
-}
-
-func readTasks(s beam.Scope, o FileOptions, tasks beam.PCollection) beam.PCollection {
-	return beam.ParDo(s, &readFn{Options: o}, tasks)
 }
 
 // FitFiles fits the cells of the files as Fit(ReadFiles(o)) does, but reads
@@ -432,9 +428,6 @@ func FitFiles(s beam.Scope, o FileOptions, opts Options) (beam.PCollection, erro
 	if opts.Plan != nil {
 		plan, err = NewPlan(s, beam.PCollection{}, opts)
 	} else {
-		if opts.Schema.D() == 0 {
-			return beam.PCollection{}, fmt.Errorf("dicabeam: the schema names no features")
-		}
 		samples := beam.ParDo(s.Scope("sample"), &sampleFilesFn{Options: o, K: sampleSize(opts.Config), Seed: opts.Config.Seed}, tasks)
 		plan, err = planFromSamples(s, samples, opts)
 	}

@@ -90,6 +90,14 @@ func (s *Sampler) Add(c Cell) {
 // Cells returns the sample in canonical order (by key, then hash).
 func (s *Sampler) Cells() []Cell { return s.acc.canonical() }
 
+// merge adds b's items to a and returns a: the bottom k of both.
+func (a sampleAcc) merge(k int, b sampleAcc) sampleAcc {
+	for _, it := range b.Items {
+		a.add(k, it)
+	}
+	return a
+}
+
 // wants reports whether add would keep it.
 func (a *sampleAcc) wants(k int, it *sampleItem) bool {
 	return len(a.Items) < k || k > 0 && it.less(&a.Items[0])
@@ -209,9 +217,7 @@ func (f *sampleFn) AddInput(a sampleAcc, c Cell) sampleAcc {
 	return a
 }
 
-func (f *sampleFn) MergeAccumulators(a, b sampleAcc) sampleAcc {
-	return (&mergeSampleFn{K: f.K}).MergeAccumulators(a, b)
-}
+func (f *sampleFn) MergeAccumulators(a, b sampleAcc) sampleAcc { return a.merge(f.K, b) }
 
 func (f *sampleFn) ExtractOutput(a sampleAcc) sampleAcc { return a.output() }
 
@@ -233,14 +239,9 @@ type mergeSampleFn struct {
 
 func (f *mergeSampleFn) CreateAccumulator() sampleAcc { return sampleAcc{} }
 
-func (f *mergeSampleFn) AddInput(a, b sampleAcc) sampleAcc { return f.MergeAccumulators(a, b) }
+func (f *mergeSampleFn) AddInput(a, b sampleAcc) sampleAcc { return a.merge(f.K, b) }
 
-func (f *mergeSampleFn) MergeAccumulators(a, b sampleAcc) sampleAcc {
-	for _, it := range b.Items {
-		a.add(f.K, it)
-	}
-	return a
-}
+func (f *mergeSampleFn) MergeAccumulators(a, b sampleAcc) sampleAcc { return a.merge(f.K, b) }
 
 func (f *mergeSampleFn) ExtractOutput(a sampleAcc) sampleAcc { return a.output() }
 
@@ -330,12 +331,9 @@ func NewPlan(s beam.Scope, cells beam.PCollection, o Options) (beam.PCollection,
 		}
 		return beam.Create(s, b), nil
 	}
-	spec, err := newConfigSpec(o.Config)
+	spec, err := o.planSpec()
 	if err != nil {
 		return beam.PCollection{}, err
-	}
-	if o.Schema.D() == 0 {
-		return beam.PCollection{}, fmt.Errorf("dicabeam: the schema names no features")
 	}
 	sample := beam.Combine(s, &sampleFn{K: sampleSize(o.Config), Seed: o.Config.Seed}, cells)
 	return beam.ParDo(s, &planFn{Config: spec, Schema: o.Schema}, sample), nil
@@ -374,10 +372,23 @@ func (s schemaOnly) Open(context.Context) (dataset.Reader, error) {
 // data (PCollection<sampleAcc>) instead of cells.
 func planFromSamples(s beam.Scope, samples beam.PCollection, o Options) (beam.PCollection, error) {
 	s = s.Scope("dica.NewPlan")
-	spec, err := newConfigSpec(o.Config)
+	spec, err := o.planSpec()
 	if err != nil {
 		return beam.PCollection{}, err
 	}
 	sample := beam.Combine(s, &mergeSampleFn{K: sampleSize(o.Config)}, samples)
 	return beam.ParDo(s, &planFn{Config: spec, Schema: o.Schema}, sample), nil
+}
+
+// planSpec checks what the plan step needs and returns the configuration in
+// the form the plan DoFn carries.
+func (o *Options) planSpec() (configSpec, error) {
+	spec, err := newConfigSpec(o.Config)
+	if err != nil {
+		return spec, err
+	}
+	if o.Schema.D() == 0 {
+		return spec, fmt.Errorf("dicabeam: the schema names no features")
+	}
+	return spec, nil
 }
