@@ -99,3 +99,39 @@ func TestCombinePartsOfBundles(t *testing.T) {
 		})
 	}
 }
+
+// TestBundleDeterministic: with several goroutines per bundle, a bundle's
+// parts are the same bytes however the goroutines are scheduled (block i
+// goes to goroutine i mod Workers, the merge is in goroutine order).
+func TestBundleDeterministic(t *testing.T) {
+	ctx := context.Background()
+	ds := toy.Classification(toy.Options{Domains: 4, MeanSize: 300, Seed: 12})
+	src := ds.Source()
+	cfg := dica.Config{Method: dica.UDICA, Rank: 40, Components: 3, Seed: 2}
+	plan, err := dica.NewPlan(ctx, src, cfg)
+	require.NoError(t, err)
+	pb, err := plan.MarshalBinary()
+	require.NoError(t, err)
+	side := func(b *[]byte) bool { *b = pb; return true }
+	cells, err := Cells(ctx, src)
+	require.NoError(t, err)
+	var first [][]byte
+	for run := 0; run < 8; run++ {
+		f := &accumFn{BlockRows: 16, GramParts: 3, Workers: 4}
+		f.StartBundle(side, nil)
+		for _, c := range cells {
+			require.NoError(t, f.ProcessElement(c, side, nil))
+		}
+		var got [][]byte
+		require.NoError(t, f.FinishBundle(side, func(k int, p Part) {
+			e, err := encodePart(p)
+			require.NoError(t, err)
+			got = append(got, e)
+		}))
+		if run == 0 {
+			first = got
+			continue
+		}
+		require.Equal(t, first, got, "run %d", run)
+	}
+}

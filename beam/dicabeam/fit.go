@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -88,7 +89,9 @@ func Fit(s beam.Scope, cells beam.PCollection, o Options) (beam.PCollection, err
 // BlockRows cells, and emits them when the bundle finishes: the small
 // statistics, and the Gram sum split into GramParts row chunks keyed by
 // chunk number. With Workers > 1 the blocks are added on that many
-// goroutines, each into its own statistics, merged at the end of the bundle.
+// goroutines, each into its own statistics, merged at the end of the bundle;
+// block i goes to goroutine i mod Workers and the merge is in goroutine
+// order, so a bundle's statistics do not depend on the scheduling.
 type accumFn struct {
 	BlockRows int
 	GramParts int
@@ -103,9 +106,11 @@ type accumFn struct {
 	domFirst, clsFirst []int64
 
 	stats   *dica.Stats // Workers == 1
-	work    chan job    // Workers > 1
+	work    []chan job  // Workers > 1: one channel per goroutine
+	next    int         // the goroutine of the next block
 	free    chan *dataset.Block
-	results chan result
+	results []result
+	wg      sync.WaitGroup
 }
 
 type job struct {
@@ -148,21 +153,25 @@ func (f *accumFn) start() {
 		f.stats = f.plan.NewStats()
 		return
 	}
-	f.work = make(chan job)
+	f.work = make([]chan job, f.Workers)
+	f.next = 0
 	f.free = make(chan *dataset.Block, 2*f.Workers)
-	f.results = make(chan result, f.Workers)
-	for range f.Workers {
+	f.results = make([]result, f.Workers)
+	for w := range f.Workers {
+		f.work[w] = make(chan job, 1)
+		f.wg.Add(1)
 		go func() {
+			defer f.wg.Done()
 			s := f.plan.NewStats()
 			var err error
-			for j := range f.work {
+			for j := range f.work[w] {
 				if err == nil {
 					err = s.AddBlock(j.b, j.doms, j.clss)
 				}
 				j.b.Rows = 0
 				f.free <- j.b
 			}
-			f.results <- result{s, err}
+			f.results[w] = result{s, err}
 		}()
 	}
 	for range 2 * f.Workers {
@@ -226,7 +235,8 @@ func (f *accumFn) flush() error {
 		return nil
 	}
 	if f.work != nil {
-		f.work <- job{b: b, doms: f.doms.Names(), clss: f.cls.Names()}
+		f.work[f.next] <- job{b: b, doms: f.doms.Names(), clss: f.cls.Names()}
+		f.next = (f.next + 1) % len(f.work)
 		f.blk = nil
 		return nil
 	}
@@ -241,10 +251,9 @@ func (f *accumFn) finish() (*dica.Stats, error) {
 	if f.work == nil {
 		return f.stats, err
 	}
-	close(f.work)
+	f.stop()
 	var total *dica.Stats
-	for range f.Workers {
-		r := <-f.results
+	for _, r := range f.results {
 		if err == nil {
 			err = r.err
 		}
@@ -257,18 +266,23 @@ func (f *accumFn) finish() (*dica.Stats, error) {
 			err = total.Merge(r.s)
 		}
 	}
-	f.work = nil
+	f.results = nil
 	return total, err
+}
+
+// stop ends the goroutines and waits for them.
+func (f *accumFn) stop() {
+	for _, c := range f.work {
+		close(c)
+	}
+	f.wg.Wait()
+	f.work = nil
 }
 
 // Teardown stops the goroutines of a bundle that failed.
 func (f *accumFn) Teardown() {
 	if f.work != nil {
-		close(f.work)
-		for range f.Workers {
-			<-f.results
-		}
-		f.work = nil
+		f.stop()
 	}
 }
 
