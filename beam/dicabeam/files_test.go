@@ -196,6 +196,17 @@ func TestReadFilesFCS(t *testing.T) {
 	x, keys := streamKeys(t, src)
 	requireSameModel(t, want, got, x, keys, z, 1e-10)
 
+	// FitFiles (files read inside the sampling and statistics steps).
+	p, s = beam.NewPipelineWithRoot()
+	model, err := FitFiles(s, o, Options{Config: cfg, BlockRows: 100, GramParts: 3, Workers: 2})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "m.dica")
+	WriteModel(s, path, model)
+	require.NoError(t, ptest.Run(p))
+	got2, err := dica.Load(path)
+	require.NoError(t, err)
+	requireSameModel(t, want, got2, x, keys, nil, 1e-10)
+
 	// Mixing FCS and CSV, and CSV options on FCS files, are errors.
 	_, err = FileOptions{Files: append(files, filepath.Join(dir, "x.csv"))}.Source()
 	require.ErrorContains(t, err, "mix")
