@@ -12,7 +12,8 @@
 //     builds the plan with dica.NewPlan on one worker. When the data has at
 //     most Config.Sample cells and the keys follow the in-process stream
 //     order, the plan is the one dica.Fit builds, bit for bit. A plan can
-//     also be given (Options.Plan).
+//     also be given (Options.Plan); one that needs no sample
+//     (dica.Config.NeedsSample) is built from the seed with the pipeline.
 //  2. Accumulate adds the cells into dica.Stats bundle by bundle, in blocks
 //     of Options.BlockRows rows (the plan is a side input in its binary
 //     encoding). Each bundle emits its small statistics (counts, domain and
@@ -30,7 +31,9 @@
 // Transform applies a model to cells. ReadFiles reads CSV and FCS files
 // with the core readers (packages csvio and fcs), one domain per file or by
 // a domain column; FitFiles fits files reading them twice, as the core's
-// two passes do, so that the runner never holds the cells.
+// two passes do, inside the sampling and statistics DoFns: a file is an
+// element, a cell never is, so the runner neither holds the cells nor does
+// per-cell work.
 //
 // The coders of *dica.Stats, *dica.GramPart, *dica.Model (and of Part and
 // Gathered) use the core binary encodings; Cell and Projection have a
