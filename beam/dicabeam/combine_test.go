@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/toy"
 )
@@ -25,6 +26,20 @@ func decodeKeyedPart(b []byte) (int, Part, error) {
 	}
 	p, err := decodePart(b[n:])
 	return int(k), p, err
+}
+
+// planAndCells returns the plan of cfg on src as the side input accumFn
+// reads, and the cells of src.
+func planAndCells(t *testing.T, src dataset.Source, cfg dica.Config) (func(*[]byte) bool, []Cell) {
+	t.Helper()
+	ctx := context.Background()
+	plan, err := dica.NewPlan(ctx, src, cfg)
+	require.NoError(t, err)
+	pb, err := plan.MarshalBinary()
+	require.NoError(t, err)
+	cells, err := Cells(ctx, src)
+	require.NoError(t, err)
+	return func(b *[]byte) bool { *b = pb; return true }, cells
 }
 
 // TestCombinePartsOfBundles runs the keyed combine, the gather and the solve
@@ -52,13 +67,7 @@ func TestCombinePartsOfBundles(t *testing.T) {
 			src := ds.Source()
 			want, err := dica.Fit(ctx, src, tc.cfg)
 			require.NoError(t, err)
-			plan, err := dica.NewPlan(ctx, src, tc.cfg)
-			require.NoError(t, err)
-			pb, err := plan.MarshalBinary()
-			require.NoError(t, err)
-			side := func(b *[]byte) bool { *b = pb; return true }
-			cells, err := Cells(ctx, src)
-			require.NoError(t, err)
+			side, cells := planAndCells(t, src, tc.cfg)
 
 			// Three bundles of unequal size, emitted last first: the
 			// domains must still come out in order of first appearance.
@@ -104,17 +113,10 @@ func TestCombinePartsOfBundles(t *testing.T) {
 // parts are the same bytes however the goroutines are scheduled (block i
 // goes to goroutine i mod Workers, the merge is in goroutine order).
 func TestBundleDeterministic(t *testing.T) {
-	ctx := context.Background()
 	ds := toy.Classification(toy.Options{Domains: 4, MeanSize: 300, Seed: 12})
 	src := ds.Source()
 	cfg := dica.Config{Method: dica.UDICA, Rank: 40, Components: 3, Seed: 2}
-	plan, err := dica.NewPlan(ctx, src, cfg)
-	require.NoError(t, err)
-	pb, err := plan.MarshalBinary()
-	require.NoError(t, err)
-	side := func(b *[]byte) bool { *b = pb; return true }
-	cells, err := Cells(ctx, src)
-	require.NoError(t, err)
+	side, cells := planAndCells(t, src, cfg)
 	var first [][]byte
 	for run := 0; run < 8; run++ {
 		f := &accumFn{BlockRows: 16, GramParts: 3, Workers: 4}
