@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,27 @@ func (h *handle) release() error {
 		return h.c.Close()
 	}
 	return nil
+}
+
+// Detect reports whether the file at path is an FCS file: by its extension
+// (.fcs and .lmd are; .csv, .txt, .tsv and .gz are not) or, for any other
+// extension, by the "FCS" that begins the HEADER segment (FCS 3.1, section
+// 3.1). A file that cannot be read is not an FCS file.
+func Detect(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".fcs", ".lmd":
+		return true
+	case ".csv", ".txt", ".tsv", ".gz":
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [3]byte
+	n, _ := io.ReadFull(f, b[:])
+	return n == 3 && string(b[:]) == "FCS"
 }
 
 // Open opens the FCS file at path and reads the HEADER and TEXT of its first

@@ -157,25 +157,6 @@ func copyFile(ctx context.Context, from, to string) error {
 	return w.Close()
 }
 
-// IsFCS reports whether a file is an FCS file, by its extension or its
-// first bytes.
-func IsFCS(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".fcs", ".lmd":
-		return true
-	case ".csv", ".txt", ".tsv", ".gz":
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b := make([]byte, 3)
-	n, _ := f.Read(b)
-	return n == 3 && string(b) == "FCS"
-}
-
 // Source returns the in-process dataset.Source of the files (for dica.Fit,
 // or to compare with a pipeline). Its stream order is the order of the keys
 // ReadFiles gives the cells. The files must be local.
@@ -199,7 +180,7 @@ func (o FileOptions) schema(ctx context.Context) (dataset.Schema, error) {
 	}
 	nfcs := 0
 	for _, f := range o.Files {
-		if IsFCS(f) {
+		if fcs.Detect(f) {
 			nfcs++
 		}
 	}
@@ -237,7 +218,7 @@ func (o FileOptions) source(files, labels []string) (dataset.Source, error) {
 	_, identity := tr.(preprocess.Identity)
 	nfcs := 0
 	for _, f := range files {
-		if IsFCS(f) {
+		if fcs.Detect(f) {
 			nfcs++
 		}
 	}

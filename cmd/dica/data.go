@@ -108,7 +108,7 @@ func expandDirs(patterns []string) ([]string, error) {
 		var fcsFiles []string
 		for _, e := range ents {
 			f := filepath.Join(p, e.Name())
-			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && isFCS(f) {
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && fcs.Detect(f) {
 				fcsFiles = append(fcsFiles, f)
 			}
 		}
@@ -119,25 +119,6 @@ func expandDirs(patterns []string) ([]string, error) {
 		out = append(out, fcsFiles...)
 	}
 	return out, nil
-}
-
-// isFCS reports whether the file is an FCS file, by extension or by its
-// first bytes.
-func isFCS(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".fcs", ".lmd":
-		return true
-	case ".csv", ".txt", ".tsv", ".gz":
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b := make([]byte, 3)
-	n, _ := f.Read(b)
-	return n == 3 && string(b) == "FCS"
 }
 
 // source opens the data named by the flags and extra arguments.
@@ -159,7 +140,7 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 	}
 	nfcs := 0
 	for _, f := range files {
-		if isFCS(f) {
+		if fcs.Detect(f) {
 			nfcs++
 		}
 	}
