@@ -47,6 +47,10 @@ type chunk struct {
 	// labID[i] (in labNames), at line labLine[i] of the label file.
 	labID, labLine []int32
 
+	// Rows of a skimming pass (see Source.Skim): for each of the n rows
+	// kept, the start and end of its line in data and its line number.
+	spans []int
+
 	// Parsed rows.
 	n                  int
 	x, tg              []float64
@@ -147,7 +151,8 @@ type pipeline struct {
 	ctx       context.Context
 	chunkSize int
 	nchunks   int
-	made      int // chunks allocated, by the producer
+	skim      bool // workers find the rows' lines instead of parsing them
+	made      int  // chunks allocated, by the producer
 
 	work, order, free chan *chunk
 	done              chan struct{}
@@ -162,15 +167,16 @@ type pipeline struct {
 	scratch []byte
 }
 
-// openParallel starts a parallel pass with the given number of workers.
-func (s *Source) openParallel(ctx context.Context, workers int) *preader {
+// openParallel starts a parallel pass with the given number of workers; a
+// skimming pass (skim) finds the rows' lines without parsing them.
+func (s *Source) openParallel(ctx context.Context, workers int, skim bool) *preader {
 	size := s.chunkSize
 	if size <= 0 {
 		size = defaultChunk
 	}
 	n := 2*workers + 1
 	p := &pipeline{
-		s: s, ctx: ctx, chunkSize: size, nchunks: n,
+		s: s, ctx: ctx, chunkSize: size, nchunks: n, skim: skim,
 		work: make(chan *chunk, n), order: make(chan *chunk, n), free: make(chan *chunk, n),
 		done: make(chan struct{}),
 	}
@@ -567,6 +573,8 @@ func (p *pipeline) worker() {
 	for c := range p.work {
 		if err := p.stopped(); err != nil {
 			c.n, c.err, c.errLab = 0, err, -1
+		} else if p.skim {
+			p.s.skimChunk(c)
 		} else {
 			p.s.parseChunk(c)
 		}

@@ -45,7 +45,7 @@ func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
 		}
 	}
 	if workers > 0 {
-		return s.openParallel(ctx, workers), nil
+		return s.openParallel(ctx, workers, false), nil
 	}
 	r := &reader{s: s, ctx: ctx, fi: -1}
 	r.data.buf = make([]byte, dataBuffer)
