@@ -301,68 +301,60 @@ func (p *Plan) mapOutput(dst, scratch, y *mat.Dense) *mat.Dense {
 // A source with random access (dataset.RowAccess: data in memory) is not
 // read: Algorithm R is run on the row indices alone (the same generator
 // calls, so the same sample as a pass would draw) and only the sampled rows
-// are copied.
+// are copied. A dataset.Skimmer (text files) decodes only the rows that
+// enter the sample, again with the same generator calls.
 func reservoir(ctx context.Context, src dataset.Source, size int, seed uint64, withY bool, progress func(string, int64)) (xs, ys *mat.Dense, n int64, err error) {
 	sc := src.Schema()
-	d, t := sc.D(), len(sc.Targets)
 	if ra, ok := src.(dataset.RowAccess); ok {
 		return reservoirRows(ctx, ra, sc, size, seed, withY, progress)
 	}
-	r, err := src.Open(ctx)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	defer r.Close()
-	rng := rand.New(rand.NewPCG(seed, 0x5eed5a3b1e))
+	d, t := sc.D(), len(sc.Targets)
+	alg := newAlgR(size, seed)
 	xbuf := make([]float64, 0, size*d)
 	var ybuf []float64
-	var b dataset.Block
-	for {
-		k, err := r.Read(&b, 4096)
-		if errors.Is(err, io.EOF) {
-			break
+	// add puts row i in its slot j, after checking it: only rows that
+	// enter the sample are checked here (the statistics pass checks every
+	// row), since a non-finite landmark would otherwise fail later with a
+	// less clear message.
+	add := func(i, j int64, row, yrow []float64) error {
+		for c, v := range row {
+			if isBad(v) {
+				return fmt.Errorf("dica: row %d, column %d (%s): value %v is not finite", i+1, c+1, sc.Features[c], v)
+			}
 		}
+		if j*int64(d) == int64(len(xbuf)) {
+			xbuf = append(xbuf, row...)
+			if withY {
+				ybuf = append(ybuf, yrow...)
+			}
+		} else {
+			copy(xbuf[int(j)*d:], row)
+			if withY {
+				copy(ybuf[int(j)*t:], yrow)
+			}
+		}
+		return nil
+	}
+	if sk, ok := src.(dataset.Skimmer); ok {
+		var slot int64
+		n, err = sk.Skim(ctx, func(i int64) bool {
+			if progress != nil && i&(1<<16-1) == 0 && i > 0 {
+				progress("sample", i)
+			}
+			slot = alg.slot(i)
+			return slot >= 0
+		}, func(x, y []float64) error {
+			// put follows keep(i) for the same row: i is n's last value.
+			return add(alg.last, slot, x, y)
+		})
 		if err != nil {
 			return nil, nil, 0, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, nil, 0, err
-		}
-		// Only rows that enter the sample are checked here (the statistics
-		// pass checks every row): a non-finite landmark would otherwise
-		// fail later with a less clear message.
-		for i := 0; i < k; i++ {
-			var j int64
-			if n < int64(size) {
-				j = n
-			} else if j = rng.Int64N(n + 1); j >= int64(size) {
-				n++
-				continue
-			}
-			row := b.Row(i)
-			for c, v := range row {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return nil, nil, 0, fmt.Errorf("dica: row %d, column %d (%s): value %v is not finite", n+1, c+1, sc.Features[c], v)
-				}
-			}
-			var yrow []float64
-			if withY {
-				yrow = b.Target[i*t : (i+1)*t]
-			}
-			if n < int64(size) {
-				xbuf = append(xbuf, row...)
-				ybuf = append(ybuf, yrow...)
-			} else {
-				copy(xbuf[int(j)*d:], row)
-				if withY {
-					copy(ybuf[int(j)*t:], yrow)
-				}
-			}
-			n++
 		}
 		if progress != nil {
 			progress("sample", n)
 		}
+	} else if n, err = reservoirPass(ctx, src, alg, add, progress); err != nil {
+		return nil, nil, 0, err
 	}
 	if n == 0 {
 		return nil, nil, 0, fmt.Errorf("dica: no points")
@@ -375,18 +367,81 @@ func reservoir(ctx context.Context, src dataset.Source, size int, seed uint64, w
 	return xs, ys, n, nil
 }
 
+// reservoirPass offers every row of a pass over src to Algorithm R.
+func reservoirPass(ctx context.Context, src dataset.Source, alg *algR, add func(i, j int64, row, yrow []float64) error, progress func(string, int64)) (int64, error) {
+	r, err := src.Open(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	t := len(src.Schema().Targets)
+	var (
+		b dataset.Block
+		n int64
+	)
+	for {
+		k, err := r.Read(&b, 4096)
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		for i := 0; i < k; i++ {
+			if j := alg.slot(n); j >= 0 {
+				if err := add(n, j, b.Row(i), b.Target[i*t:(i+1)*t]); err != nil {
+					return 0, err
+				}
+			}
+			n++
+		}
+		if progress != nil {
+			progress("sample", n)
+		}
+	}
+}
+
+// algR is the choice of Algorithm R for rows offered in order from index 0:
+// a pass over the rows, over their indices and a skim make the same
+// generator calls, so they draw the same sample.
+type algR struct {
+	rng  *rand.Rand
+	size int64
+	last int64 // the index of the last row offered
+}
+
+func newAlgR(size int, seed uint64) *algR {
+	return &algR{rng: rand.New(rand.NewPCG(seed, 0x5eed5a3b1e)), size: int64(size)}
+}
+
+// slot returns the slot of the sample that row i takes, or -1 when the row
+// is not kept.
+func (a *algR) slot(i int64) int64 {
+	a.last = i
+	if i < a.size {
+		return i
+	}
+	if j := a.rng.Int64N(i + 1); j < a.size {
+		return j
+	}
+	return -1
+}
+
 // reservoirRows is reservoir for a source with random access.
 func reservoirRows(ctx context.Context, src dataset.RowAccess, sc dataset.Schema, size int, seed uint64, withY bool, progress func(string, int64)) (xs, ys *mat.Dense, n int64, err error) {
 	total := src.Len()
 	if total == 0 {
 		return nil, nil, 0, fmt.Errorf("dica: no points")
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed5a3b1e))
+	alg := newAlgR(size, seed)
 	slots := make([]int, 0, min(size, total))
 	for p := 0; p < total; p++ {
-		if p < size {
+		if j := alg.slot(int64(p)); j == int64(len(slots)) {
 			slots = append(slots, p)
-		} else if j := rng.Int64N(int64(p) + 1); j < int64(size) {
+		} else if j >= 0 {
 			slots[j] = p
 		}
 		if p&(1<<20-1) == 0 {
