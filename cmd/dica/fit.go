@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/exact"
 	"github.com/dicalab/dica/kernel"
@@ -136,6 +137,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := supervision(cfg, src.Schema()); err != nil {
+		return err
+	}
 	stop, err := mf.profile()
 	if err != nil {
 		return err
@@ -157,6 +161,17 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	return report(stdout, mf.report, model, secs)
+}
+
+// supervision returns a usage error when the method needs labels or targets
+// and the data has neither: the default method, DICA, is supervised, so this
+// is the first thing a fit of unlabelled files runs into.
+func supervision(cfg dica.Config, sc dataset.Schema) error {
+	if (cfg.Method == dica.DICA || cfg.Method == dica.COIR) && !sc.Labelled && len(sc.Targets) == 0 {
+		return usageErr("--method %s needs class labels or real targets: give --labels FILES (one label file per data file), --label COLUMN or --target COLUMNS, or fit without them with --method udica or kpca",
+			strings.ToLower(cfg.Method.String()))
+	}
+	return nil
 }
 
 // fitReport is the JSON report of a fit.
@@ -318,6 +333,9 @@ func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	src, err := df.source(pos)
 	if err != nil {
+		return err
+	}
+	if err := supervision(cfg, src.Schema()); err != nil {
 		return err
 	}
 	planSrc := src

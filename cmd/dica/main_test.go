@@ -227,6 +227,9 @@ func TestFCSDirectory(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	// Unlabelled data for the supervised default method.
+	plain := filepath.Join(t.TempDir(), "plain.csv")
+	require.NoError(t, os.WriteFile(plain, []byte("1,2\n3,4\n5,7\n"), 0o644))
 	cases := []struct {
 		args []string
 		code int
@@ -238,6 +241,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fit", "--data", "x.csv", "--method", "pca"}, 2, "--method"},
 		{[]string{"fit", "--data", "x.csv", "--transform", "sqrt"}, 2, "sqrt"},
 		{[]string{"transform", "--model", "m"}, 2, "--out"},
+		{[]string{"fit", "--data", plain}, 2, "--method dica needs class labels or real targets: give --labels FILES"},
+		{[]string{"fit", "--data", plain, "--method", "coir"}, 2, "--method udica or kpca"},
+		{[]string{"accumulate", "--data", plain, "--out", "p.stats"}, 2, "--method dica needs class labels"},
 	}
 	for _, c := range cases {
 		_, errs, code := runCmd(t, c.args...)
