@@ -16,6 +16,9 @@
 // chunks of the files on GOMAXPROCS goroutines while one reads ahead; the
 // rows, their order, the numbering of domains and classes and the errors are
 // those of a sequential pass. Errors name the file, the line and the column.
+// Skim passes over the rows finding only their line ends and parses the rows
+// a caller keeps: a fit's landmark sample costs a scan of the files instead
+// of a parse.
 //
 // CSV details: fields are separated by Options.Comma; a field may be enclosed
 // in double quotes ("" stands for a quote) but may not span lines; spaces and
