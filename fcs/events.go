@@ -153,6 +153,58 @@ func (r *EventReader) fill() error {
 	return nil
 }
 
+// eventWindow reads single events by their index through a window of about
+// one page of the DATA segment, so that events close to each other share a
+// read and the events between distant ones are not read at all.
+type eventWindow struct {
+	f            *File
+	dec          decoder
+	n            int // events present
+	scale        bool
+	buf          []byte
+	first, count int // events held in buf
+}
+
+// windowBytes is the size of an eventWindow read.
+const windowBytes = 4096
+
+// window returns an eventWindow over the events of f (the same events, and
+// errors, as Events).
+func (f *File) window(opts EventOptions) (*eventWindow, error) {
+	n, err := f.present(opts.AllowTruncated)
+	if err != nil {
+		return nil, err
+	}
+	k := max(windowBytes/f.evBytes, 1)
+	return &eventWindow{f: f, dec: newDecoder(f), n: n, scale: opts.Scale,
+		buf: make([]byte, k*f.evBytes+slack)}, nil
+}
+
+// event decodes event i (0 <= i < n) into dst (NumParams values).
+func (w *eventWindow) event(i int, dst []float64) error {
+	eb := int(w.f.evBytes)
+	if i < w.first || i >= w.first+w.count {
+		k := min((len(w.buf)-slack)/eb, w.n-i)
+		nb := k * eb
+		pos := w.f.begin + int64(i)*int64(eb)
+		m, err := w.f.r.ReadAt(w.buf[:nb], pos)
+		if m < nb {
+			w.count = 0
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("fcs: reading DATA at byte %d: %w", pos, err)
+		}
+		w.first, w.count = i, k
+	}
+	off := (i - w.first) * eb
+	w.dec.decode(dst, w.buf[off:off+eb+slack], 1)
+	if w.scale {
+		w.f.scale(dst[:len(w.f.params)])
+	}
+	return nil
+}
+
 // ReadAll reads every event into an events x parameters matrix. Its memory
 // is the matrix plus one read buffer.
 func (f *File) ReadAll(opts EventOptions) (*mat.Dense, error) {

@@ -348,25 +348,34 @@ func (r *sourceReader) Read(b *dataset.Block, max int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w (file %s)", err, sf.name())
 	}
-	raw = raw[:k*sf.par]
+	d := len(sf.cols)
+	b.Reset(k, d, false, 0)
+	r.s.rows(sf, raw[:k*sf.par], b.X[:k*d])
+	for i := range k {
+		b.Domain[i] = r.cur
+	}
+	b.Rows = k
+	return k, nil
+}
+
+// rows turns raw events of sf (row-major, sf.par values each; compensated
+// in place) into rows of the chosen channels in x: compensation, channel
+// selection, transform.
+func (s *Source) rows(sf *sourceFile, raw, x []float64) {
 	if sf.comp != nil {
 		sf.comp.Apply(raw, sf.par)
 	}
 	d := len(sf.cols)
-	b.Reset(k, d, false, 0)
-	for i := 0; i < k; i++ {
+	for i := range len(raw) / sf.par {
 		src := raw[i*sf.par : (i+1)*sf.par]
-		dst := b.X[i*d : (i+1)*d]
+		dst := x[i*d : (i+1)*d]
 		for c, j := range sf.cols {
 			dst[c] = src[j]
 		}
-		b.Domain[i] = r.cur
 	}
-	if r.s.opts.Transform != nil {
-		preprocess.Channels{F: r.s.opts.Transform, Cols: sf.tcols}.Apply(b.X[:k*d], d)
+	if s.opts.Transform != nil {
+		preprocess.Channels{F: s.opts.Transform, Cols: sf.tcols}.Apply(x, d)
 	}
-	b.Rows = k
-	return k, nil
 }
 
 // next opens the next file that has events, or returns io.EOF.
@@ -376,22 +385,17 @@ func (r *sourceReader) next() error {
 		r.closeFile()
 		r.cur++
 		sf := &r.s.files[r.cur]
-		f, err := openSet(sf.path, sf.set)
+		f, err := r.s.openFile(sf)
 		if err != nil {
 			return err
 		}
-		if f.NumParams() != sf.par {
-			f.Close()
-			return fmt.Errorf("fcs: %s changed since NewSource: %d parameters, had %d", sf.name(), f.NumParams(), sf.par)
+		er, err := f.Events(r.s.eventOptions())
+		if err == nil {
+			err = sf.sameEvents(er.Len())
 		}
-		er, err := f.Events(EventOptions{AllowTruncated: r.s.opts.AllowTruncated, Scale: r.s.opts.Scale})
 		if err != nil {
 			f.Close()
 			return fmt.Errorf("%w (file %s)", err, sf.name())
-		}
-		if er.Len() != sf.events {
-			f.Close()
-			return fmt.Errorf("fcs: %s changed since NewSource: %d events, had %d", sf.name(), er.Len(), sf.events)
 		}
 		r.f, r.r = f, er
 		if er.Len() > 0 {
@@ -400,6 +404,93 @@ func (r *sourceReader) next() error {
 	}
 	r.closeFile()
 	return io.EOF
+}
+
+// openFile opens the data set of sf and checks its number of parameters
+// against the one NewSource inspected.
+func (s *Source) openFile(sf *sourceFile) (*File, error) {
+	f, err := openSet(sf.path, sf.set)
+	if err != nil {
+		return nil, err
+	}
+	if f.NumParams() != sf.par {
+		f.Close()
+		return nil, fmt.Errorf("fcs: %s changed since NewSource: %d parameters, had %d", sf.name(), f.NumParams(), sf.par)
+	}
+	return f, nil
+}
+
+// sameEvents checks the number of events of an opened data set against the
+// one NewSource inspected.
+func (sf *sourceFile) sameEvents(n int) error {
+	if n != sf.events {
+		return fmt.Errorf("fcs: %s changed since NewSource: %d events, had %d", sf.name(), n, sf.events)
+	}
+	return nil
+}
+
+func (s *Source) eventOptions() EventOptions {
+	return EventOptions{AllowTruncated: s.opts.AllowTruncated, Scale: s.opts.Scale}
+}
+
+// Skim passes over the events in order and reads only those keep selects
+// (it implements dataset.Skimmer): an event's place in its DATA segment
+// follows from its index, so the events not kept are not read, and a file
+// none of whose events is kept is not opened. The events kept are
+// compensated, selected and transformed as Read does; the others are not
+// checked.
+func (s *Source) Skim(ctx context.Context, keep func(i int64) bool, put func(x, y []float64) error) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n int64
+	x := make([]float64, len(s.features))
+	for fi := range s.files {
+		if err := s.skimFile(ctx, &s.files[fi], &n, x, keep, put); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// skimFile is Skim over the events of one data set; n counts the rows.
+func (s *Source) skimFile(ctx context.Context, sf *sourceFile, n *int64, x []float64, keep func(i int64) bool, put func(x, y []float64) error) error {
+	var (
+		w   *eventWindow
+		raw []float64
+	)
+	for i := range sf.events {
+		if keep(*n) {
+			if w == nil {
+				f, err := s.openFile(sf)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if w, err = f.window(s.eventOptions()); err == nil {
+					err = sf.sameEvents(w.n)
+				}
+				if err != nil {
+					return fmt.Errorf("%w (file %s)", err, sf.name())
+				}
+				raw = make([]float64, sf.par)
+			}
+			if err := w.event(i, raw); err != nil {
+				return fmt.Errorf("%w (file %s)", err, sf.name())
+			}
+			s.rows(sf, raw, x)
+			if err := put(x, nil); err != nil {
+				return err
+			}
+		}
+		*n++
+		if *n&(1<<16-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (r *sourceReader) closeFile() {

@@ -77,6 +77,7 @@ func TestSource(t *testing.T) {
 	if want := 50 + 87 + 124; ds.N() != want || src.Len() != want {
 		t.Fatalf("%d rows, Len %d, want %d", ds.N(), src.Len(), want)
 	}
+	checkSkim(t, src, ds)
 	if !reflect.DeepEqual(ds.DomainNames, []string{"sampleA.fcs", "sampleB.fcs", "sampleC.fcs"}) {
 		t.Errorf("domains %v", ds.DomainNames)
 	}
@@ -176,6 +177,7 @@ func TestSourceReal(t *testing.T) {
 	if !reflect.DeepEqual(counts, []int{11585, 14945, 6052}) {
 		t.Errorf("events per domain %v", counts)
 	}
+	checkSkim(t, src, ds)
 	// First row of the second file, against the file read directly.
 	f, err := Open(paths[1])
 	if err != nil {
@@ -334,6 +336,7 @@ func TestSourceScale(t *testing.T) {
 		if ds.N() != 94569 {
 			t.Fatalf("%d events", ds.N())
 		}
+		checkSkim(t, src, ds)
 		for _, i := range []int{0, 1, 47000, 94568} {
 			// $BYTEORD 1,2,3,4; 16-bit FSC-H, SSC-H, FL1-H, FL2-H; $PnR
 			// 1024 masks to 10 bits.
@@ -399,6 +402,7 @@ func TestSourceAllDataSets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkSkim(t, src, ds)
 		if !reflect.DeepEqual(ds.X.RawMatrix().Data, tc.x) || !reflect.DeepEqual(ds.Domain, tc.dom) || !reflect.DeepEqual(ds.DomainNames, tc.domains) {
 			t.Errorf("all=%v: rows %v domains %v %v", tc.all, ds.X.RawMatrix().Data, ds.Domain, ds.DomainNames)
 		}
