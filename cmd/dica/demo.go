@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -64,6 +65,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	u, d := rel("udica", "kpca"), rel("dica", "coir")
 	fmt.Fprintf(stdout, "\nDV test of UDICA vs KPCA: %+.2f%%; of DICA vs COIR: %+.2f%%.\n", u, d)
 	fmt.Fprintf(stdout, "The paper's claim (unseen domains more alike under UDICA and DICA) holds here: %v\n", u < 0 && d < 0)
+	if math.Abs(u) < 1 && math.Abs(d) < 1 {
+		// Seeds 1-6 give differences of -0.34% to +0.14%.
+		fmt.Fprintln(stdout, "Both differences are below 1%: the toy domains share their mean and differ\n"+
+			"in covariance only, so the domain term of UDICA and DICA changes little here.\n"+
+			"'dica eval' measures the effect on real data (see README.md).")
+	}
 	return nil
 }
 

@@ -320,6 +320,8 @@ func TestDemoSmall(t *testing.T) {
 	u := rows[1].dvTest < rows[0].dvTest
 	d := rows[3].dvTest < rows[2].dvTest
 	require.Contains(t, out, fmt.Sprintf("holds here: %v", u && d))
+	rel := func(a, b demoRow) float64 { return 100 * math.Abs(a.dvTest-b.dvTest) / b.dvTest }
+	require.Equal(t, rel(rows[1], rows[0]) < 1 && rel(rows[3], rows[2]) < 1, strings.Contains(out, "below 1%"), out)
 	_, errs, code = runCmd(t, "demo", "extra.csv")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "takes no files")
