@@ -201,6 +201,30 @@ func TestLaplacian300(t *testing.T) {
 			t.Logf("%s: %d matvecs (bound %d, %s), %d restarts", name, res.Matvecs, c.bound, c.why, res.Restarts)
 		})
 	}
+	// Guard pairs and the default NCV alone are not enough: without the
+	// deflated check, seed 1 at tol 1e-8 misses copies (eigenvalue error
+	// 1.2e-4 in 1652 matvecs; seed 3 too, seed 2 not). This is why the
+	// check is on by default although it puts the clustered top above
+	// ARPACK's count (TestClusteredCheckCost). Should this run ever find
+	// every copy, that trade-off is worth revisiting.
+	t.Run("no check", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("n = 90,000 in -short mode")
+		}
+		t.Parallel()
+		res, err := lanczos.Sym(context.Background(), lanczos.Func(p.N, p.Apply), lanczos.Settings{K: 10, Tol: 1e-8, Seed: 1, NoDeflatedCheck: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for i, v := range res.Values {
+			worst = math.Max(worst, math.Abs(v-exact[i])/exact[i])
+		}
+		if worst < 1e-6 {
+			t.Errorf("NoDeflatedCheck found every copy (largest relative error %.2g in %d matvecs)", worst, res.Matvecs)
+		}
+		t.Logf("NoDeflatedCheck: largest relative eigenvalue error %.2g in %d matvecs", worst, res.Matvecs)
+	})
 }
 
 func fmtTol(tol float64) string {
@@ -237,6 +261,8 @@ func fmtTol(tol float64) string {
 //
 // The default is therefore held to the main iteration's count plus the
 // 14-step check, and to ARPACK's count plus 12 (tol 1e-8) and 7 (tol eps).
+// Turning the check off by default instead would bring back the trap of
+// LANCZOS.md (TestLaplacian300, "no check").
 func TestClusteredCheckCost(t *testing.T) {
 	p := problems.Clustered(10000, 1)
 	cases := []struct {
