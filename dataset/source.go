@@ -118,14 +118,14 @@ type RowAccess interface {
 }
 
 // Skimmer is implemented by sources that can pass over their rows without
-// decoding every one (text files, where parsing the numbers is most of the
-// cost of a pass): a fit then decodes only the rows its landmark sample
-// keeps.
+// decoding every one (CSV files, where parsing the numbers is most of the
+// cost of a pass; FCS files, whose events can be read by their index): a
+// fit then decodes only the rows its landmark sample keeps.
 type Skimmer interface {
 	// Skim passes over the rows in stream order. For the row with index i
 	// (from 0) it calls keep(i); when keep returns true it decodes the row
 	// and calls put with its inputs and targets (valid during the call
-	// only). It returns the number of rows, and the first error of a
+	// only) before it calls keep(i+1). It returns the number of rows, and the first error of a
 	// decoded row, of put, of the pass or of ctx. Rows not decoded are not
 	// checked: a full pass reports their errors.
 	Skim(ctx context.Context, keep func(i int64) bool, put func(x, y []float64) error) (int64, error)

@@ -301,8 +301,8 @@ func (p *Plan) mapOutput(dst, scratch, y *mat.Dense) *mat.Dense {
 // A source with random access (dataset.RowAccess: data in memory) is not
 // read: Algorithm R is run on the row indices alone (the same generator
 // calls, so the same sample as a pass would draw) and only the sampled rows
-// are copied. A dataset.Skimmer (text files) decodes only the rows that
-// enter the sample, again with the same generator calls.
+// are copied. A dataset.Skimmer (CSV and FCS files) decodes only the rows
+// that enter the sample, again with the same generator calls.
 func reservoir(ctx context.Context, src dataset.Source, size int, seed uint64, withY bool, progress func(string, int64)) (xs, ys *mat.Dense, n int64, err error) {
 	sc := src.Schema()
 	if ra, ok := src.(dataset.RowAccess); ok {
@@ -344,7 +344,7 @@ func reservoir(ctx context.Context, src dataset.Source, size int, seed uint64, w
 			slot = alg.slot(i)
 			return slot >= 0
 		}, func(x, y []float64) error {
-			// put follows keep(i) for the same row: i is n's last value.
+			// put follows keep(i) for the same row, so alg.last is i.
 			return add(alg.last, slot, x, y)
 		})
 		if err != nil {
