@@ -390,12 +390,13 @@ func (r *sourceReader) next() error {
 			return err
 		}
 		er, err := f.Events(r.s.eventOptions())
-		if err == nil {
-			err = sf.sameEvents(er.Len())
-		}
 		if err != nil {
 			f.Close()
 			return fmt.Errorf("%w (file %s)", err, sf.name())
+		}
+		if err := sf.sameEvents(er.Len()); err != nil {
+			f.Close()
+			return err
 		}
 		r.f, r.r = f, er
 		if er.Len() > 0 {
@@ -467,11 +468,11 @@ func (s *Source) skimFile(ctx context.Context, sf *sourceFile, n *int64, x []flo
 					return err
 				}
 				defer f.Close()
-				if w, err = f.window(s.eventOptions()); err == nil {
-					err = sf.sameEvents(w.n)
-				}
-				if err != nil {
+				if w, err = f.window(s.eventOptions()); err != nil {
 					return fmt.Errorf("%w (file %s)", err, sf.name())
+				}
+				if err := sf.sameEvents(w.n); err != nil {
+					return err
 				}
 				raw = make([]float64, sf.par)
 			}
