@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
 )
@@ -80,3 +83,41 @@ func checkSkim(t *testing.T, src *Source, ds *dataset.Dataset) {
 }
 
 var _ dataset.Skimmer = (*Source)(nil)
+
+// TestSourceChanged checks that a file rewritten after NewSource is an error
+// of a pass and of a skim that reads it, and that a skim keeping none of its
+// events does not open it.
+func TestSourceChanged(t *testing.T) {
+	paths, events := writeDomains(t, 2)
+	src, err := NewSource(paths, SourceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nA := int64(events[0].RawMatrix().Rows)
+	fewer := &DataSet{Params: []Param{{Name: "FSC-A"}, {Name: "FL1-A"}, {Name: "FL2-A"}, {Name: "Time"}}, Events: events[0]}
+	narrower := &DataSet{Params: []Param{{Name: "FSC-A"}, {Name: "FL1-A"}, {Name: "FL2-A"}}, Events: events[0].Slice(0, 5, 0, 3).(*mat.Dense)}
+	for _, c := range []struct {
+		set  *DataSet
+		want string
+	}{
+		{fewer, "sampleB.fcs changed since NewSource: 50 events, had 87"},
+		{narrower, "sampleB.fcs changed since NewSource: 3 parameters, had 4"},
+	} {
+		if err := WriteFile(paths[1], c.set); err != nil {
+			t.Fatal(err)
+		}
+		_, err := dataset.Collect(context.Background(), src)
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("pass: %v, want ...%s", err, c.want)
+		}
+		all := func(int64) bool { return true }
+		none := func(x, y []float64) error { return nil }
+		if _, err := src.Skim(context.Background(), all, none); err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("skim: %v, want ...%s", err, c.want)
+		}
+		n, err := src.Skim(context.Background(), func(i int64) bool { return i < nA }, none)
+		if err != nil || n != nA+87 {
+			t.Errorf("skim of the first file only: %d rows, %v", n, err)
+		}
+	}
+}
