@@ -114,7 +114,7 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 		for i := range n {
 			dz[i] = y[i] * (floats.Dot(s[:d], x.RawRowView(i)) + sb)
 		}
-		t := lineSearch(w, s, z, dz, c2)
+		t, _ := lineSearch(w, s, z, dz, c2)
 		floats.AddScaled(w, -t, s)
 		for i := range n {
 			z[i] -= t * dz[i]
@@ -136,10 +136,12 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 // phi(t) = 1/2 ||w - t s||^2 + C sum_i max(0, 1 - z_i + t dz_i)^2, whose
 // derivative is phi'(t) = t s's - w's + 2C sum_{active} (1 - z_i + t dz_i) dz_i.
 // phi' is continuous, increasing and piecewise linear; Newton steps on it
-// are safeguarded by bisection on a bracket.
-func lineSearch(w, s, z, dz []float64, c2 float64) float64 {
+// are safeguarded by bisection on a bracket. It also returns the number of
+// evaluations of phi' (passes over the n terms).
+func lineSearch(w, s, z, dz []float64, c2 float64) (t float64, evals int) {
 	ss, ws := floats.Dot(s, s), floats.Dot(w, s)
 	deriv := func(t float64) (d1, d2 float64) {
+		evals++
 		d1, d2 = t*ss-ws, ss
 		for i, zi := range z {
 			m := 1 - zi + t*dz[i]
@@ -156,10 +158,10 @@ func lineSearch(w, s, z, dz []float64, c2 float64) float64 {
 		lo, hi = hi, 2*hi
 		d1, d2 = deriv(hi)
 	}
-	t := hi
+	t = hi
 	for range 60 {
 		if d1 == 0 {
-			return t
+			return t, evals
 		}
 		if d1 > 0 {
 			hi = t
@@ -167,14 +169,17 @@ func lineSearch(w, s, z, dz []float64, c2 float64) float64 {
 			lo = t
 		}
 		nt := t - d1/d2
+		// At the root the Newton step is rounding-sized and may leave the
+		// bracket by a hair (t is one of its ends): stop before the
+		// bisection walks the whole bracket back to t.
+		if math.Abs(nt-t) <= 1e-12*math.Max(1, t) {
+			return t, evals
+		}
 		if !(nt > lo && nt < hi) {
 			nt = (lo + hi) / 2
-		}
-		if math.Abs(nt-t) <= 1e-12*math.Max(1, t) {
-			return nt
 		}
 		t = nt
 		d1, d2 = deriv(t)
 	}
-	return t
+	return t, evals
 }

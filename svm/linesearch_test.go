@@ -1,0 +1,105 @@
+package svm
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+// exactStep is the minimizer over t >= 0 of the line search's phi, found
+// independently: phi' is increasing and linear between the breakpoints
+// (z_i - 1) / dz_i, so a binary search over the sorted breakpoints finds the
+// piece holding its root, where one linear solve gives it.
+func exactStep(w, s, z, dz []float64, c2 float64) float64 {
+	var ss, ws float64
+	for j := range w {
+		ss += s[j] * s[j]
+		ws += w[j] * s[j]
+	}
+	deriv := func(t float64) float64 {
+		d := t*ss - ws
+		for i := range z {
+			if m := 1 - z[i] + t*dz[i]; m > 0 {
+				d += c2 * m * dz[i]
+			}
+		}
+		return d
+	}
+	pts := []float64{0}
+	for i := range z {
+		if dz[i] != 0 {
+			if b := (z[i] - 1) / dz[i]; b > 0 {
+				pts = append(pts, b)
+			}
+		}
+	}
+	sort.Float64s(pts)
+	if deriv(pts[len(pts)-1]) < 0 {
+		// The last piece: phi' = a + b t with the slope at a later point.
+		t0 := pts[len(pts)-1]
+		f0, f1 := deriv(t0), deriv(t0+1)
+		return t0 - f0/(f1-f0)
+	}
+	k := sort.Search(len(pts), func(k int) bool { return deriv(pts[k]) >= 0 })
+	if k == 0 {
+		return 0 // phi increases from t = 0
+	}
+	a, b := pts[k-1], pts[k]
+	fa, fb := deriv(a), deriv(b)
+	return a - fa*(b-a)/(fb-fa)
+}
+
+// TestLineSearch checks the step against the exact minimizer, and that it
+// takes few passes: a Newton step that left the bracket by a rounding error
+// at the root used to start a bisection that walked the whole bracket back
+// to it (about 12 passes a search on CyTOF, 6 after the fix).
+func TestLineSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, p, c2 = 20000, 10, 20.0
+	total, searches := 0, 0
+	for range 60 {
+		w, s := make([]float64, p), make([]float64, p)
+		for j := range w {
+			w[j] = rng.NormFloat64()
+			s[j] = w[j] + 0.3*rng.NormFloat64() // a descent-like direction
+		}
+		z, dz := make([]float64, n), make([]float64, n)
+		for i := range z {
+			z[i] = 0.8 + 0.6*rng.NormFloat64()
+			dz[i] = 0.4 * rng.NormFloat64()
+		}
+		want := exactStep(w, s, z, dz, c2)
+		if !(want > 0) {
+			continue
+		}
+		got, evals := lineSearch(w, s, z, dz, c2)
+		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
+			t.Fatalf("step %v, exact %v", got, want)
+		}
+		total += evals
+		searches++
+	}
+	if searches < 30 {
+		t.Fatalf("only %d usable problems", searches)
+	}
+	mean := float64(total) / float64(searches)
+	if mean > 8 {
+		t.Errorf("%.1f passes per line search, want <= 8", mean)
+	}
+	t.Logf("%d searches, %.2f passes each", searches, mean)
+
+	// One linear piece with a steep phi' (every term active on [0, 11)):
+	// Newton lands on the root, where its next step is below the rounding
+	// of t, so the old code bisected its way back from the far end.
+	w, s := []float64{3, 1}, []float64{1, 1}
+	z, dz := make([]float64, 1000), make([]float64, 1000)
+	for i := range z {
+		z[i], dz[i] = -10, -1
+	}
+	want := exactStep(w, s, z, dz, 20)
+	got, evals := lineSearch(w, s, z, dz, 20)
+	if math.Abs(got-want) > 1e-12*want || evals > 8 {
+		t.Errorf("one piece: step %v in %d passes, want %v in <= 8", got, evals, want)
+	}
+}
