@@ -106,6 +106,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 1, "random `seed`")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile (pprof) to this `file`")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -206,7 +207,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		o.Progress = func(msg string) { fmt.Fprintln(stderr, msg) }
 	}
 	start := time.Now()
+	stop, err := startProfile(*cpuprofile)
+	if err != nil {
+		return err
+	}
 	res, err := eval.Evaluate(ctx, ds, splits, o)
+	stop()
 	if err != nil {
 		return err
 	}

@@ -68,11 +68,15 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 
 // profile starts CPU profiling when asked and returns the function that
 // stops it.
-func (m *modelFlags) profile() (func(), error) {
-	if m.cpuprofile == "" {
+func (m *modelFlags) profile() (func(), error) { return startProfile(m.cpuprofile) }
+
+// startProfile starts CPU profiling into the file at path ("" for none) and
+// returns the function that stops it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(m.cpuprofile)
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
