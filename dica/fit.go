@@ -1,7 +1,10 @@
 package dica
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
@@ -68,6 +71,49 @@ func (s *Stats) Solve() (*Model, error) {
 		m.ProjectedVariance = sqFrob(&p) / N
 	}
 	return m, nil
+}
+
+// SolveWith solves the eigenproblem from the statistics as Solve does, with
+// the solve settings of cfg: Method, Components, Lambda and Epsilon. The
+// accumulated sums do not depend on them, so one pass over the data serves a
+// sweep. Start from the plan's configuration and change those fields:
+//
+//	cfg := st.Plan().Config
+//	cfg.Lambda = 0.1
+//	m, err := st.SolveWith(cfg)
+//
+// The fields that shape the plan (kernels, solver, rank, landmarks, seed,
+// ...) must be the plan's. The method may change to one that uses the data
+// alike: between KPCA and UDICA, or between DICA and COIR. A solve that
+// needs the Gram sum (Lambda > 0, KPCA, UDICA) needs statistics accumulated
+// with it, by a plan whose configuration needs it. The model records cfg's
+// solve settings, so it equals the model of Fit with cfg.
+func (s *Stats) SolveWith(cfg Config) (*Model, error) {
+	if s.plan == nil {
+		return nil, errNoPlan
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	old := s.plan.Config
+	if cfg.supervised() != old.supervised() {
+		return nil, fmt.Errorf("dica: SolveWith: method %v uses the data unlike the plan's %v: switch between KPCA and UDICA, or between DICA and COIR", cfg.Method, old.Method)
+	}
+	p := *s.plan
+	p.Config.Method, p.Config.Components, p.Config.Lambda, p.Config.Epsilon = cfg.Method, cfg.Components, cfg.Lambda, cfg.Epsilon
+	var want, got encoder
+	p.encode(&want)
+	q := p
+	q.Config = cfg
+	q.encode(&got)
+	if !bytes.Equal(want.b, got.b) {
+		return nil, fmt.Errorf("dica: SolveWith: the configuration differs from the plan's in more than Method, Components, Lambda and Epsilon (start from Stats.Plan().Config)")
+	}
+	p.fp = fingerprint(want.b)
+	st := *s
+	st.plan = &p
+	return st.Solve()
 }
 
 func sqFrob(a *mat.Dense) float64 {
