@@ -100,6 +100,9 @@ func (s *Stats) SolveWith(cfg Config) (*Model, error) {
 	if cfg.supervised() != old.supervised() {
 		return nil, fmt.Errorf("dica: SolveWith: method %v uses the data unlike the plan's %v: switch between KPCA and UDICA, or between DICA and COIR", cfg.Method, old.Method)
 	}
+	if cfg.needsGram() && !s.acc.gram {
+		return nil, fmt.Errorf("dica: SolveWith: %v with lambda = %v needs the Gram sum, and these statistics lack the Gram sum: accumulate them with a plan whose configuration needs it (Lambda > 0, KPCA or UDICA)", cfg.Method, cfg.Lambda)
+	}
 	p := *s.plan
 	p.Config.Method, p.Config.Components, p.Config.Lambda, p.Config.Epsilon = cfg.Method, cfg.Components, cfg.Lambda, cfg.Epsilon
 	var want, got encoder

@@ -321,6 +321,29 @@ func firstCols(z *mat.Dense, k int) *mat.Dense {
 
 // fit fits the transformation of a method on the data set.
 func (e *evaluator) fit(ctx context.Context, name string, p Params, k int, ds *dataset.Dataset) (transformer, error) {
+	return e.fitShared(ctx, name, p, k, ds, nil)
+}
+
+// passes holds the statistics of one set of fitting cells by bandwidth, so
+// that the fits of a grid that differ only in lambda and epsilon share one
+// plan and one pass: dica.Stats.SolveWith gives the model Fit would.
+type passes struct {
+	lambdaMax map[float64]float64 // by sigma: the largest lambda of the grid
+	stats     map[float64]*dica.Stats
+	errs      map[float64]error
+}
+
+func newPasses(fits []Params) *passes {
+	ps := &passes{lambdaMax: map[float64]float64{}, stats: map[float64]*dica.Stats{}, errs: map[float64]error{}}
+	for _, f := range fits {
+		ps.lambdaMax[f.Sigma] = max(ps.lambdaMax[f.Sigma], f.Lambda)
+	}
+	return ps
+}
+
+// fitShared is fit, with the pass over ds shared through ps when ps is not
+// nil (and the solver streams).
+func (e *evaluator) fitShared(ctx context.Context, name string, p Params, k int, ds *dataset.Dataset, ps *passes) (transformer, error) {
 	m, isDICA, _ := parseMethod(name)
 	if !isDICA {
 		return transformer{batch: e.o.BatchCenter}, nil
@@ -329,7 +352,37 @@ func (e *evaluator) fit(ctx context.Context, name string, p Params, k int, ds *d
 		Method: m, Components: k, Lambda: p.Lambda, Epsilon: p.Epsilon, Sigma: p.Sigma,
 		Solver: e.o.Solver, Rank: e.o.Rank, Seed: e.o.Seed,
 	}
-	model, err := dica.Fit(ctx, ds.Source(), cfg)
+	var (
+		model *dica.Model
+		err   error
+	)
+	if ps == nil || cfg.Solver == dica.Exact {
+		model, err = dica.Fit(ctx, ds.Source(), cfg)
+	} else {
+		st, seen := ps.stats[p.Sigma], ps.errs[p.Sigma]
+		if st == nil && seen == nil {
+			// The plan's lambda only decides whether the pass sums the
+			// Gram matrix that a lambda > 0 needs.
+			pc := cfg
+			pc.Lambda = ps.lambdaMax[p.Sigma]
+			var plan *dica.Plan
+			if plan, err = dica.NewPlan(ctx, ds.Source(), pc); err == nil {
+				st, err = plan.Accumulate(ctx, ds.Source())
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return transformer{}, err
+				}
+				ps.errs[p.Sigma] = err
+			}
+			ps.stats[p.Sigma] = st
+		}
+		if err = ps.errs[p.Sigma]; err == nil {
+			sc := st.Plan().Config
+			sc.Lambda, sc.Epsilon, sc.Components = p.Lambda, p.Epsilon, k
+			model, err = st.SolveWith(sc)
+		}
+	}
 	if err != nil {
 		return transformer{}, err
 	}
@@ -444,6 +497,7 @@ func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGr
 		validX := e.ds.Subset(validRows).X
 		e.progress("%s: split %d/%d: inner fold %d/%d (held out %s): %d fits on %d cells",
 			name, si+1, len(e.splits), f+1, len(groups), strings.Join(e.names(held), ","), len(g.fits), len(fitRows))
+		ps := newPasses(g.fits)
 		for fi, fp := range g.fits {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -455,7 +509,7 @@ func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGr
 					}
 				}
 			}
-			tr, err := e.fit(ctx, name, fp, kmax, fitDS)
+			tr, err := e.fitShared(ctx, name, fp, kmax, fitDS, ps)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
