@@ -3,6 +3,7 @@ package dica
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ func TestSolveWith(t *testing.T) {
 							t.Fatal(err)
 						}
 						name := method.String()
-						if !equalBits(got.Eigenvalues, want.Eigenvalues) || !mat.Equal(got.W, want.W) {
+						if !slices.Equal(got.Eigenvalues, want.Eigenvalues) || !mat.Equal(got.W, want.W) {
 							t.Errorf("%s lambda %v eps %v k %d: eigenvalues %v, Fit %v", name, lambda, eps, k, got.Eigenvalues, want.Eigenvalues)
 						}
 						gb, _ := got.MarshalBinary()
@@ -106,16 +107,4 @@ func TestSolveWith(t *testing.T) {
 	if _, err := empty.SolveWith(Config{}); err == nil {
 		t.Error("SolveWith on empty statistics: no error")
 	}
-}
-
-func equalBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] && !(a[i] != a[i] && b[i] != b[i]) {
-			return false
-		}
-	}
-	return true
 }
