@@ -12,7 +12,11 @@
 // holding $TOT events of $PAR parameters each, parameter n taking $PnB bits.
 // $DATATYPE is I (unsigned integers), F (IEEE float32) or D (float64), in the
 // byte order $BYTEORD (1,2,3,4 little-endian; 4,3,2,1 big-endian). Several
-// data sets may be chained in one file through $NEXTDATA.
+// data sets may be chained in one file through $NEXTDATA. As the data sets
+// of a chain occupy disjoint parts of the file, ParseAll and OpenAll refuse
+// a chain whose later data sets' TEXT segments, or events, add up to more
+// than the file: such overlapping data sets would cost (data sets) x (file
+// size) to parse or read.
 //
 // # Real-world files
 //

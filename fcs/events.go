@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	mathbits "math/bits"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -298,12 +299,14 @@ func intMask(bits int, rng float64) uint64 {
 	if !(rng > 0) || rng >= math.Exp2(float64(bits)) {
 		return all
 	}
+	// 1 <= r < 2^bits; the smallest power of two >= r is 2^n. For r above
+	// 2^63 (64-bit data) n is 64 and the mask is all bits.
 	r := uint64(math.Ceil(rng))
-	m := uint64(1)
-	for m < r {
-		m <<= 1
+	n := mathbits.Len64(r - 1)
+	if n >= 64 {
+		return all
 	}
-	return (m - 1) & all
+	return (1<<uint(n) - 1) & all
 }
 
 // decode decodes n events from src into dst (n * len(width) values). For

@@ -146,7 +146,7 @@ func ParseAll(r io.ReaderAt, size int64) ([]*File, error) { return parseChain(r,
 func parseChain(r io.ReaderAt, size int64, all bool) ([]*File, error) {
 	var sets []*File
 	base := int64(0)
-	textBytes := int64(0)
+	textBytes, dataBytes := int64(0), int64(0)
 	for {
 		f, err := parseAt(r, size, base)
 		if err != nil {
@@ -156,14 +156,19 @@ func parseChain(r io.ReaderAt, size int64, all bool) ([]*File, error) {
 			return nil, err
 		}
 		// The data sets of a chain occupy disjoint parts of the file, so
-		// their TEXT segments add up to less than the file. Checking it
-		// (from the second data set on) keeps a chain whose data sets all
-		// point at one large TEXT from costing (data sets) x (TEXT bytes)
-		// of memory and time.
+		// their TEXT segments, and the events they hold, add up to less
+		// than the file. Checking it (from the second data set on) keeps
+		// a chain whose data sets all point at one large TEXT or DATA
+		// segment from costing (data sets) x (file bytes) of memory and
+		// time to parse or to read.
 		if len(sets) > 0 {
 			textBytes += f.textBytes
 			if textBytes > size {
 				return nil, fmt.Errorf("fcs: data set %d at byte %d: the TEXT segments of data sets 2 to %d total %d bytes, more than the file (%d bytes): they overlap", len(sets)+1, base, len(sets)+1, textBytes, size)
+			}
+			dataBytes += int64(f.EventsPresent()) * f.evBytes
+			if dataBytes > size {
+				return nil, fmt.Errorf("fcs: data set %d at byte %d: the events of data sets 2 to %d total %d bytes, more than the file (%d bytes): their DATA segments overlap", len(sets)+1, base, len(sets)+1, dataBytes, size)
 			}
 		}
 		sets = append(sets, f)

@@ -60,9 +60,16 @@ func checkParse(t *testing.T, data []byte) {
 		}
 		return
 	}
+	// The events of all data sets, each read below, take at most twice the
+	// input: the first data set's, plus those of the rest of the chain,
+	// which ParseAll keeps disjoint.
+	var events int64
 	for _, f := range sets {
 		if f.NumParams() > len(data) || int64(f.EventsPresent())*int64(f.EventBytes()) > int64(len(data)) {
 			t.Fatalf("%d params, %d events of %d bytes from %d bytes of input", f.NumParams(), f.EventsPresent(), f.EventBytes(), len(data))
+		}
+		if events += int64(f.EventsPresent()) * int64(f.EventBytes()); events > 2*int64(len(data)) {
+			t.Fatalf("%d data sets hold %d bytes of events, from %d bytes of input", len(sets), events, len(data))
 		}
 		f.Info()
 		f.Spillover()

@@ -3,10 +3,12 @@ package fcs
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -36,6 +38,9 @@ func TestIntMaskDecoding(t *testing.T) {
 			[]uint64{1<<40 - 1, 3}, "BE/LE"},
 		{"64-bit wide", []int{64, 64, 24, 8, 16}, []string{"", "00000001099511627777", "00000999", "002", "00002"},
 			[]uint64{1<<64 - 1, 1<<41 - 1, 1023, 1, 1}, "Int"},
+		// A $PnR above 2^63 needs all 64 bits (this hung before).
+		{"64-bit above 2^63", []int{64, 8, 16}, []string{"10000000000000000000", "002", "00002"},
+			[]uint64{1<<64 - 1, 1, 1}, "Int"},
 	} {
 		for _, big := range []bool{true, false} {
 			name := fmt.Sprintf("%s/big=%v", tc.name, big)
@@ -144,5 +149,47 @@ func TestIntRangeRoundTrip(t *testing.T) {
 			t.Errorf("big=%v: value above the mask: %v", big, err)
 		}
 		x.Set(3, 2, 0)
+	}
+}
+
+// TestIntMask checks intMask against masks worked out by hand, up to the
+// ranges just below 2^64, each call bounded in time: ranges above 2^63 made
+// the doubling loop of an earlier version wrap to 0 and never end.
+func TestIntMask(t *testing.T) {
+	for _, tc := range []struct {
+		bits int
+		rng  float64
+		want uint64
+	}{
+		{16, 0, 1<<16 - 1},
+		{16, math.NaN(), 1<<16 - 1},
+		{16, 0.5, 0},
+		{16, 1, 0},
+		{16, 2, 1},
+		{16, 1023.5, 1023},
+		{16, 1024, 1023},
+		{16, 1025, 2047},
+		{16, 65535, 65535},
+		{16, 65536, 65535},
+		{16, 1e6, 65535},
+		{32, 1 << 31, 1<<31 - 1},
+		{32, 1<<31 + 1, 1<<32 - 1},
+		{64, 1 << 40, 1<<40 - 1},
+		{64, 1 << 63, 1<<63 - 1},
+		{64, 1e19, 1<<64 - 1},
+		{64, 18446744073709549568, 1<<64 - 1}, // the largest float64 below 2^64
+		{64, 1 << 64, 1<<64 - 1},
+		{64, math.Inf(1), 1<<64 - 1},
+	} {
+		done := make(chan uint64, 1)
+		go func() { done <- intMask(tc.bits, tc.rng) }()
+		select {
+		case got := <-done:
+			if got != tc.want {
+				t.Errorf("intMask(%d, %g) = %#x, want %#x", tc.bits, tc.rng, got, tc.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("intMask(%d, %g) did not return", tc.bits, tc.rng)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package fcs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -122,6 +123,35 @@ func TestChainOverlappingText(t *testing.T) {
 	// The first data set alone is fine.
 	f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
 	if err != nil || f.NumParams() != 1 {
+		t.Fatalf("Parse: %v", err)
+	}
+}
+
+// TestChainOverlappingData builds a chain whose data sets all read one DATA
+// segment, the rest of the file: reading every data set's events would cost
+// (data sets) x (file bytes), so ParseAll must refuse it. The first data set
+// alone is fine.
+func TestChainOverlappingData(t *testing.T) {
+	const sets, setLen = 40, HeaderLen + 100
+	size := sets * setLen
+	var raw []byte
+	for k := 0; k < sets; k++ {
+		next := setLen
+		if k == sets-1 {
+			next = 0
+		}
+		text := fmt.Sprintf("/$BYTEORD/1,2/$DATATYPE/I/$MODE/L/$PAR/1/$TOT/%d/$P1B/16/$NEXTDATA/%d/", (size-k*setLen-setLen)/2, next)
+		text += strings.Repeat(" ", 100-len(text))
+		h := "FCS3.0    " + padLeft(HeaderLen) + padLeft(HeaderLen+len(text)-1) + padLeft(setLen) + padLeft(size-k*setLen-1) + "       0       0"
+		raw = append(raw, h...)
+		raw = append(raw, text...)
+	}
+	_, err := ParseAll(bytes.NewReader(raw), int64(len(raw)))
+	if err == nil || !strings.Contains(err.Error(), "DATA segments overlap") {
+		t.Fatalf("ParseAll of %d data sets reading one DATA segment: %v", sets, err)
+	}
+	f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil || f.EventsPresent() != (size-setLen)/2 {
 		t.Fatalf("Parse: %v", err)
 	}
 }
