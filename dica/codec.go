@@ -167,8 +167,17 @@ func (d *decoder) count(size int) int {
 	return n
 }
 
-func (d *decoder) f64() float64 { return math.Float64frombits(d.u64()) }
-func (d *decoder) bool() bool   { return d.u64() != 0 }
+// f64 reads a float64. Every value dica writes is finite (data with NaN or
+// Inf is rejected before it is summed), so a NaN or Inf is corruption.
+func (d *decoder) f64() float64 {
+	v := math.Float64frombits(d.u64())
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		d.fail("a stored value is %v: not finite", v)
+		return 0
+	}
+	return v
+}
+func (d *decoder) bool() bool { return d.u64() != 0 }
 func (d *decoder) str() string {
 	n := d.count(1)
 	if d.err != nil {

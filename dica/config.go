@@ -124,6 +124,9 @@ const (
 	DefaultEpsilon    = 1e-4
 	DefaultRank       = 500
 	DefaultBlockRows  = 1024
+	// MaxRank bounds Config.Rank: the statistics hold m x m sums, 128 GiB
+	// each at m = MaxRank. It also bounds the rank a plan file may declare.
+	MaxRank = 1 << 17
 	// DefaultSample is the size of the reservoir sample a fit draws in its
 	// planning pass (median heuristic, landmarks): max(DefaultSample, 20 m).
 	DefaultSample = 20000
@@ -281,6 +284,9 @@ func (c Config) check() error {
 	}
 	if c.Solver != Exact && c.Rank < 1 {
 		return fmt.Errorf("dica: rank m = %d; need m >= 1", c.Rank)
+	}
+	if c.Solver != Exact && c.Rank > MaxRank {
+		return fmt.Errorf("dica: rank m = %d; at most %d (the m x m statistics would take %.3g GiB)", c.Rank, MaxRank, float64(c.Rank)*float64(c.Rank)*8/(1<<30))
 	}
 	if c.Solver == RFF && (c.Rank < 2 || c.Rank%2 != 0) {
 		return fmt.Errorf("dica: rank m = %d; random Fourier features need an even m >= 2 (sin/cos pairs)", c.Rank)

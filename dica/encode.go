@@ -1,6 +1,7 @@
 package dica
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -159,6 +160,27 @@ func decodePlan(d *decoder) (*Plan, error) {
 	}
 	if d.err != nil {
 		return nil, d.err
+	}
+	// The configuration must be one Fit accepts, with the feature map of
+	// its solver.
+	chk := p.Config
+	if chk.Landmarks == GivenLandmarks {
+		chk.LandmarkPoints = p.in.landmarks
+	}
+	if err := chk.withDefaults().check(); err != nil {
+		// (The caller names the file: "dica: plan: ...".)
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "dica: "))
+	}
+	if want := map[Solver]int{Nystrom: mapNystrom, RFF: mapRFF, Exact: mapKernelRows}[c.Solver]; p.in.kind != want {
+		return nil, fmt.Errorf("feature map kind %d does not match solver %v", p.in.kind, c.Solver)
+	}
+	// Random Fourier features are generated from the seed, d x m/2 of
+	// them: check d and m against the rest of the plan before that.
+	if s := p.in; s.kind == mapRFF && (s.d != p.Schema.D() || s.m != p.Config.Rank || s.m > MaxRank) {
+		return nil, fmt.Errorf("random Fourier features of %d inputs and rank %d do not match the plan (%d features, rank %d, at most %d)", s.d, s.m, p.Schema.D(), p.Config.Rank, MaxRank)
+	}
+	if p.out != nil && p.out.kind != mapNystrom {
+		return nil, fmt.Errorf("unknown output feature map kind %d", p.out.kind)
 	}
 	if err := p.finish(); err != nil {
 		return nil, err

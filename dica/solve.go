@@ -2,6 +2,7 @@ package dica
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -162,6 +163,9 @@ func (s *Stats) features() (*featureStats, error) {
 		blas64.Trsm(blas.Right, blas.NoTrans, 1, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: r, Stride: rr.RawTriangular().Stride, Data: rr.RawTriangular().Data}, gr)
 		fs.g = g
 	}
+	if !finiteDense(fs.mc) || fs.g != nil && !finiteDense(fs.g) || fs.c != nil && !finiteSym(fs.c) || !finiteVec(fs.mu) {
+		return nil, errNotFinite
+	}
 	return fs, nil
 }
 
@@ -237,13 +241,16 @@ func (fs *featureStats) solve(cfg Config) (*solution, error) {
 	k := cfg.Components
 	var cq *lowRank
 	if cfg.domainTerm() {
-		cq = newLowRank(fs.mc, fs.N, cfg.RCond)
+		var err error
+		if cq, err = newLowRank(fs.mc, fs.N, cfg.RCond); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Lambda == 0 {
 		if fs.g != nil {
-			return fs.solveLowRankNumerator(cq, k), nil
+			return fs.solveLowRankNumerator(cq, k)
 		}
-		return fs.solveFullNumerator(cq, k), nil
+		return fs.solveFullNumerator(cq, k)
 	}
 	return fs.solveRidge(cq, cfg)
 }
@@ -256,9 +263,12 @@ type lowRank struct {
 
 // newLowRank builds C_Q = Mc^T Mc / N through the N x N eigenproblem of
 // Mc Mc^T / N, dropping eigenvalues below rcond times the largest.
-func newLowRank(mc *mat.Dense, N int, rcond float64) *lowRank {
+func newLowRank(mc *mat.Dense, N int, rcond float64) (*lowRank, error) {
 	var small mat.SymDense
 	small.SymOuterK(1/float64(N), mc)
+	if !finiteSym(&small) {
+		return nil, errNotFinite
+	}
 	var es mat.EigenSym
 	if !es.Factorize(&small, true) {
 		panic("dica: eigendecomposition of the domain-mean Gram matrix failed")
@@ -288,7 +298,7 @@ func newLowRank(mc *mat.Dense, N int, rcond float64) *lowRank {
 			lr.u.SetCol(j, c)
 		}
 	}
-	return lr
+	return lr, nil
 }
 
 // applyFunc stores (I + U diag(f(e) - 1) U^T) x in place of x, i.e. the
@@ -312,13 +322,16 @@ func (lr *lowRank) applyFunc(x *mat.Dense, f func(float64) float64) {
 // solveLowRankNumerator: lambda = 0 and G = g g^T. The nonzero eigenpairs
 // come from the r x r matrix g^T B0^{-1} g / n with B0 = I + C_Q, and
 // w = B0^{-1} g u / sqrt(n gamma) (MATH.md). No m x m decomposition.
-func (fs *featureStats) solveLowRankNumerator(cq *lowRank, k int) *solution {
+func (fs *featureStats) solveLowRankNumerator(cq *lowRank, k int) (*solution, error) {
 	h := mat.DenseCopyOf(fs.g)
 	cq.applyFunc(h, func(x float64) float64 { return 1 / x })
 	var small mat.Dense
 	small.Mul(fs.g.T(), h)
 	small.Scale(1/fs.n, &small)
-	vals, vecs := topEigen(symOf(&small), min(k, fs.m))
+	vals, vecs, err := topEigenFinite(symOf(&small), min(k, fs.m))
+	if err != nil {
+		return nil, err
+	}
 	w := mat.NewDense(fs.m, len(vals), nil)
 	for j, g := range vals {
 		if g <= 0 {
@@ -330,21 +343,24 @@ func (fs *featureStats) solveLowRankNumerator(cq *lowRank, k int) *solution {
 			0, blas64.Vector{N: fs.m, Inc: 1, Data: col})
 		w.SetCol(j, col)
 	}
-	return &solution{w: w, values: padValues(vals, min(k, fs.m))}
+	return &solution{w: w, values: padValues(vals, min(k, fs.m))}, nil
 }
 
 // solveFullNumerator: lambda = 0 and G = C (UDICA, KPCA). Solve the
 // symmetric problem B0^{-1/2} (C/n) B0^{-1/2} v = gamma v, w = B0^{-1/2} v.
-func (fs *featureStats) solveFullNumerator(cq *lowRank, k int) *solution {
+func (fs *featureStats) solveFullNumerator(cq *lowRank, k int) (*solution, error) {
 	a := mat.DenseCopyOf(fs.c)
 	a.Scale(1/fs.n, a)
 	isqrt := func(x float64) float64 { return 1 / math.Sqrt(x) }
 	cq.applyFunc(a, isqrt)
 	at := mat.DenseCopyOf(a.T())
 	cq.applyFunc(at, isqrt)
-	vals, vecs := topEigen(symOf(at), min(k, fs.m))
+	vals, vecs, err := topEigenFinite(symOf(at), min(k, fs.m))
+	if err != nil {
+		return nil, err
+	}
 	cq.applyFunc(vecs, isqrt)
-	return &solution{w: vecs, values: vals}
+	return &solution{w: vecs, values: vals}, nil
 }
 
 // solveRidge: lambda > 0, through a rank-revealing factorization
@@ -414,7 +430,10 @@ func (fs *featureStats) solveRidge(cq *lowRank, cfg Config) (*solution, error) {
 		blas64.Trsm(blas.Left, blas.Trans, 1, rt, h.RawMatrix())
 		var small mat.Dense
 		small.Mul(h.T(), h)
-		ev, u := topEigen(symOf(&small), k)
+		ev, u, err := topEigenFinite(symOf(&small), k)
+		if err != nil {
+			return nil, err
+		}
 		vals = padValues(ev, k)
 		beta = mat.NewDense(p, len(ev), nil)
 		for j, g := range ev {
@@ -434,7 +453,10 @@ func (fs *featureStats) solveRidge(cq *lowRank, cfg Config) (*solution, error) {
 		a.Scale(1/fs.n, a)
 		blas64.Trsm(blas.Left, blas.Trans, 1, rt, a.RawMatrix())
 		blas64.Trsm(blas.Right, blas.NoTrans, 1, rt, a.RawMatrix())
-		vals, beta = topEigen(symOf(a), k)
+		var err error
+		if vals, beta, err = topEigenFinite(symOf(a), k); err != nil {
+			return nil, err
+		}
 	}
 	// beta = R^{-1} y
 	blas64.Trsm(blas.Left, blas.NoTrans, 1, rt, beta.RawMatrix())
@@ -459,6 +481,55 @@ var (
 	lanczosHook func(*lanczos.Settings)
 	eigenTrace  func(path string, status lanczos.Status, ran bool)
 )
+
+// errNotFinite reports a solve that met a value that is not finite: sums
+// so large that their products overflow, which statistics of real data do
+// not reach (a damaged statistics file whose checksum was recomputed can).
+var errNotFinite = errors.New("dica: the solve met values that are not finite (the statistics overflow: are they damaged?)")
+
+// finiteSym reports whether every entry of a is finite.
+func finiteSym(a *mat.SymDense) bool {
+	r := a.RawSymmetric()
+	for i := 0; i < r.N; i++ {
+		for _, v := range r.Data[i*r.Stride+i : i*r.Stride+r.N] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// finiteDense reports whether every entry of a is finite.
+func finiteDense(a *mat.Dense) bool {
+	r, _ := a.Dims()
+	for i := 0; i < r; i++ {
+		if !finiteVec(a.RawRowView(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+func finiteVec(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// topEigenFinite is topEigen for a matrix that may hold values that are
+// not finite: those are an error (errNotFinite), not a failed
+// decomposition.
+func topEigenFinite(a *mat.SymDense, k int) ([]float64, *mat.Dense, error) {
+	if !finiteSym(a) {
+		return nil, nil, errNotFinite
+	}
+	vals, vecs := topEigen(a, k)
+	return vals, vecs, nil
+}
 
 // topEigen returns the k largest eigenvalues of a (largest first) and their
 // unit eigenvectors as columns.
