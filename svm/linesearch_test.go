@@ -57,7 +57,7 @@ func exactStep(w, s, z, dz []float64, c2 float64) float64 {
 func TestLineSearch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n, p, c2 = 20000, 10, 20.0
-	total, searches := 0, 0
+	total, terms, searches := 0, 0, 0
 	for range 60 {
 		w, s := make([]float64, p), make([]float64, p)
 		for j := range w {
@@ -73,11 +73,12 @@ func TestLineSearch(t *testing.T) {
 		if !(want > 0) {
 			continue
 		}
-		got, evals := lineSearch(w, s, z, dz, c2)
+		got, evals, visited := lineSearch(w, s, z, dz, c2, make([]int, 0, n))
 		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
 			t.Fatalf("step %v, exact %v", got, want)
 		}
 		total += evals
+		terms += visited
 		searches++
 	}
 	if searches < 30 {
@@ -87,7 +88,14 @@ func TestLineSearch(t *testing.T) {
 	if mean > 8 {
 		t.Errorf("%.1f passes per line search, want <= 8", mean)
 	}
-	t.Logf("%d searches, %.2f passes each", searches, mean)
+	// Terms that keep their sign on the bracket are summed once and not
+	// visited again: about 2 full passes' worth of terms instead of one a
+	// pass.
+	perSearch := float64(terms) / float64(searches) / n
+	if perSearch > 3 {
+		t.Errorf("%.2f x n terms visited per line search, want <= 3", perSearch)
+	}
+	t.Logf("%d searches, %.2f passes and %.2f x n terms each", searches, mean, perSearch)
 
 	// One linear piece with a steep phi' (every term active on [0, 11)):
 	// Newton lands on the root, where its next step is below the rounding
@@ -98,7 +106,7 @@ func TestLineSearch(t *testing.T) {
 		z[i], dz[i] = -10, -1
 	}
 	want := exactStep(w, s, z, dz, 20)
-	got, evals := lineSearch(w, s, z, dz, 20)
+	got, evals, _ := lineSearch(w, s, z, dz, 20, make([]int, 0, len(z)))
 	if math.Abs(got-want) > 1e-12*want || evals > 8 {
 		t.Errorf("one piece: step %v in %d passes, want %v in <= 8", got, evals, want)
 	}

@@ -55,6 +55,7 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 	w := make([]float64, p)
 	z := make([]float64, n)  // y_i w'x~_i
 	dz := make([]float64, n) // y_i s'x~_i
+	idx := make([]int, 0, n) // line search scratch
 	g := make([]float64, p)
 	h := make([]float64, p*p)
 	block := make([]float64, primalBlock*p)
@@ -114,7 +115,7 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 		for i := range n {
 			dz[i] = y[i] * (floats.Dot(s[:d], x.RawRowView(i)) + sb)
 		}
-		t, _ := lineSearch(w, s, z, dz, c2)
+		t, _, _ := lineSearch(w, s, z, dz, c2, idx)
 		floats.AddScaled(w, -t, s)
 		for i := range n {
 			z[i] -= t * dz[i]
@@ -136,32 +137,80 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 // phi(t) = 1/2 ||w - t s||^2 + C sum_i max(0, 1 - z_i + t dz_i)^2, whose
 // derivative is phi'(t) = t s's - w's + 2C sum_{active} (1 - z_i + t dz_i) dz_i.
 // phi' is continuous, increasing and piecewise linear; Newton steps on it
-// are safeguarded by bisection on a bracket. It also returns the number of
-// evaluations of phi' (passes over the n terms).
-func lineSearch(w, s, z, dz []float64, c2 float64) (t float64, evals int) {
+// are safeguarded by bisection on a bracket [lo, hi].
+//
+// A term whose sign does not change on the bracket is linear there, so it
+// is folded into two sums (its constant and its slope) and dropped: each
+// evaluation of phi' visits only the terms that switch inside the current
+// bracket, a list that shrinks with the bracket (most terms after the first
+// Newton iterations of the solver). It also returns the number of
+// evaluations of phi' and the number of terms they visited. idx is scratch
+// space for n indices.
+func lineSearch(w, s, z, dz []float64, c2 float64, idx []int) (t float64, evals, visited int) {
 	ss, ws := floats.Dot(s, s), floats.Dot(w, s)
-	deriv := func(t float64) (d1, d2 float64) {
+	// a and b sum c2 (1 - z_i) dz_i and c2 dz_i^2 over the terms active on
+	// all of [lo, hi]; idx lists the terms that switch inside it.
+	var a, b float64
+	lo, hi := 0.0, 1.0
+	// sweep evaluates phi' at hi over all terms and sorts them for the
+	// bracket [lo, hi].
+	sweep := func() (d1, d2 float64) {
 		evals++
-		d1, d2 = t*ss-ws, ss
+		visited += len(z)
+		a, b, idx = 0, 0, idx[:0]
+		var e1, e2 float64
 		for i, zi := range z {
-			m := 1 - zi + t*dz[i]
-			if m > 0 {
-				d1 += c2 * m * dz[i]
-				d2 += c2 * dz[i] * dz[i]
+			m0, m1 := 1-zi+lo*dz[i], 1-zi+hi*dz[i]
+			switch {
+			case m0 > 0 && m1 > 0:
+				a += c2 * (1 - zi) * dz[i]
+				b += c2 * dz[i] * dz[i]
+			case m0 > 0 || m1 > 0:
+				idx = append(idx, i)
+				if m1 > 0 {
+					e1 += c2 * m1 * dz[i]
+					e2 += c2 * dz[i] * dz[i]
+				}
 			}
 		}
-		return d1, d2
+		return hi*ss - ws + a + hi*b + e1, ss + b + e2
 	}
-	lo, hi := 0.0, 1.0
-	d1, d2 := deriv(hi)
+	// deriv evaluates phi' at t in [lo, hi] over the listed terms, folding
+	// those that no longer switch inside the (narrowed) bracket.
+	deriv := func(t float64) (d1, d2 float64) {
+		evals++
+		visited += len(idx)
+		var e1, e2 float64
+		k := 0
+		for _, i := range idx {
+			m0, m1 := 1-z[i]+lo*dz[i], 1-z[i]+hi*dz[i]
+			switch {
+			case m0 > 0 && m1 > 0:
+				a += c2 * (1 - z[i]) * dz[i]
+				b += c2 * dz[i] * dz[i]
+				continue
+			case m0 <= 0 && m1 <= 0:
+				continue
+			}
+			idx[k] = i
+			k++
+			if m := 1 - z[i] + t*dz[i]; m > 0 {
+				e1 += c2 * m * dz[i]
+				e2 += c2 * dz[i] * dz[i]
+			}
+		}
+		idx = idx[:k]
+		return t*ss - ws + a + t*b + e1, ss + b + e2
+	}
+	d1, d2 := sweep()
 	for d1 < 0 && hi < 1e6 {
 		lo, hi = hi, 2*hi
-		d1, d2 = deriv(hi)
+		d1, d2 = sweep()
 	}
 	t = hi
 	for range 60 {
 		if d1 == 0 {
-			return t, evals
+			return t, evals, visited
 		}
 		if d1 > 0 {
 			hi = t
@@ -173,7 +222,7 @@ func lineSearch(w, s, z, dz []float64, c2 float64) (t float64, evals int) {
 		// bracket by a hair (t is one of its ends): stop before the
 		// bisection walks the whole bracket back to t.
 		if math.Abs(nt-t) <= 1e-12*math.Max(1, t) {
-			return t, evals
+			return t, evals, visited
 		}
 		if !(nt > lo && nt < hi) {
 			nt = (lo + hi) / 2
@@ -181,5 +230,5 @@ func lineSearch(w, s, z, dz []float64, c2 float64) (t float64, evals int) {
 		t = nt
 		d1, d2 = deriv(t)
 	}
-	return t, evals
+	return t, evals, visited
 }
