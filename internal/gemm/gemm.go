@@ -488,9 +488,9 @@ func (im impl) gemm(transA, transB bool, m, n, k int, alpha float64, a []float64
 // trans = Trans, alpha = beta = 1: the streaming Gram sum of a block of r
 // feature rows. The strictly lower triangle of C is neither read nor
 // written. The computation is single-threaded (call it from several
-// goroutines on distinct C buffers for parallelism), allocates
+// goroutines on distinct C buffers for parallelism), uses
 // O(min(r, 256) * m) float64 of scratch per call (about 4 MB at m = 2000,
-// 0.5 MB at m = 160), and its result is a deterministic function of the
+// 0.5 MB at m = 160; up to m = 160 it comes from a pool), and its result is a deterministic function of the
 // inputs: the same bits whatever the goroutine, GOMAXPROCS or machine load
 // (C[i][j] += acc_b for each block b of 256 rows in turn, as described in
 // the package documentation). It panics on inconsistent shapes.
@@ -519,6 +519,9 @@ func (im impl) syrkPacked(c []float64, ldc int, f []float64, ldf, r, m int) {
 		b: f, ldb: ldf, c: c, ldc: ldc, tri: upper, gram: true}, 1, nil)
 }
 
+// smallScratch holds the scratch buffers of syrkSmall.
+var smallScratch = sync.Pool{New: func() any { return new([]float64) }}
+
 // syrkSmall is SyrkTransUpper for small m, where packing would cost as
 // much as the arithmetic: each block of kc rows of F is copied once into
 // rows padded with zeros to a multiple of nr columns, the micro-kernel
@@ -532,15 +535,21 @@ func (im impl) syrkSmall(c []float64, ldc int, f []float64, ldf, r, m int) {
 	}
 	ldp := (m + nr - 1) / nr * nr // a multiple of mr too
 	mp := (m + mr - 1) / mr * mr
-	s := make([]float64, mp*ldp)
+	// The scratch comes from a pool: callers such as the SVM's Hessian
+	// update call this thousands of times a solve on a few hundred rows.
+	buf := smallScratch.Get().(*[]float64)
+	defer smallScratch.Put(buf)
+	all := grow(buf, mp*ldp+min(kc, r)*ldp)
+	s, fp := all[:mp*ldp], all[mp*ldp:]
+	clear(s)
 	for i := 0; i < m; i++ {
 		copy(s[i*ldp+i:i*ldp+m], c[i*ldc+i:i*ldc+m])
 	}
-	fp := make([]float64, min(kc, r)*ldp)
 	for p0 := 0; p0 < r; p0 += kc {
 		kb := min(kc, r-p0)
 		for p := 0; p < kb; p++ {
 			copy(fp[p*ldp:p*ldp+m], f[(p0+p)*ldf:(p0+p)*ldf+m])
+			clear(fp[p*ldp+m : (p+1)*ldp]) // the zero padding
 		}
 		for j0 := 0; j0 < m; j0 += nr {
 			for i0 := 0; i0 < min(m, j0+nr); i0 += mr {
