@@ -111,6 +111,21 @@ func TestZeroStats(t *testing.T) {
 	require.Equal(t, n, whole.N())
 }
 
+// TestOverflow: data whose features overflow float64 in the statistics
+// (a value of 1e200 under a linear kernel) is an error naming the overflow
+// for every method, not a panic in the eigensolver (as it was); under an RBF
+// kernel the same data fits.
+func TestOverflow(t *testing.T) {
+	for _, m := range []Method{DICA, UDICA, KPCA, COIR} {
+		ds := smallClass(3)
+		ds.X.Set(0, 0, 1e200)
+		_, err := Fit(context.Background(), ds.Source(), Config{Method: m, Rank: 6, Kernel: kernel.Linear{}, Seed: 1})
+		require.ErrorContains(t, err, "overflow", "%v", m)
+		_, err = Fit(context.Background(), ds.Source(), Config{Method: m, Rank: 6, Sigma: 1, Seed: 1})
+		require.NoError(t, err, "%v", m)
+	}
+}
+
 // TestMergeAssociative checks (a+b)+c against a+(b+c) for shards with
 // different domains and classes, on every statistic (counts exactly, sums to
 // 1e-12 relative), through the binary encoding.

@@ -483,9 +483,10 @@ var (
 )
 
 // errNotFinite reports a solve that met a value that is not finite: sums
-// so large that their products overflow, which statistics of real data do
-// not reach (a damaged statistics file whose checksum was recomputed can).
-var errNotFinite = errors.New("dica: the solve met values that are not finite (the statistics overflow: are they damaged?)")
+// so large that they or their products overflow. Data with values near
+// 1e150 under a linear kernel gets there, and so can a damaged statistics
+// file whose checksum was recomputed.
+var errNotFinite = errors.New("dica: the solve met values that are not finite: the statistics overflow float64 (rescale or transform the data; a linear kernel squares its values)")
 
 // finiteSym reports whether every entry of a is finite.
 func finiteSym(a *mat.SymDense) bool {
