@@ -320,7 +320,7 @@ func checkGram(g *mat.Dense, k kernel.Kernel) error {
 	for p := 0; p < n; p++ {
 		for q, v := range g.RawRowView(p) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("exact: kernel %v gives the non-finite value %v for points %d and %d; check its parameters", k, v, p, q)
+				return fmt.Errorf("exact: kernel %v gives the non-finite value %v for rows %d and %d; check its parameters and the size of the data values", k, v, p+1, q+1)
 			}
 		}
 	}
@@ -460,7 +460,7 @@ func targetFactor(k kernel.Kernel, y *mat.Dense, eps float64) (*mat.Dense, error
 	for p := 0; p < n0; p++ {
 		yp := y.RawRowView(p)
 		if v := k.Eval(yp, yp); math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("exact: output kernel %v gives the non-finite value %v for target row %d; check its parameters", k, v, p)
+			return nil, fmt.Errorf("exact: output kernel %v gives the non-finite value %v for target row %d; check its parameters and the size of the targets", k, v, p+1)
 		}
 	}
 	psi := pivotedCholesky(k, y, pivotTol)
