@@ -165,7 +165,8 @@ type Config struct {
 	SigmaY       float64
 
 	Solver Solver
-	// Rank is m: landmarks (Nystrom) or features (RFF) (DefaultRank).
+	// Rank is m: landmarks (Nystrom) or features (RFF) (DefaultRank; at
+	// most MaxRank).
 	Rank int
 	// Landmarks chooses Nystrom landmarks; LandmarkPoints holds them for
 	// GivenLandmarks.
