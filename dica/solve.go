@@ -163,7 +163,7 @@ func (s *Stats) features() (*featureStats, error) {
 		blas64.Trsm(blas.Right, blas.NoTrans, 1, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: r, Stride: rr.RawTriangular().Stride, Data: rr.RawTriangular().Data}, gr)
 		fs.g = g
 	}
-	if !finiteDense(fs.mc) || fs.g != nil && !finiteDense(fs.g) || fs.c != nil && !finiteSym(fs.c) || !finiteVec(fs.mu) {
+	if finite(fs.mc) != nil || fs.g != nil && finite(fs.g) != nil || fs.c != nil && !finiteSym(fs.c) || !finiteVec(fs.mu) {
 		return nil, errNotFinite
 	}
 	return fs, nil
@@ -488,24 +488,12 @@ var (
 // file whose checksum was recomputed.
 var errNotFinite = errors.New("dica: the solve met values that are not finite: the statistics overflow float64 (rescale or transform the data; a linear kernel squares its values)")
 
-// finiteSym reports whether every entry of a is finite.
+// finiteSym reports whether every entry of the upper triangle of a is
+// finite.
 func finiteSym(a *mat.SymDense) bool {
 	r := a.RawSymmetric()
 	for i := 0; i < r.N; i++ {
-		for _, v := range r.Data[i*r.Stride+i : i*r.Stride+r.N] {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// finiteDense reports whether every entry of a is finite.
-func finiteDense(a *mat.Dense) bool {
-	r, _ := a.Dims()
-	for i := 0; i < r; i++ {
-		if !finiteVec(a.RawRowView(i)) {
+		if !finiteVec(r.Data[i*r.Stride+i : i*r.Stride+r.N]) {
 			return false
 		}
 	}
@@ -514,7 +502,7 @@ func finiteDense(a *mat.Dense) bool {
 
 func finiteVec(v []float64) bool {
 	for _, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		if isBad(x) {
 			return false
 		}
 	}
