@@ -171,7 +171,7 @@ func (d *decoder) count(size int) int {
 // Inf is rejected before it is summed), so a NaN or Inf is corruption.
 func (d *decoder) f64() float64 {
 	v := math.Float64frombits(d.u64())
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if isBad(v) {
 		d.fail("a stored value is %v: not finite", v)
 		return 0
 	}
