@@ -492,9 +492,9 @@ func (im impl) gemm(transA, transB bool, m, n, k int, alpha float64, a []float64
 // O(min(r, 256) * m) float64 of scratch per call (about 4 MB at m = 2000,
 // 0.5 MB at m = 160; up to m = 160 it comes from a pool), and its result
 // is a deterministic function of the inputs: the same bits whatever the
-// goroutine, GOMAXPROCS or machine load
-// (C[i][j] += acc_b for each block b of 256 rows in turn, as described in
-// the package documentation). It panics on inconsistent shapes.
+// goroutine, GOMAXPROCS or machine load (C[i][j] += acc_b for each block b
+// of 256 rows in turn, as described in the package documentation). It
+// panics on inconsistent shapes.
 func SyrkTransUpper(c []float64, ldc int, f []float64, ldf, r, m int) {
 	native.syrkTransUpper(c, ldc, f, ldf, r, m)
 }
