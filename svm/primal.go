@@ -142,10 +142,9 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 // A term whose sign does not change on the bracket is linear there, so it
 // is folded into two sums (its constant and its slope) and dropped: each
 // evaluation of phi' visits only the terms that switch inside the current
-// bracket, a list that shrinks with the bracket (most terms after the first
-// Newton iterations of the solver). It also returns the number of
-// evaluations of phi' and the number of terms they visited. idx is scratch
-// space for n indices.
+// bracket, a list that shrinks with the bracket. It also returns the number
+// of evaluations of phi' and the number of terms they visited. idx is
+// scratch space for n indices.
 func lineSearch(w, s, z, dz []float64, c2 float64, idx []int) (t float64, evals, visited int) {
 	ss, ws := floats.Dot(s, s), floats.Dot(w, s)
 	// a and b sum c2 (1 - z_i) dz_i and c2 dz_i^2 over the terms active on
