@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"testing/fstest"
 
@@ -121,16 +122,9 @@ func TestSkimMatchesRead(t *testing.T) {
 	}
 }
 
+// sameBits reports whether a and b hold the same float64 bits.
 func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
 
 // TestSkimErrors checks that a kept row's error is the one Read reports
