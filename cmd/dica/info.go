@@ -54,7 +54,7 @@ type infoJSON struct {
 func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("info", infoUsage, stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per file")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	files, err := expand(fs.Args(), "files")

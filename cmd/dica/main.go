@@ -13,8 +13,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 )
 
 type command struct {
@@ -32,6 +35,7 @@ func commands() map[string]command {
 		"info":       {"describe FCS files and model files", infoUsage, runInfo},
 		"demo":       {"fit KPCA, UDICA, COIR and DICA on built-in toy data", demoUsage, runDemo},
 		"eval":       {"leave-domains-out evaluation of methods and solvers", evalUsage, runEval},
+		"plot":       {"draw projections, spectra and evaluations (PNG or SVG)", plotUsage, runPlot},
 	}
 }
 
@@ -82,7 +86,10 @@ func usage(w io.Writer) {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGINT and SIGTERM cancel the command's context: a command stops at
+	// its next block, removes the output it was writing (the previous
+	// version of the file stays) and exits with status 1.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -116,6 +123,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		fmt.Fprintf(stderr, "dica %s: interrupted; no output was written\n", name)
+		return 1
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "dica %s: %v\n\nRun 'dica %s -h' for help.\n", name, err, name)
 		return 2
@@ -125,23 +135,74 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// errUsage marks errors in the command line itself.
+// errUsage marks errors in the command line itself (errors.Is).
 var errUsage = errors.New("usage")
 
+// usageError is an error in the command line: run prints it and points to
+// the command's help.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string        { return e.msg }
+func (e usageError) Is(target error) bool { return target == errUsage }
+
 func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+	return usageError{fmt.Sprintf(format, args...)}
 }
 
-// newFlags returns a flag set that prints the command's usage text.
+// newFlags returns a flag set for the command. Its errors are returned,
+// not printed: parseArgs prints the whole help for -h, and run prints a
+// one-line error for anything else.
 func newFlags(name, text string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("dica "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, text)
-		fmt.Fprintln(stderr, "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	helps.Store(fs, help{text, stderr})
 	return fs
+}
+
+// help is the usage text of a flag set and where to print it.
+type help struct {
+	text string
+	w    io.Writer
+}
+
+var helps sync.Map // *flag.FlagSet -> help
+
+// printHelp prints the usage text and the flags of fs.
+func printHelp(fs *flag.FlagSet) {
+	v, ok := helps.Load(fs)
+	if !ok {
+		return
+	}
+	h := v.(help)
+	fmt.Fprint(h.w, h.text)
+	fmt.Fprintln(h.w, "\nFlags:")
+	fs.SetOutput(h.w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// parseFlags is fs.Parse that prints the help for -h and turns a bad flag
+// into a usage error (one line, then "Run 'dica CMD -h' for help").
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		printHelp(fs)
+		return err
+	}
+	msg := err.Error()
+	// The flag package names flags with one dash; the help uses two.
+	msg = strings.ReplaceAll(msg, "flag -", "-")
+	msg = regexp.MustCompile(`(^|[ "])-([a-zA-Z])`).ReplaceAllString(msg, "$1--$2")
+	if f, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		msg = "unknown flag " + f
+	} else if f, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		msg = f + " needs a value"
+	}
+	return usageErr("%s", msg)
 }
 
 // parseArgs parses flags and positional arguments in any order
@@ -151,7 +212,7 @@ func newFlags(name, text string, stderr io.Writer) *flag.FlagSet {
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
