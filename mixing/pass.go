@@ -1,0 +1,191 @@
+package mixing
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/kernel"
+)
+
+// passBlock is the number of query rows whose distances to all points are
+// held at a time by one worker.
+const passBlock = 32
+
+// pass computes, for every point, in one sweep over all pairs: its k
+// nearest other points, its sums of Euclidean distances to the points of
+// each group, and its sums of exp(-gamma d^2) over the points of each group
+// (the point itself included). Each row is computed by one worker from the
+// whole data in a fixed order, so the results do not depend on the number
+// of workers.
+type pass struct {
+	x       *mat.Dense
+	k       int // neighbours to keep (0: none)
+	groups  []int
+	ngroups int
+	// distSums asks for dist, gamma > 0 for kern.
+	distSums bool
+	gamma    float64
+
+	nbIdx  []int     // n*k: neighbours of row i, nearest first
+	nbDist []float64 // n*k: their Euclidean distances
+	dist   []float64 // n*ngroups: sums of distances by group
+	kern   []float64 // n*ngroups: sums of exp(-gamma d^2) by group
+}
+
+func (p *pass) run(ctx context.Context) error {
+	n, d := p.x.Dims()
+	if p.k > 0 {
+		p.nbIdx = make([]int, n*p.k)
+		p.nbDist = make([]float64, n*p.k)
+	}
+	if p.distSums {
+		p.dist = make([]float64, n*p.ngroups)
+	}
+	if p.gamma > 0 {
+		p.kern = make([]float64, n*p.ngroups)
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), (n+passBlock-1)/passBlock))
+	var (
+		mu   sync.Mutex
+		next int
+		wg   sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sq mat.Dense
+			buf := make([]float64, n)
+			h := make(nbHeap, 0, p.k)
+			for ctx.Err() == nil {
+				mu.Lock()
+				lo := next
+				next += passBlock
+				mu.Unlock()
+				if lo >= n {
+					return
+				}
+				hi := min(lo+passBlock, n)
+				sq.Reset()
+				kernel.SqDistBlock(&sq, p.x.Slice(lo, hi, 0, d), p.x)
+				for i := lo; i < hi; i++ {
+					p.row(i, sq.RawRowView(i-lo), buf, &h)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// row fills the results of point i from its squared distances d2 to all
+// points.
+func (p *pass) row(i int, d2, buf []float64, h *nbHeap) {
+	if p.k > 0 {
+		*h = (*h)[:0]
+		worst := math.Inf(1)
+		for j, v := range d2 {
+			// Once k candidates are held, one at the distance of the
+			// worst of them or farther loses: at equal distance the
+			// smaller index wins, and every index held is smaller than j.
+			if v >= worst || j == i {
+				continue
+			}
+			h.offer(nb{d2: v, j: j}, p.k)
+			if len(*h) == p.k {
+				worst = (*h)[0].d2
+			}
+		}
+		slices.SortFunc(*h, func(a, b nb) int {
+			if a.less(b) {
+				return -1
+			}
+			if b.less(a) {
+				return 1
+			}
+			return 0
+		})
+		for t, e := range *h {
+			p.nbIdx[i*p.k+t] = e.j
+			p.nbDist[i*p.k+t] = math.Sqrt(e.d2)
+		}
+	}
+	if p.distSums {
+		s := p.dist[i*p.ngroups : (i+1)*p.ngroups]
+		for j, v := range d2 {
+			s[p.groups[j]] += math.Sqrt(v)
+		}
+		// The point itself is at distance 0 and adds nothing.
+	}
+	if p.gamma > 0 {
+		for j, v := range d2 {
+			buf[j] = -p.gamma * v
+		}
+		kernel.ExpSlice(buf, buf)
+		s := p.kern[i*p.ngroups : (i+1)*p.ngroups]
+		for j, v := range buf {
+			s[p.groups[j]] += v
+		}
+	}
+}
+
+// neighbors returns the neighbour lists of the pass.
+func (p *pass) neighbors() *Neighbors {
+	return &Neighbors{K: p.k, Index: p.nbIdx, Dist: p.nbDist}
+}
+
+// nb is a candidate neighbour: its squared distance and index.
+type nb struct {
+	d2 float64
+	j  int
+}
+
+// less orders neighbours by distance, then by index.
+func (a nb) less(b nb) bool { return a.d2 < b.d2 || a.d2 == b.d2 && a.j < b.j }
+
+// nbHeap is a max-heap (by less) of the k best candidates so far.
+type nbHeap []nb
+
+// offer adds e if the heap has fewer than k entries or e is better than
+// the worst one, which it then replaces.
+func (h *nbHeap) offer(e nb, k int) {
+	s := *h
+	if len(s) < k {
+		s = append(s, e)
+		// Sift up.
+		for c := len(s) - 1; c > 0; {
+			par := (c - 1) / 2
+			if !s[par].less(s[c]) {
+				break
+			}
+			s[par], s[c] = s[c], s[par]
+			c = par
+		}
+		*h = s
+		return
+	}
+	if !e.less(s[0]) {
+		return
+	}
+	s[0] = e
+	// Sift down.
+	for c := 0; ; {
+		l, r, big := 2*c+1, 2*c+2, c
+		if l < len(s) && s[big].less(s[l]) {
+			big = l
+		}
+		if r < len(s) && s[big].less(s[r]) {
+			big = r
+		}
+		if big == c {
+			break
+		}
+		s[big], s[c] = s[c], s[big]
+		c = big
+	}
+}
