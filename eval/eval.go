@@ -43,13 +43,48 @@
 // cells, never from labels. When all domains have the same distribution, k1
 // is constant and the distributional SVM is the plain one.
 //
+// Splits come from the caller (Run, Evaluate), from LeaveOneDomainOut, or
+// from RandomSplits: the paper's protocol of repeated random draws of a
+// number of training domains, the others being tested (Muandet et al.
+// 2013, Section 5: 30 training subjects of 42 for regression, 10 training
+// patients of 30 for the cytometry study). Options.CellsPerDomain subsamples
+// each training and test domain of each split to at most that many cells
+// (the paper's n_i), with a generator seeded by Seed, the split and the
+// domain, so that every method sees the same cells.
+//
+// Each split is scored per test domain and pooled over all its test cells
+// (SplitResult.Pooled: the accuracy of all test cells together, the
+// cell-weighted mean of the domains' accuracies; for regression the RMSE
+// of all test cells and targets together, the square root of the
+// cell-weighted mean of the domains' squared RMSEs), and by the mean over
+// its test domains (SplitResult.DomainMean). MethodResult gives the mean
+// and the sample standard deviation of both over the splits (repeats).
+// Classification also counts a confusion matrix (true class by predicted
+// class) per split and over all splits, and lists the classes of a split's
+// test cells that none of its training cells has (SplitResult.UnseenClasses:
+// no learner can predict them).
+//
+// The mixing of the test domains in the space the learner sees (the
+// standardized projection; the standardized inputs for the baseline) is
+// measured for every method and split with package mixing, on a seeded
+// subsample of at most Options.MixingCells test cells spread evenly over the
+// test domains (DefaultMixingCells; the same cells for every method): iLISI
+// and cLISI with Options.Perplexity, the silhouette of the domain labels,
+// and the distributional variance of the test domains under a Gaussian
+// kernel of median-heuristic bandwidth (see mixing.Measure). It needs at
+// least two test domains, so leave-one-domain-out splits have none.
+//
+// With the plain learner an evaluation is the paper's "pooling" setting (one
+// classifier on the pooled training cells); with the distributional
+// learner, its distributional setting (Result.Setting).
+//
 // Cells are subsampled, per domain in proportion to its size and with a
 // seeded generator, wherever a step would otherwise be slow: each inner fit
 // and each held-out group (Options.MaxFitCells) and the learner's training
 // set (MaxTrainCells; MaxRegressionCells for RegressionExact). The final fit
 // uses every training cell (FinalFitCells), and test domains are always
-// scored on all their cells. With the same Seed the result is the
-// same, bit for bit.
+// scored on all their cells (after CellsPerDomain). With the same Seed the
+// result is the same, bit for bit.
 package eval
 
 import (
@@ -57,12 +92,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/exact"
+	"github.com/dicalab/dica/mixing"
 	"github.com/dicalab/dica/svm"
 )
 
@@ -105,6 +143,10 @@ const (
 	DefaultDistPointRank = 100
 	// DefaultRidge is the default ridge of the kernel ridge regression.
 	DefaultRidge = 0.1
+	// DefaultMixingCells is the number of test cells the mixing measures
+	// are computed on: at 5,000 cells one method's measures take about
+	// half a second on two cores (mixing.BenchmarkMeasure).
+	DefaultMixingCells = 5000
 )
 
 // Learner selects the model trained on the standardized projections.
@@ -121,6 +163,18 @@ const (
 	Distributional
 )
 
+// Setting returns the name of the paper's setting of the learner:
+// "pooling" (one learner on the pooled training cells) or "distributional".
+func (l Learner) Setting() string {
+	switch l {
+	case Plain:
+		return "pooling"
+	case Distributional:
+		return "distributional"
+	}
+	return l.String()
+}
+
 // String returns "plain" or "distributional".
 func (l Learner) String() string {
 	switch l {
@@ -132,16 +186,16 @@ func (l Learner) String() string {
 	return fmt.Sprintf("Learner(%d)", int(l))
 }
 
-// ParseLearner returns the learner named "plain" or "distributional" (any
-// case).
+// ParseLearner returns the learner named "plain" (or "pooling", the
+// paper's name of its setting) or "distributional" (any case).
 func ParseLearner(s string) (Learner, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "plain":
+	case "plain", "pooling":
 		return Plain, nil
 	case "distributional":
 		return Distributional, nil
 	}
-	return 0, fmt.Errorf("eval: unknown learner %q; want plain or distributional", s)
+	return 0, fmt.Errorf("eval: unknown learner %q; want plain (pooling) or distributional", s)
 }
 
 // RegressionSolver selects how the plain kernel ridge regression is solved.
@@ -203,8 +257,8 @@ type DistOptions struct {
 
 // Grid holds the hyperparameter values tried by the inner cross-validation.
 // An empty list means the single default value. Grid points are visited in
-// the order Sigma, Lambda, Epsilon, Components, DistSigma, C (C varying
-// fastest).
+// the order Sigma, TargetSigma, Lambda, Epsilon, Components, DistSigma, C
+// (C varying fastest).
 //
 // Components are nested: the projection on k components is the first k
 // components of the fit with the largest k, so one fit serves every value.
@@ -214,6 +268,12 @@ type Grid struct {
 	// Sigma is the RBF bandwidth on inputs; 0 is the median heuristic
 	// (default {0}).
 	Sigma []float64
+	// TargetSigma is the bandwidth of the RBF output kernel on real
+	// targets of the supervised methods (dica.Config.SigmaY); 0 is the
+	// median heuristic on the targets (default {0}). It is not varied for
+	// classification (delta kernel on labels) nor for the unsupervised
+	// methods.
+	TargetSigma []float64
 	// Lambda is the ridge on the complexity term (default {0}).
 	Lambda []float64
 	// Epsilon is the epsilon of the inverse-regression operator (default
@@ -279,6 +339,21 @@ type Options struct {
 	// input. It removes each domain's mean shift using the test domain's
 	// unlabelled cells (never its labels).
 	BatchCenter bool
+	// CellsPerDomain, when positive, subsamples every training and test
+	// domain of each split to at most that many cells (the paper's n_i),
+	// seeded by Seed, the split and the domain. 0 keeps every cell.
+	CellsPerDomain int
+	// MixingCells bounds the test cells of each split on which the mixing
+	// measures are computed (DefaultMixingCells; at most mixing.MaxCells);
+	// a negative value turns them off.
+	MixingCells int
+	// Perplexity is the perplexity of the LISI neighbourhoods
+	// (mixing.DefaultPerplexity).
+	Perplexity float64
+	// MaxMemory, when positive, is the memory budget in bytes: an
+	// evaluation whose EstimateMemory exceeds it is refused with a
+	// *MemoryError before any fit.
+	MaxMemory int64
 	// Seed seeds the subsampling, the fits and the classifiers.
 	Seed uint64
 	// Progress, when set, is called with a line describing each step.
@@ -294,8 +369,11 @@ type Split struct {
 // Params is one hyperparameter point.
 type Params struct {
 	// Sigma is the requested input bandwidth (0: median heuristic).
-	Sigma      float64 `json:"sigma"`
-	Lambda     float64 `json:"lambda"`
+	Sigma float64 `json:"sigma"`
+	// TargetSigma is the requested bandwidth of the output kernel on real
+	// targets (0: median heuristic; always 0 for classification).
+	TargetSigma float64 `json:"target_sigma,omitempty"`
+	Lambda      float64 `json:"lambda"`
 	Epsilon    float64 `json:"epsilon"`
 	Components int     `json:"components"`
 	// DistSigma is the requested bandwidth of the distributional learner's
@@ -346,10 +424,49 @@ type SplitResult struct {
 	// learner).
 	FitCells   int     `json:"fit_cells"`
 	FitSeconds float64 `json:"fit_seconds"`
+	// TargetSigmaUsed is the bandwidth of the final fit's output kernel on
+	// real targets (supervised methods on regression data; else 0).
+	TargetSigmaUsed float64 `json:"target_sigma_used,omitempty"`
 	// Learner describes the final learner, such as "svm",
 	// "krr exact (1800 cells)" or "krr nystrom m=500 (50000 cells)".
 	Learner string        `json:"learner"`
 	Scores  []DomainScore `json:"scores"`
+	// TrainCells and TestCells count the cells of the training and test
+	// domains of the split (after CellsPerDomain).
+	TrainCells int `json:"train_cells"`
+	TestCells  int `json:"test_cells"`
+	// Pooled is the score of all test cells together, DomainMean the mean
+	// of the test domains' scores (see the package documentation).
+	Pooled     float64 `json:"pooled"`
+	DomainMean float64 `json:"domain_mean"`
+	// Confusion counts the test cells by true class (rows) and predicted
+	// class (columns), classes as in Result.Classes (classification only).
+	Confusion [][]int `json:"confusion,omitempty"`
+	// UnseenClasses lists the classes of test cells that no training cell
+	// of the split has.
+	UnseenClasses []string `json:"unseen_classes,omitempty"`
+	// Mixing holds the mixing measures of the test domains in the space
+	// the learner sees; nil with fewer than 2 test domains or when turned
+	// off (Options.MixingCells < 0). Its domain silhouettes follow the
+	// order of Test.
+	Mixing *mixing.Report `json:"mixing,omitempty"`
+}
+
+// Spread is the mean and the sample standard deviation of a value over N
+// splits (SD is 0 for one split).
+type Spread struct {
+	Mean float64 `json:"mean"`
+	SD   float64 `json:"sd"`
+	N    int     `json:"n"`
+}
+
+// MixingSummary is the spread over splits of the mixing measures.
+type MixingSummary struct {
+	ILISI Spread `json:"ilisi"`
+	// CLISI is nil without class labels.
+	CLISI                  *Spread `json:"clisi,omitempty"`
+	Silhouette             Spread  `json:"silhouette"`
+	DistributionalVariance Spread  `json:"distributional_variance"`
 }
 
 // MethodResult is the evaluation of one method.
@@ -363,6 +480,15 @@ type MethodResult struct {
 	SD     float64       `json:"sd"`
 	// Seconds is the total time, inner cross-validation included.
 	Seconds float64 `json:"seconds"`
+	// Pooled and DomainMean are the spreads over the splits of the splits'
+	// pooled scores and of their means over test domains.
+	Pooled     Spread `json:"pooled"`
+	DomainMean Spread `json:"domain_mean"`
+	// Confusion sums the splits' confusion matrices (classification only).
+	Confusion [][]int `json:"confusion,omitempty"`
+	// Mixing is the spread of the mixing measures over the splits that
+	// have them (nil when none has).
+	Mixing *MixingSummary `json:"mixing,omitempty"`
 }
 
 // Result is an evaluation of several methods.
@@ -373,11 +499,28 @@ type Result struct {
 	Metric string `json:"metric"`
 	Solver string `json:"solver"`
 	Rank   int    `json:"rank,omitempty"`
-	Cells  int    `json:"cells"`
+	// Cells counts the distinct cells used by the evaluation: those of the
+	// training and test domains of every split (after CellsPerDomain);
+	// CellsRead counts the cells of the data set.
+	Cells     int `json:"cells"`
+	CellsRead int `json:"cells_read"`
+	// Splits is the number of splits; CellsPerDomain is
+	// Options.CellsPerDomain.
+	Splits         int `json:"splits"`
+	CellsPerDomain int `json:"cells_per_domain,omitempty"`
 	// BatchCenter is Options.BatchCenter.
 	BatchCenter bool `json:"batch_center"`
-	// Learner is Options.Learner ("plain" or "distributional").
+	// Learner is Options.Learner ("plain" or "distributional"); Setting
+	// its name in the paper ("pooling" or "distributional").
 	Learner string `json:"learner"`
+	Setting string `json:"setting"`
+	// Classes names the classes (classification), the rows and columns of
+	// the confusion matrices.
+	Classes []string `json:"classes,omitempty"`
+	// MixingCells and Perplexity are the settings of the mixing measures
+	// (MixingCells 0 when they are off).
+	MixingCells int     `json:"mixing_cells,omitempty"`
+	Perplexity  float64 `json:"perplexity,omitempty"`
 	// RegressionSolver is Options.RegressionSolver (regression only).
 	RegressionSolver string         `json:"regression_solver,omitempty"`
 	Methods          []MethodResult `json:"methods"`
@@ -452,20 +595,71 @@ func listNames(names []string, max int) string {
 	return s
 }
 
+// RandomSplits returns repeats random divisions of the domains that have
+// cells: each draws trainCount training domains uniformly without
+// replacement, the other domains being the test domains (both lists in
+// increasing index order). The draws come from one generator seeded by
+// seed, one after the other, so the same seed gives the same splits and the
+// first r splits of a longer run are those of a run of r repeats. It
+// returns an error unless 1 <= trainCount < the number of domains with
+// cells and repeats >= 1.
+func RandomSplits(ds *dataset.Dataset, trainCount, repeats int, seed uint64) ([]Split, error) {
+	if ds == nil {
+		return nil, errors.New("eval: nil data set")
+	}
+	var doms []int
+	for g, n := range ds.DomainSizes() {
+		if n > 0 {
+			doms = append(doms, g)
+		}
+	}
+	if trainCount < 1 || trainCount >= len(doms) {
+		return nil, fmt.Errorf("eval: %d training domains of %d domains with cells; want 1 to %d, so that a domain is left to test", trainCount, len(doms), len(doms)-1)
+	}
+	if repeats < 1 {
+		return nil, fmt.Errorf("eval: %d repeats; want at least 1", repeats)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed5b1175))
+	splits := make([]Split, repeats)
+	for r := range splits {
+		perm := rng.Perm(len(doms))
+		var s Split
+		for i, pi := range perm {
+			if i < trainCount {
+				s.Train = append(s.Train, doms[pi])
+			} else {
+				s.Test = append(s.Test, doms[pi])
+			}
+		}
+		slices.Sort(s.Train)
+		slices.Sort(s.Test)
+		splits[r] = s
+	}
+	return splits, nil
+}
+
 // Evaluate evaluates the methods on each split and gathers the test-domain
-// scores of all splits. Errors are as for Run.
+// scores of all splits. Errors are as for Run; an evaluation whose memory
+// estimate exceeds Options.MaxMemory is refused with a *MemoryError.
 func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Options) (*Result, error) {
 	e, err := newEvaluator(ds, splits, o)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Task: "classification", Metric: "accuracy", Solver: e.o.Solver.String(), Cells: ds.N(), BatchCenter: e.o.BatchCenter, Learner: e.o.Learner.String()}
+	res := &Result{Task: "classification", Metric: "accuracy", Solver: e.o.Solver.String(), Cells: e.cellsUsed(), CellsRead: ds.N(),
+		Splits: len(splits), CellsPerDomain: e.o.CellsPerDomain, BatchCenter: e.o.BatchCenter,
+		Learner: e.o.Learner.String(), Setting: e.o.Learner.Setting()}
 	if e.regression {
 		res.Task, res.Metric = "regression", "rmse"
 		res.RegressionSolver = e.o.RegressionSolver.String()
+	} else {
+		res.Classes = append([]string(nil), ds.ClassNames...)
 	}
 	if e.o.Solver != dica.Exact {
 		res.Rank = e.o.Rank
+	}
+	if e.o.MixingCells > 0 {
+		res.MixingCells, res.Perplexity = e.o.MixingCells, e.o.Perplexity
 	}
 	for _, name := range e.methods {
 		start := time.Now()
@@ -479,10 +673,69 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 			mr.Scores = append(mr.Scores, sr.Scores...)
 		}
 		mr.Mean, mr.SD = meanSD(mr.Scores)
+		mr.summarize()
 		mr.Seconds = time.Since(start).Seconds()
 		res.Methods = append(res.Methods, mr)
 	}
 	return res, nil
+}
+
+// summarize fills the spreads over splits and the summed confusion matrix.
+func (mr *MethodResult) summarize() {
+	var pooled, dmean, il, cl, sil, dv []float64
+	for _, s := range mr.Splits {
+		pooled = append(pooled, s.Pooled)
+		dmean = append(dmean, s.DomainMean)
+		if s.Mixing != nil {
+			il = append(il, s.Mixing.ILISI)
+			sil = append(sil, s.Mixing.Silhouette)
+			dv = append(dv, s.Mixing.DistributionalVariance)
+			if !math.IsNaN(s.Mixing.CLISI) {
+				cl = append(cl, s.Mixing.CLISI)
+			}
+		}
+		if s.Confusion != nil {
+			if mr.Confusion == nil {
+				mr.Confusion = make([][]int, len(s.Confusion))
+				for i := range mr.Confusion {
+					mr.Confusion[i] = make([]int, len(s.Confusion[i]))
+				}
+			}
+			for i, row := range s.Confusion {
+				for j, v := range row {
+					mr.Confusion[i][j] += v
+				}
+			}
+		}
+	}
+	mr.Pooled, mr.DomainMean = spreadOf(pooled), spreadOf(dmean)
+	if len(il) > 0 {
+		mr.Mixing = &MixingSummary{ILISI: spreadOf(il), Silhouette: spreadOf(sil), DistributionalVariance: spreadOf(dv)}
+		if len(cl) > 0 {
+			c := spreadOf(cl)
+			mr.Mixing.CLISI = &c
+		}
+	}
+}
+
+// spreadOf returns the mean and sample standard deviation of v.
+func spreadOf(v []float64) Spread {
+	s := Spread{N: len(v)}
+	if len(v) == 0 {
+		return s
+	}
+	for _, x := range v {
+		s.Mean += x
+	}
+	s.Mean /= float64(len(v))
+	if len(v) > 1 {
+		var ss float64
+		for _, x := range v {
+			ss += (x - s.Mean) * (x - s.Mean)
+		}
+		s.SD = math.Sqrt(ss / float64(len(v)-1))
+	}
+	return s
 }
 
 func meanSD(s []DomainScore) (mean, sd float64) {
@@ -547,9 +800,18 @@ func (o Options) withDefaults(regression bool) Options {
 	if o.Dist.PointRank == 0 {
 		o.Dist.PointRank = DefaultDistPointRank
 	}
+	if o.MixingCells == 0 {
+		o.MixingCells = DefaultMixingCells
+	}
+	if o.Perplexity == 0 {
+		o.Perplexity = mixing.DefaultPerplexity
+	}
 	g := &o.Grid
 	if len(g.Sigma) == 0 {
 		g.Sigma = []float64{0}
+	}
+	if len(g.TargetSigma) == 0 {
+		g.TargetSigma = []float64{0}
 	}
 	if len(g.Lambda) == 0 {
 		g.Lambda = []float64{0}
@@ -578,6 +840,11 @@ func (o Options) check() error {
 	for _, v := range o.Grid.Sigma {
 		if v < 0 || bad(v) {
 			return fmt.Errorf("eval: sigma %v; want a finite value > 0, or 0 for the median heuristic", v)
+		}
+	}
+	for _, v := range o.Grid.TargetSigma {
+		if v < 0 || bad(v) {
+			return fmt.Errorf("eval: target sigma %v; want a finite value > 0, or 0 for the median heuristic", v)
 		}
 	}
 	for _, v := range o.Grid.Lambda {
@@ -623,6 +890,18 @@ func (o Options) check() error {
 		if v < 0 || bad(v) {
 			return fmt.Errorf("eval: domain kernel sigma %v; want a finite value > 0, or 0 for the median heuristic", v)
 		}
+	}
+	if o.CellsPerDomain < 0 {
+		return fmt.Errorf("eval: cells per domain %d; want a positive number, or 0 for all cells", o.CellsPerDomain)
+	}
+	if o.MixingCells > mixing.MaxCells {
+		return fmt.Errorf("eval: %d mixing cells; the exact neighbours take at most %d", o.MixingCells, mixing.MaxCells)
+	}
+	if bad(o.Perplexity) || o.Perplexity < 1 {
+		return fmt.Errorf("eval: perplexity %v; want a finite value >= 1", o.Perplexity)
+	}
+	if o.MaxMemory < 0 {
+		return fmt.Errorf("eval: memory budget %d bytes; want a positive number, or 0 for no budget", o.MaxMemory)
 	}
 	if o.Rank < 1 || o.InnerFolds < 2 || o.MaxFitCells < 2 || o.FinalFitCells < 0 ||
 		o.MaxTrainCells < 2 || o.MaxRegressionCells < 2 {

@@ -382,7 +382,7 @@ func TestSample(t *testing.T) {
 	}
 	sizes := ds.DomainSizes()
 	total := sizes[0] + sizes[2]
-	rows := e.sample([]int{0, 2}, 60, rand.New(rand.NewPCG(1, 1)))
+	rows := e.sample(0, []int{0, 2}, 60, rand.New(rand.NewPCG(1, 1)))
 	count := map[int]int{}
 	for i, p := range rows {
 		count[ds.Domain[p]]++
@@ -398,7 +398,7 @@ func TestSample(t *testing.T) {
 	if count[1] != 0 {
 		t.Error("rows of an unrequested domain")
 	}
-	if all := e.sample([]int{1}, 0, nil); len(all) != sizes[1] {
+	if all := e.sample(0, []int{1}, 0, nil); len(all) != sizes[1] {
 		t.Errorf("no limit: %d rows, want %d", len(all), sizes[1])
 	}
 }

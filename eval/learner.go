@@ -273,9 +273,11 @@ type tally struct {
 }
 
 // score adds the errors of the learner on the projections z of the rows to
-// the per-domain tallies. With the distributional learner each domain's
-// mean embedding is computed from its rows in z (its own unlabelled cells).
-func (e *evaluator) score(l *learner, z *mat.Dense, rows []int, acc map[int]*tally) error {
+// the per-domain tallies and, when conf is not nil, counts the predictions
+// in conf[true class][predicted class]. With the distributional learner
+// each domain's mean embedding is computed from its rows in z (its own
+// unlabelled cells).
+func (e *evaluator) score(l *learner, z *mat.Dense, rows []int, acc map[int]*tally, conf [][]int) error {
 	zs, err := l.scaler.Apply(z)
 	if err != nil {
 		return err
@@ -300,6 +302,9 @@ func (e *evaluator) score(l *learner, z *mat.Dense, rows []int, acc map[int]*tal
 			}
 			t.count++
 			t.cells++
+			if conf != nil {
+				conf[e.ds.Label[p]][pred[i]]++
+			}
 		}
 		return nil
 	}

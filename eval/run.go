@@ -14,6 +14,7 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/kernel"
+	"github.com/dicalab/dica/mixing"
 )
 
 // evaluator holds the data and options of one evaluation.
@@ -24,6 +25,75 @@ type evaluator struct {
 	methods    []string
 	regression bool
 	byDomain   [][]int // rows of each domain, in order
+	// splitRows[si][g] holds the rows of domain g in split si after
+	// CellsPerDomain (nil without it: byDomain).
+	splitRows [][][]int
+}
+
+// domainRows returns the rows of domain g in split si, in order.
+func (e *evaluator) domainRows(si, g int) []int {
+	if e.splitRows != nil && e.splitRows[si] != nil {
+		return e.splitRows[si][g]
+	}
+	return e.byDomain[g]
+}
+
+// subsampleDomains draws the rows of each domain of each split when
+// CellsPerDomain is set.
+func (e *evaluator) subsampleDomains() {
+	c := e.o.CellsPerDomain
+	if c <= 0 {
+		return
+	}
+	e.splitRows = make([][][]int, len(e.splits))
+	for si, s := range e.splits {
+		rows := make([][]int, len(e.byDomain))
+		for _, g := range append(append([]int(nil), s.Train...), s.Test...) {
+			all := e.byDomain[g]
+			if len(all) <= c {
+				rows[g] = all
+				continue
+			}
+			pick := kernel.SampleRows(len(all), c, e.rng(si, g, purposeCells).Uint64())
+			r := make([]int, len(pick))
+			for i, p := range pick {
+				r[i] = all[p]
+			}
+			rows[g] = r
+		}
+		e.splitRows[si] = rows
+	}
+}
+
+// cellsUsed counts the distinct cells of the training and test domains of
+// all splits.
+func (e *evaluator) cellsUsed() int {
+	if e.splitRows == nil {
+		used := make([]bool, len(e.byDomain))
+		n := 0
+		for _, s := range e.splits {
+			for _, g := range append(append([]int(nil), s.Train...), s.Test...) {
+				if !used[g] {
+					used[g] = true
+					n += len(e.byDomain[g])
+				}
+			}
+		}
+		return n
+	}
+	used := make([]bool, e.ds.N())
+	n := 0
+	for si, s := range e.splits {
+		for _, g := range append(append([]int(nil), s.Train...), s.Test...) {
+			for _, p := range e.domainRows(si, g) {
+				if !used[p] {
+					used[p] = true
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 func newEvaluator(ds *dataset.Dataset, splits []Split, o Options) (*evaluator, error) {
@@ -72,6 +142,12 @@ func newEvaluator(ds *dataset.Dataset, splits []Split, o Options) (*evaluator, e
 			return nil, err
 		}
 	}
+	if e.o.MaxMemory > 0 {
+		if need, step := EstimateMemory(ds, e.o); need > e.o.MaxMemory {
+			return nil, &MemoryError{Need: need, Limit: e.o.MaxMemory, Step: step}
+		}
+	}
+	e.subsampleDomains()
 	return e, nil
 }
 
@@ -138,7 +214,7 @@ func (e *evaluator) groups(train []int) [][]int {
 // methodGrid is the grid of one method: the fit keys (the parameters that
 // need a new fit), the components and the C values.
 type methodGrid struct {
-	fits       []Params // Sigma, Lambda, Epsilon
+	fits       []Params // Sigma, TargetSigma, Lambda, Epsilon
 	components []int
 	learn      []Params // DistSigma, C
 }
@@ -183,10 +259,16 @@ func (e *evaluator) grid(name string) methodGrid {
 	if !m.Supervised() {
 		eps = []float64{0}
 	}
+	tsig := []float64{0}
+	if m.Supervised() && e.regression {
+		tsig = gr.TargetSigma
+	}
 	for _, s := range gr.Sigma {
-		for _, l := range gr.Lambda {
-			for _, ep := range eps {
-				g.fits = append(g.fits, Params{Sigma: s, Lambda: l, Epsilon: ep})
+		for _, ts := range tsig {
+			for _, l := range gr.Lambda {
+				for _, ep := range eps {
+					g.fits = append(g.fits, Params{Sigma: s, TargetSigma: ts, Lambda: l, Epsilon: ep})
+				}
 			}
 		}
 	}
@@ -207,23 +289,25 @@ const (
 	purposeFinalFit
 	purposeFinalTrain
 	purposeLearner
+	purposeCells  // CellsPerDomain; the fold is the domain
+	purposeMixing // the mixing subsample; the fold is the domain
 )
 
 func (e *evaluator) rng(split, fold, purpose int) *rand.Rand {
 	return rand.New(rand.NewPCG(e.o.Seed, uint64(split)<<32|uint64(fold)<<8|uint64(purpose)))
 }
 
-// sample returns the rows of the domains, at most limit of them (0: all),
-// each domain in proportion to its size (at least 2 cells), in increasing
-// order within each domain.
-func (e *evaluator) sample(doms []int, limit int, rng *rand.Rand) []int {
+// sample returns the rows of the domains in split si, at most limit of
+// them (0: all), each domain in proportion to its size (at least 2 cells),
+// in increasing order within each domain.
+func (e *evaluator) sample(si int, doms []int, limit int, rng *rand.Rand) []int {
 	total := 0
 	for _, g := range doms {
-		total += len(e.byDomain[g])
+		total += len(e.domainRows(si, g))
 	}
 	var out []int
 	for _, g := range doms {
-		rows := e.byDomain[g]
+		rows := e.domainRows(si, g)
 		if limit <= 0 || total <= limit {
 			out = append(out, rows...)
 			continue
@@ -324,19 +408,25 @@ func (e *evaluator) fit(ctx context.Context, name string, p Params, k int, ds *d
 	return e.fitShared(ctx, name, p, k, ds, nil)
 }
 
-// passes holds the statistics of one set of fitting cells by bandwidth, so
-// that the fits of a grid that differ only in lambda and epsilon share one
-// plan and one pass: dica.Stats.SolveWith gives the model Fit would.
+// passes holds the statistics of one set of fitting cells by bandwidths,
+// so that the fits of a grid that differ only in lambda and epsilon share
+// one plan and one pass: dica.Stats.SolveWith gives the model Fit would.
 type passes struct {
-	lambdaMax map[float64]float64 // by sigma: the largest lambda of the grid
-	stats     map[float64]*dica.Stats
-	errs      map[float64]error
+	lambdaMax map[bandwidths]float64 // the largest lambda of the grid
+	stats     map[bandwidths]*dica.Stats
+	errs      map[bandwidths]error
 }
 
+// bandwidths are the settings that shape a plan: the input and output
+// kernels' bandwidths.
+type bandwidths struct{ sigma, sigmaY float64 }
+
+func keyOf(p Params) bandwidths { return bandwidths{p.Sigma, p.TargetSigma} }
+
 func newPasses(fits []Params) *passes {
-	ps := &passes{lambdaMax: map[float64]float64{}, stats: map[float64]*dica.Stats{}, errs: map[float64]error{}}
+	ps := &passes{lambdaMax: map[bandwidths]float64{}, stats: map[bandwidths]*dica.Stats{}, errs: map[bandwidths]error{}}
 	for _, f := range fits {
-		ps.lambdaMax[f.Sigma] = max(ps.lambdaMax[f.Sigma], f.Lambda)
+		ps.lambdaMax[keyOf(f)] = max(ps.lambdaMax[keyOf(f)], f.Lambda)
 	}
 	return ps
 }
@@ -352,6 +442,9 @@ func (e *evaluator) fitShared(ctx context.Context, name string, p Params, k int,
 		Method: m, Components: k, Lambda: p.Lambda, Epsilon: p.Epsilon, Sigma: p.Sigma,
 		Solver: e.o.Solver, Rank: e.o.Rank, Seed: e.o.Seed,
 	}
+	if e.regression && m.Supervised() {
+		cfg.SigmaY = p.TargetSigma
+	}
 	var (
 		model *dica.Model
 		err   error
@@ -359,12 +452,13 @@ func (e *evaluator) fitShared(ctx context.Context, name string, p Params, k int,
 	if ps == nil || cfg.Solver == dica.Exact {
 		model, err = dica.Fit(ctx, ds.Source(), cfg)
 	} else {
-		st, seen := ps.stats[p.Sigma], ps.errs[p.Sigma]
+		key := keyOf(p)
+		st, seen := ps.stats[key], ps.errs[key]
 		if st == nil && seen == nil {
 			// The plan's lambda only decides whether the pass sums the
 			// Gram matrix that a lambda > 0 needs.
 			pc := cfg
-			pc.Lambda = ps.lambdaMax[p.Sigma]
+			pc.Lambda = ps.lambdaMax[key]
 			var plan *dica.Plan
 			if plan, err = dica.NewPlan(ctx, ds.Source(), pc); err == nil {
 				st, err = plan.Accumulate(ctx, ds.Source())
@@ -373,11 +467,11 @@ func (e *evaluator) fitShared(ctx context.Context, name string, p Params, k int,
 				if ctx.Err() != nil {
 					return transformer{}, err
 				}
-				ps.errs[p.Sigma] = err
+				ps.errs[key] = err
 			}
-			ps.stats[p.Sigma] = st
+			ps.stats[key] = st
 		}
-		if err = ps.errs[p.Sigma]; err == nil {
+		if err = ps.errs[key]; err == nil {
 			sc := st.Plan().Config
 			sc.Lambda, sc.Epsilon, sc.Components = p.Lambda, p.Epsilon, k
 			model, err = st.SolveWith(sc)
@@ -420,10 +514,17 @@ func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitRe
 			return nil, err
 		}
 	}
+	for _, gi := range s.Train {
+		sr.TrainCells += len(e.domainRows(si, gi))
+	}
+	for _, gi := range s.Test {
+		sr.TestCells += len(e.domainRows(si, gi))
+	}
+	sr.UnseenClasses = e.unseenClasses(si)
 
 	// Final fit on the training domains.
 	start := time.Now()
-	fitRows := e.sample(s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
+	fitRows := e.sample(si, s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
 	sr.FitCells = len(fitRows)
 	what := "final fit"
 	if name == Input {
@@ -434,7 +535,7 @@ func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitRe
 	if err != nil {
 		return nil, fmt.Errorf("eval: %s: final fit on %s: %w", name, strings.Join(sr.Train, ","), err)
 	}
-	trainRows := e.sample(s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
+	trainRows := e.sample(si, s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
 	z, err := tr.apply(e, e.ds.Subset(trainRows).X, trainRows, sr.Params.Components)
 	if err != nil {
 		return nil, err
@@ -442,6 +543,9 @@ func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitRe
 	_, sr.Components = z.Dims()
 	if tr.model != nil {
 		sr.SigmaUsed = sigmaOf(tr.model.Config().Kernel)
+		if e.regression && tr.model.Config().Method.Supervised() {
+			sr.TargetSigmaUsed = sigmaOf(tr.model.Config().OutputKernel)
+		}
 	}
 	l, err := e.train(ctx, z, trainRows, sr.Params, e.rng(si, 0, purposeLearner))
 	if err != nil {
@@ -450,23 +554,156 @@ func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitRe
 	sr.FitSeconds = time.Since(start).Seconds()
 	sr.Learner = l.desc
 
-	// Test domains, each on all its cells.
+	// Test domains, each on all its cells (after CellsPerDomain).
+	var conf [][]int
+	if !e.regression {
+		conf = make([][]int, len(e.ds.ClassNames))
+		for i := range conf {
+			conf[i] = make([]int, len(e.ds.ClassNames))
+		}
+	}
+	var pooled tally
+	mix := e.newMixingSample(si)
 	for _, gi := range s.Test {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rows := e.byDomain[gi]
+		rows := e.domainRows(si, gi)
 		zt, err := tr.apply(e, e.ds.Subset(rows).X, rows, sr.Params.Components)
 		if err != nil {
 			return nil, err
 		}
 		acc := map[int]*tally{}
-		if err := e.score(l, zt, rows, acc); err != nil {
+		if err := e.score(l, zt, rows, acc, conf); err != nil {
 			return nil, fmt.Errorf("eval: %s: scoring %s: %w", name, e.ds.DomainNames[gi], err)
 		}
-		sr.Scores = append(sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: acc[gi].cells, Score: e.value(acc[gi])})
+		t := acc[gi]
+		pooled.sum += t.sum
+		pooled.count += t.count
+		pooled.cells += t.cells
+		sr.Scores = append(sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: t.cells, Score: e.value(t)})
+		if err := mix.add(l, zt, rows); err != nil {
+			return nil, err
+		}
+	}
+	sr.Pooled = e.value(&pooled)
+	for _, d := range sr.Scores {
+		sr.DomainMean += d.Score
+	}
+	sr.DomainMean /= float64(len(sr.Scores))
+	sr.Confusion = conf
+	if sr.Mixing, err = mix.measure(ctx); err != nil {
+		return nil, fmt.Errorf("eval: %s: mixing measures of the test domains: %w", name, err)
 	}
 	return sr, nil
+}
+
+// unseenClasses returns the names of the classes that cells of the test
+// domains of split si have and no cell of its training domains has.
+func (e *evaluator) unseenClasses(si int) []string {
+	if e.regression {
+		return nil
+	}
+	s := e.splits[si]
+	inTrain := make([]bool, len(e.ds.ClassNames))
+	for _, g := range s.Train {
+		for _, p := range e.domainRows(si, g) {
+			inTrain[e.ds.Label[p]] = true
+		}
+	}
+	inTest := make([]bool, len(e.ds.ClassNames))
+	for _, g := range s.Test {
+		for _, p := range e.domainRows(si, g) {
+			inTest[e.ds.Label[p]] = true
+		}
+	}
+	var out []string
+	for c, name := range e.ds.ClassNames {
+		if inTest[c] && !inTrain[c] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// mixingSample gathers the standardized projections of a seeded subsample
+// of the test cells of a split, for the mixing measures.
+type mixingSample struct {
+	// pick holds, by test domain index, the positions (within the domain's
+	// rows) of the chosen cells.
+	e       *evaluator
+	pick    map[int][]int
+	order   map[int]int // test domain -> position in the split's Test
+	z       []float64
+	domains []int
+	classes []int
+	cols    int
+}
+
+// newMixingSample chooses the cells: at most MixingCells / (number of test
+// domains) of each test domain, the same for every method. It returns nil
+// (measuring nothing) with fewer than 2 test domains or when the measures
+// are off.
+func (e *evaluator) newMixingSample(si int) *mixingSample {
+	s := e.splits[si]
+	if e.o.MixingCells < 0 || len(s.Test) < 2 {
+		return nil
+	}
+	per := e.o.MixingCells / len(s.Test)
+	if per < 2 {
+		return nil
+	}
+	m := &mixingSample{e: e, pick: map[int][]int{}, order: map[int]int{}}
+	for i, g := range s.Test {
+		n := len(e.domainRows(si, g))
+		m.pick[g] = kernel.SampleRows(n, per, e.rng(si, g, purposeMixing).Uint64())
+		m.order[g] = i
+	}
+	return m
+}
+
+// add adds the chosen cells of one test domain from its projection z (of
+// the domain's rows), standardized as the learner sees them.
+func (m *mixingSample) add(l *learner, z *mat.Dense, rows []int) error {
+	if m == nil || len(rows) == 0 {
+		return nil
+	}
+	g := m.e.ds.Domain[rows[0]]
+	pick := m.pick[g]
+	if len(pick) == 0 {
+		return nil
+	}
+	_, c := z.Dims()
+	sub := mat.NewDense(len(pick), c, nil)
+	for i, p := range pick {
+		sub.SetRow(i, z.RawRowView(p))
+	}
+	zs, err := l.scaler.Apply(sub)
+	if err != nil {
+		return err
+	}
+	m.cols = c
+	for i, p := range pick {
+		m.z = append(m.z, zs.RawRowView(i)...)
+		m.domains = append(m.domains, m.order[g])
+		if m.e.ds.Label != nil {
+			m.classes = append(m.classes, m.e.ds.Label[rows[p]])
+		}
+	}
+	return nil
+}
+
+// measure computes the mixing measures of the gathered cells.
+func (m *mixingSample) measure(ctx context.Context) (*mixing.Report, error) {
+	if m == nil || len(m.domains) == 0 {
+		return nil, nil
+	}
+	x := mat.NewDense(len(m.domains), m.cols, m.z)
+	var classes []int
+	if !m.e.regression {
+		classes = m.classes
+	}
+	return mixing.Measure(ctx, x, m.domains, classes, mixing.Options{Perplexity: m.e.o.Perplexity, Seed: m.e.o.Seed})
 }
 
 // innerCV chooses the parameters of a method by cross-validation over groups
@@ -491,8 +728,8 @@ func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGr
 				inner = append(inner, gr...)
 			}
 		}
-		fitRows := e.sample(inner, e.o.MaxFitCells, e.rng(si, f, purposeInnerFit))
-		validRows := e.sample(held, e.o.MaxFitCells, e.rng(si, f, purposeInnerValid))
+		fitRows := e.sample(si, inner, e.o.MaxFitCells, e.rng(si, f, purposeInnerFit))
+		validRows := e.sample(si, held, e.o.MaxFitCells, e.rng(si, f, purposeInnerValid))
 		fitDS := e.subset(fitRows)
 		validX := e.ds.Subset(validRows).X
 		e.progress("%s: split %d/%d: inner fold %d/%d (held out %s): %d fits on %d cells",
@@ -543,7 +780,7 @@ func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGr
 						continue
 					}
 					acc := map[int]*tally{}
-					if err := e.score(l, b, validRows, acc); err != nil {
+					if err := e.score(l, b, validRows, acc, nil); err != nil {
 						errs[pi] = fmt.Sprintf("inner fold %d: %v", f+1, err)
 						continue
 					}
