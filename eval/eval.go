@@ -374,8 +374,8 @@ type Params struct {
 	// targets (0: median heuristic; always 0 for classification).
 	TargetSigma float64 `json:"target_sigma,omitempty"`
 	Lambda      float64 `json:"lambda"`
-	Epsilon    float64 `json:"epsilon"`
-	Components int     `json:"components"`
+	Epsilon     float64 `json:"epsilon"`
+	Components  int     `json:"components"`
 	// DistSigma is the requested bandwidth of the distributional learner's
 	// domain kernel (0: median heuristic; always 0 with the plain learner).
 	DistSigma float64 `json:"dist_sigma,omitempty"`
