@@ -1,0 +1,479 @@
+package anndata
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/anndata/internal/zarr"
+	"github.com/dicalab/dica/dataset"
+)
+
+// DefaultChunkRows is the number of rows of a chunk the writer uses by
+// default.
+const DefaultChunkRows = 65536
+
+// Uns is what a writer records of the model under uns["dica"]. Empty
+// fields are left out.
+type Uns struct {
+	Method      string    // "dica", "udica", "kpca", "coir"
+	Sigma       float64   // kernel bandwidth
+	Rank        int       // rank of the feature map (landmarks or features)
+	Eigenvalues []float64 // eigenvalues of the components, largest first
+	Digest      string    // digest of the model file
+}
+
+// WriterOptions say what a Writer writes.
+type WriterOptions struct {
+	// Vars names the input channels, the columns of X (required).
+	Vars []string
+	// ObsmKey is the key of the components in obsm (default "X_dica").
+	ObsmKey string
+	// Components is the number of components, the columns of the z given
+	// to WriteBlock; 0 writes no obsm array.
+	Components int
+	// Float32 stores X as float32 (numpy <f4) instead of float64. The
+	// components are always float64.
+	Float32 bool
+	// ChunkRows is the number of rows of a chunk (default DefaultChunkRows).
+	ChunkRows int
+	// Compression is "zlib" (the default), "gzip" or "none"; Level is its
+	// level, 1 (fastest, the default) to 9.
+	Compression string
+	Level       int
+	// NumericLabel writes the label as a float64 column, each class name
+	// parsed as a number, instead of a categorical column.
+	NumericLabel bool
+	// Targets names the real target columns of the blocks (obs columns of
+	// float64); default "y1", "y2", ...
+	Targets []string
+	// Uns, if not nil, is written under uns["dica"].
+	Uns *Uns
+}
+
+// Writer writes cells to an AnnData store as they stream: X (the input
+// channels), obs (the cells' names "domain:k", k counting the cells of
+// each domain from 0; the domain as a categorical column; the label as a
+// categorical or numeric column; real targets as numeric columns), var
+// (the channel names), obsm[ObsmKey] (the components) and uns["dica"].
+// Each chunk is compressed and written when its rows are complete, so
+// memory does not grow with the number of cells; the categories of domain
+// and label are written by Commit.
+//
+// The store is written into a temporary folder beside the destination
+// (".NAME.tmp-*"), which Commit renames into place; an existing store at the
+// destination is replaced only then (in one atomic step on Linux), and
+// Abort removes the temporary folder.
+type Writer struct {
+	path, tmp string
+	o         WriterOptions
+	st        *zarr.Store
+
+	x, obsm, names, domain *zarr.RowWriter
+	label                  *zarr.RowWriter
+	targets                []*zarr.RowWriter
+	started                bool
+	labelled               bool
+	nt                     int
+
+	domains, classes []string
+	perDomain        []int64
+	classNum         []float64 // NumericLabel: parsed class names (NaN: not parsed yet)
+	rows             int64
+	row              []float64
+	codes            []int
+	done             bool
+	err              error
+}
+
+// Create starts a store at path. path must not exist, or be a Zarr store
+// (a folder with .zgroup), which Commit replaces; its folder must exist.
+func Create(path string, o WriterOptions) (*Writer, error) {
+	if len(o.Vars) == 0 {
+		return nil, fmt.Errorf("anndata: WriterOptions.Vars is empty; name the input channels")
+	}
+	if o.Components < 0 {
+		return nil, fmt.Errorf("anndata: WriterOptions.Components is %d", o.Components)
+	}
+	if o.ObsmKey == "" {
+		o.ObsmKey = "X_dica"
+	}
+	if !validKey(o.ObsmKey) {
+		return nil, fmt.Errorf("anndata: obsm key %q: want a name without '/' or a leading '.'", o.ObsmKey)
+	}
+	if o.ChunkRows == 0 {
+		o.ChunkRows = DefaultChunkRows
+	}
+	if o.ChunkRows < 1 || o.ChunkRows > 1<<24 {
+		return nil, fmt.Errorf("anndata: chunk rows %d out of range [1, %d]", o.ChunkRows, 1<<24)
+	}
+	if int64(o.ChunkRows)*int64(max(len(o.Vars), o.Components))*8 > zarr.DefaultMaxChunkBytes {
+		return nil, fmt.Errorf("anndata: chunks of %d rows of %d columns exceed %d MiB; use fewer chunk rows", o.ChunkRows, max(len(o.Vars), o.Components), zarr.DefaultMaxChunkBytes>>20)
+	}
+	var comp *zarr.Codec
+	level := o.Level
+	if level == 0 {
+		level = 1
+	}
+	if level < 1 || level > 9 {
+		return nil, fmt.Errorf("anndata: compression level %d out of range [1, 9]", o.Level)
+	}
+	switch o.Compression {
+	case "", "zlib", "gzip":
+		id := o.Compression
+		if id == "" {
+			id = "zlib"
+		}
+		comp = &zarr.Codec{ID: id, Level: &level}
+	case "none":
+	default:
+		return nil, fmt.Errorf("anndata: compression %q: want zlib, gzip or none", o.Compression)
+	}
+	if err := checkDest(path); err != nil {
+		return nil, err
+	}
+	tmp, err := tempDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	w := &Writer{path: path, tmp: tmp, o: o, st: zarr.NewStore(tmp, comp)}
+	xt := zarr.DType{Kind: zarr.Float, Size: 8}
+	if o.Float32 {
+		xt.Size = 4
+	}
+	arr := zarr.EncodingAttrs("array", "0.2.0")
+	w.x = w.st.NewRowWriter("X", xt, len(o.Vars), o.ChunkRows, arr)
+	if o.Components > 0 {
+		w.obsm = w.st.NewRowWriter("obsm/"+o.ObsmKey, zarr.DType{Kind: zarr.Float, Size: 8}, o.Components, o.ChunkRows, arr)
+	}
+	w.names = w.st.NewRowWriter("obs/_index", zarr.DType{Kind: zarr.Object}, 0, o.ChunkRows, zarr.EncodingAttrs("string-array", "0.2.0"))
+	w.domain = w.st.NewRowWriter("obs/domain/codes", zarr.DType{Kind: zarr.Int, Size: 4}, 0, o.ChunkRows, arr)
+	return w, nil
+}
+
+func validKey(k string) bool {
+	if k == "" || k[0] == '.' {
+		return false
+	}
+	for _, c := range k {
+		if c == '/' || c == '\\' || c == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Path returns the destination.
+func (w *Writer) Path() string { return w.path }
+
+// WriteBlock appends the rows of b: X from b's inputs, z (b.Rows x
+// Components) to obsm, the domain and label names from domains[b.Domain[i]]
+// and classes[b.Label[i]] (the lists may grow from block to block, as a
+// dataset.Reader's do) and b's targets. Values must be finite.
+func (w *Writer) WriteBlock(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return fmt.Errorf("anndata: %s: write after Commit or Abort", w.path)
+	}
+	w.err = w.writeBlock(b, z, domains, classes)
+	if w.err == nil {
+		w.err = w.st.Err()
+	}
+	return w.err
+}
+
+func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+	if b == nil {
+		return fmt.Errorf("anndata: nil block")
+	}
+	if b.Rows == 0 {
+		return nil
+	}
+	d := len(w.o.Vars)
+	if b.D != d || len(b.X) < b.Rows*d || len(b.Domain) < b.Rows {
+		return fmt.Errorf("anndata: block of %d rows of %d inputs (%d values, %d domains); the store has %d channels", b.Rows, b.D, len(b.X), len(b.Domain), d)
+	}
+	k := w.o.Components
+	if k > 0 {
+		if z == nil {
+			return fmt.Errorf("anndata: no components for a block of %d rows", b.Rows)
+		}
+		if r, c := z.Dims(); r != b.Rows || c != k {
+			return fmt.Errorf("anndata: components %d x %d for a block of %d rows; want %d columns", r, c, b.Rows, k)
+		}
+	}
+	if !w.started {
+		w.started = true
+		w.labelled = b.Label != nil
+		w.nt = b.T
+		if w.labelled {
+			if w.o.NumericLabel {
+				w.label = w.st.NewRowWriter("obs/label", zarr.DType{Kind: zarr.Float, Size: 8}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0"))
+			} else {
+				w.label = w.st.NewRowWriter("obs/label/codes", zarr.DType{Kind: zarr.Int, Size: 4}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0"))
+			}
+		}
+		if w.o.Targets != nil && len(w.o.Targets) != b.T {
+			return fmt.Errorf("anndata: %d target names for blocks of %d targets", len(w.o.Targets), b.T)
+		}
+		for j := 0; j < b.T; j++ {
+			w.targets = append(w.targets, w.st.NewRowWriter("obs/"+w.targetName(j), zarr.DType{Kind: zarr.Float, Size: 8}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0")))
+		}
+	}
+	if (b.Label != nil) != w.labelled || b.T != w.nt {
+		return fmt.Errorf("anndata: a block with labels %v and %d targets after blocks with labels %v and %d targets", b.Label != nil, b.T, w.labelled, w.nt)
+	}
+	if w.labelled && len(b.Label) < b.Rows || len(b.Target) < b.Rows*b.T {
+		return fmt.Errorf("anndata: block of %d rows with %d labels and %d target values", b.Rows, len(b.Label), len(b.Target))
+	}
+	for i := 0; i < b.Rows; i++ {
+		row := w.rows + int64(i)
+		for j, v := range b.X[i*d : (i+1)*d] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("anndata: cell %d (0-based), channel %q: value %v is not finite", row, w.o.Vars[j], v)
+			}
+		}
+		if k > 0 {
+			for j, v := range z.RawRowView(i) {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("anndata: cell %d (0-based), component %d: value %v is not finite", row, j+1, v)
+				}
+			}
+		}
+		for j, v := range b.Target[i*b.T : (i+1)*b.T] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("anndata: cell %d (0-based), target %q: value %v is not finite", row, w.targetName(j), v)
+			}
+		}
+		if g := b.Domain[i]; g < 0 || g >= len(domains) {
+			return fmt.Errorf("anndata: cell %d (0-based): domain index %d out of range of %d domain names", row, g, len(domains))
+		}
+		if w.labelled {
+			if c := b.Label[i]; c < 0 || c >= len(classes) {
+				return fmt.Errorf("anndata: cell %d (0-based): class index %d out of range of %d class names", row, c, len(classes))
+			}
+		}
+	}
+	if len(domains) < len(w.domains) || !slices.Equal(domains[:len(w.domains)], w.domains) {
+		return fmt.Errorf("anndata: the domain names changed between blocks (they may only grow)")
+	}
+	w.domains = slices.Clone(domains)
+	if w.labelled {
+		if len(classes) < len(w.classes) || !slices.Equal(classes[:len(w.classes)], w.classes) {
+			return fmt.Errorf("anndata: the class names changed between blocks (they may only grow)")
+		}
+		w.classes = slices.Clone(classes)
+	}
+	for len(w.perDomain) < len(w.domains) {
+		w.perDomain = append(w.perDomain, 0)
+	}
+	w.x.Floats(b.X[:b.Rows*d])
+	if k > 0 {
+		for i := 0; i < b.Rows; i++ {
+			w.obsm.Floats(z.RawRowView(i))
+		}
+	}
+	var name []byte
+	for i := 0; i < b.Rows; i++ {
+		g := b.Domain[i]
+		name = append(append(append(name[:0], w.domains[g]...), ':'), strconv.FormatInt(w.perDomain[g], 10)...)
+		w.perDomain[g]++
+		w.names.String(string(name))
+	}
+	w.domain.Ints(b.Domain[:b.Rows])
+	if w.labelled {
+		if w.o.NumericLabel {
+			for len(w.classNum) < len(w.classes) {
+				c := w.classes[len(w.classNum)]
+				v, err := strconv.ParseFloat(c, 64)
+				if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("anndata: class %q is not a finite number; write the label as categorical", c)
+				}
+				w.classNum = append(w.classNum, v)
+			}
+			w.row = w.row[:0]
+			for _, c := range b.Label[:b.Rows] {
+				w.row = append(w.row, w.classNum[c])
+			}
+			w.label.Floats(w.row)
+		} else {
+			w.label.Ints(b.Label[:b.Rows])
+		}
+	}
+	for j, tw := range w.targets {
+		w.row = w.row[:0]
+		for i := 0; i < b.Rows; i++ {
+			w.row = append(w.row, b.Target[i*b.T+j])
+		}
+		tw.Floats(w.row)
+	}
+	w.rows += int64(b.Rows)
+	return nil
+}
+
+func (w *Writer) targetName(j int) string {
+	if w.o.Targets != nil {
+		return w.o.Targets[j]
+	}
+	return "y" + strconv.Itoa(j+1)
+}
+
+// Rows returns the number of cells written.
+func (w *Writer) Rows() int64 { return w.rows }
+
+// Commit completes the store (the last chunks, the categories, var, uns
+// and the metadata), flushes it to disk and renames it into place,
+// replacing a previous store there. After an error the destination is
+// unchanged.
+func (w *Writer) Commit() error {
+	if w.done {
+		return fmt.Errorf("anndata: %s: already committed or aborted", w.path)
+	}
+	if w.err != nil {
+		w.Abort()
+		return w.err
+	}
+	err := w.finish()
+	if cerr := w.st.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncTree(w.tmp)
+	}
+	if err == nil {
+		err = replaceDir(w.tmp, w.path)
+	}
+	if err != nil {
+		w.Abort()
+		return fmt.Errorf("anndata: %s: %w", w.path, err)
+	}
+	w.done = true
+	return nil
+}
+
+func (w *Writer) finish() error {
+	st := w.st
+	dict := zarr.EncodingAttrs("dict", "0.1.0")
+	strs := zarr.EncodingAttrs("string-array", "0.2.0")
+	if err := st.Group("", zarr.EncodingAttrs("anndata", "0.1.0")); err != nil {
+		return err
+	}
+	for _, g := range []string{"layers", "obsm", "obsp", "varm", "varp", "uns"} {
+		if err := st.Group(g, dict); err != nil {
+			return err
+		}
+	}
+	// X and obsm.
+	if err := w.x.Close(); err != nil {
+		return err
+	}
+	if w.obsm != nil {
+		if err := w.obsm.Close(); err != nil {
+			return err
+		}
+	}
+	// obs.
+	order := []string{"domain"}
+	if err := w.names.Close(); err != nil {
+		return err
+	}
+	if err := w.categorical("obs/domain", w.domain, w.domains); err != nil {
+		return err
+	}
+	if w.labelled {
+		order = append(order, "label")
+		if w.o.NumericLabel {
+			if err := w.label.Close(); err != nil {
+				return err
+			}
+		} else if err := w.categorical("obs/label", w.label, w.classes); err != nil {
+			return err
+		}
+	}
+	for j, tw := range w.targets {
+		order = append(order, w.targetName(j))
+		if err := tw.Close(); err != nil {
+			return err
+		}
+	}
+	obs := zarr.EncodingAttrs("dataframe", "0.2.0")
+	obs["_index"] = "_index"
+	obs["column-order"] = order
+	if err := st.Group("obs", obs); err != nil {
+		return err
+	}
+	// var.
+	vr := zarr.EncodingAttrs("dataframe", "0.2.0")
+	vr["_index"] = "_index"
+	vr["column-order"] = []string{}
+	if err := st.Group("var", vr); err != nil {
+		return err
+	}
+	if err := st.Strings("var/_index", w.o.Vars, strs); err != nil {
+		return err
+	}
+	// uns.
+	if u := w.o.Uns; u != nil {
+		if err := st.Group("uns/dica", dict); err != nil {
+			return err
+		}
+		str := zarr.EncodingAttrs("string", "0.2.0")
+		num := zarr.EncodingAttrs("numeric-scalar", "0.2.0")
+		if u.Method != "" {
+			if err := st.Scalar("uns/dica/method", u.Method, str); err != nil {
+				return err
+			}
+		}
+		if u.Sigma != 0 {
+			if err := st.Scalar("uns/dica/sigma", u.Sigma, num); err != nil {
+				return err
+			}
+		}
+		if u.Rank != 0 {
+			if err := st.Scalar("uns/dica/rank", int64(u.Rank), num); err != nil {
+				return err
+			}
+		}
+		if u.Eigenvalues != nil {
+			if err := st.Float64s("uns/dica/eigenvalues", u.Eigenvalues, zarr.EncodingAttrs("array", "0.2.0")); err != nil {
+				return err
+			}
+		}
+		if u.Digest != "" {
+			if err := st.Scalar("uns/dica/digest", u.Digest, str); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// categorical completes a categorical column: its codes and categories.
+func (w *Writer) categorical(name string, codes *zarr.RowWriter, cats []string) error {
+	if err := codes.Close(); err != nil {
+		return err
+	}
+	attrs := zarr.EncodingAttrs("categorical", "0.2.0")
+	attrs["ordered"] = false
+	if err := w.st.Group(name, attrs); err != nil {
+		return err
+	}
+	return w.st.Strings(name+"/categories", cats, zarr.EncodingAttrs("string-array", "0.2.0"))
+}
+
+// Abort discards the store being written; the destination is unchanged. It
+// does nothing after Commit or a previous Abort, so it can be deferred.
+func (w *Writer) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.st.Close()
+	os.RemoveAll(w.tmp)
+}
