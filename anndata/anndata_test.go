@@ -401,12 +401,16 @@ func TestReaderErrors(t *testing.T) {
 			copy(b[8*(3*4+2):], []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f}) // row 19, column 2
 			os.WriteFile(p, b, 0o666)
 		}, Options{}, `X row 19 (0-based), column 2 (var "CD8"): value NaN is not finite`},
-		{"huge shape", func(t *testing.T, s string) { edit(t, s, "X/.zarray", `"shape": [
+		{"huge shape", func(t *testing.T, s string) {
+			edit(t, s, "X/.zarray", `"shape": [
         201,`, `"shape": [
-        281474976710657,`) }, Options{}, "shape [281474976710657 4] out of range"},
-		{"huge chunk", func(t *testing.T, s string) { edit(t, s, "X/.zarray", `"chunks": [
+        281474976710657,`)
+		}, Options{}, "shape [281474976710657 4] out of range"},
+		{"huge chunk", func(t *testing.T, s string) {
+			edit(t, s, "X/.zarray", `"chunks": [
         16,`, `"chunks": [
-        100000000,`) }, Options{}, "over the limit of 64.0 MiB; rechunk"},
+        100000000,`)
+		}, Options{}, "over the limit of 64.0 MiB; rechunk"},
 		{"3 dimensions", func(t *testing.T, s string) {
 			edit(t, s, "X/.zarray", `"shape": [`, `"shape": [1,`)
 			edit(t, s, "X/.zarray", `"chunks": [`, `"chunks": [1,`)
@@ -417,8 +421,12 @@ func TestReaderErrors(t *testing.T) {
 			f.Write(make([]byte, 10))
 			f.Close()
 		}, Options{}, "chunk 0.0 is larger than its 64 elements can be"},
-		{"bad compressor", func(t *testing.T, s string) { edit(t, s, "X/.zarray", `"compressor": null`, `"compressor": {"id": "lzma"}`) }, Options{}, `compressor "lzma" is not supported`},
-		{"filter", func(t *testing.T, s string) { edit(t, s, "X/.zarray", `"filters": null`, `"filters": [{"id": "delta"}]`) }, Options{}, `filter "delta" is not supported`},
+		{"bad compressor", func(t *testing.T, s string) {
+			edit(t, s, "X/.zarray", `"compressor": null`, `"compressor": {"id": "lzma"}`)
+		}, Options{}, `compressor "lzma" is not supported`},
+		{"filter", func(t *testing.T, s string) {
+			edit(t, s, "X/.zarray", `"filters": null`, `"filters": [{"id": "delta"}]`)
+		}, Options{}, `filter "delta" is not supported`},
 		{"sparse X", func(t *testing.T, s string) {
 			os.RemoveAll(filepath.Join(s, "X"))
 			os.MkdirAll(filepath.Join(s, "X"), 0o777)
@@ -439,9 +447,11 @@ func TestReaderErrors(t *testing.T) {
 			copy(b[4*3:], []byte{0xff, 0xff, 0xff, 0xff})
 			os.WriteFile(p, b, 0o666)
 		}, Options{Domain: "domain"}, "obs/domain row 3 (0-based): no value (code -1, a missing category)"},
-		{"obs length", func(t *testing.T, s string) { edit(t, s, "obs/label/codes/.zarray", `"shape": [
+		{"obs length", func(t *testing.T, s string) {
+			edit(t, s, "obs/label/codes/.zarray", `"shape": [
         201`, `"shape": [
-        120`) }, Options{Label: "label"}, "has shape [120]; want [201], one value per cell"},
+        120`)
+		}, Options{Label: "label"}, "has shape [120]; want [201], one value per cell"},
 		{"categorical target", nil, Options{Target: []string{"label"}}, "is categorical; a target must be numeric"},
 		{"bad json", func(t *testing.T, s string) { os.WriteFile(filepath.Join(s, "X", ".zarray"), []byte("{"), 0o666) }, Options{}, "not valid array metadata"},
 		{"zarr v3", func(t *testing.T, s string) { edit(t, s, "X/.zarray", `"zarr_format": 2`, `"zarr_format": 3`) }, Options{}, "zarr_format 3; only Zarr v2"},

@@ -62,13 +62,13 @@ type Source struct {
 	feat   []int // column of X of each feature
 	schema dataset.Schema
 
-	domain   *obsCol // nil: one domain
-	label    *obsCol
-	targets  []*obsCol
-	ignore   map[string]bool
-	domName  string
-	kept     int64
-	tr       func([]float64)
+	domain  *obsCol // nil: one domain
+	label   *obsCol
+	targets []*obsCol
+	ignore  map[string]bool
+	domName string
+	kept    int64
+	tr      func([]float64)
 }
 
 // obsCol is an obs column: codes and categories (categorical), values
