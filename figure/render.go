@@ -1,0 +1,592 @@
+package figure
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	stdfnt "golang.org/x/image/font"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Type sizes, in points.
+const (
+	titleSize  = 15
+	noteSize   = 10
+	panelSize  = 11
+	labelSize  = 10
+	tickSize   = 9
+	legendSize = 10
+)
+
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+func style(size vg.Length, bold bool, c color.Color) text.Style {
+	f := sans
+	if bold {
+		f.Weight = stdfnt.WeightBold
+	}
+	return text.Style{Color: c, Font: font.From(f, size), Handler: plot.DefaultTextHandler}
+}
+
+// render draws the figure in the format to w.
+func render(f *Figure, w io.Writer, format Format) (err error) {
+	defer func() {
+		// The SVG canvas panics when it cannot encode an embedded image.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("figure: %v", r)
+		}
+	}()
+	var (
+		vc     vg.CanvasSizer
+		out    io.WriterTo
+		raster int
+	)
+	switch format {
+	case PNG:
+		c := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(f.dpi()))
+		vc, out, raster = c, vgimg.PngCanvas{Canvas: c}, f.dpi()
+	case SVG:
+		c := vgsvg.NewWith(vgsvg.UseWH(f.Width, f.Height))
+		vc, out, raster = c, c, max(f.dpi(), 150)
+	default:
+		return fmt.Errorf("figure: unknown format %v", format)
+	}
+	dc := draw.New(vc)
+	draw1(f, dc, raster)
+	_, err = out.WriteTo(w)
+	return err
+}
+
+// draw1 lays the figure out on the canvas: the title and notes at the top,
+// the legends in a column at the right, the panels in the rest.
+func draw1(f *Figure, dc draw.Canvas, raster int) {
+	pad := vg.Points(10)
+	area := dc
+	area.Min.X += pad
+	area.Max.X -= pad
+	area.Min.Y += pad
+	area.Max.Y -= pad
+	top := area.Max.Y
+	if f.Title != "" {
+		sty := style(titleSize, true, black)
+		sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
+		for _, line := range wrap(sty, f.Title, area.Size().X) {
+			dc.FillText(sty, vg.Point{X: area.Min.X, Y: top}, line)
+			top -= sty.Height(line) * 1.15
+		}
+	}
+	if len(f.Notes) > 0 {
+		sty := style(noteSize, false, rgb(0x404040))
+		sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
+		top -= vg.Points(2)
+		for _, n := range f.Notes {
+			for _, line := range wrap(sty, n, area.Size().X) {
+				dc.FillText(sty, vg.Point{X: area.Min.X, Y: top}, line)
+				top -= sty.Height(line) * 1.2
+			}
+		}
+	}
+	area.Max.Y = top - vg.Points(4)
+
+	lw := legendWidth(f.Legends, area.Size().X*0.3)
+	grid := area
+	if lw > 0 {
+		grid.Max.X -= lw + vg.Points(12)
+	}
+	rows, cols := len(f.Panels), len(f.Panels[0])
+	plots := make([][]*plot.Plot, rows)
+	for r, row := range f.Panels {
+		plots[r] = make([]*plot.Plot, cols)
+		for c, p := range row {
+			if p != nil {
+				plots[r][c] = p.plot(raster)
+			}
+		}
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(12)}
+	canvases := plot.Align(plots, tiles, grid)
+	for r := range plots {
+		for c, p := range plots[r] {
+			if p != nil {
+				p.Draw(canvases[r][c])
+			}
+		}
+	}
+	if lw == 0 {
+		return
+	}
+	col := area
+	col.Min.X = col.Max.X - lw
+	y := make([]vg.Length, rows)
+	for r := range y {
+		y[r] = canvases[r][0].Max.Y
+	}
+	next := col.Max.Y
+	for _, l := range f.Legends {
+		at := next
+		if l.Row >= 0 && l.Row < rows {
+			at = min(next, y[l.Row])
+		}
+		next = drawLegend(dc, l, col.Min.X, at) - vg.Points(14)
+	}
+}
+
+// wrap breaks s into lines no wider than w at spaces.
+func wrap(sty text.Style, s string, w vg.Length) []string {
+	if sty.Width(s) <= w {
+		return []string{s}
+	}
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		try := word
+		if line != "" {
+			try = line + " " + word
+		}
+		if line != "" && sty.Width(try) > w {
+			lines = append(lines, line)
+			line = word
+			continue
+		}
+		line = try
+	}
+	return append(lines, line)
+}
+
+const (
+	swatchW = vg.Length(14)
+	barW    = vg.Length(14)
+	barH    = vg.Length(150)
+)
+
+// legendWidth returns the width of the legend column, at most limit.
+func legendWidth(ls []Legend, limit vg.Length) vg.Length {
+	var w vg.Length
+	ts, es := style(legendSize, true, black), style(legendSize, false, black)
+	for _, l := range ls {
+		w = max(w, ts.Width(l.Title))
+		for _, e := range l.Entries {
+			w = max(w, swatchW+vg.Points(5)+es.Width(e.Name))
+		}
+		if l.Bar != nil {
+			w = max(w, barW+vg.Points(5)+es.Width(tickLabel(l.Bar.Min))+vg.Points(30))
+		}
+	}
+	return min(w, limit)
+}
+
+// drawLegend draws a legend with its top left corner at (x, y) and returns
+// the y of its bottom.
+func drawLegend(dc draw.Canvas, l Legend, x, y vg.Length) vg.Length {
+	ts, es := style(legendSize, true, black), style(legendSize, false, black)
+	ts.XAlign, ts.YAlign = draw.XLeft, draw.YTop
+	es.XAlign, es.YAlign = draw.XLeft, draw.YCenter
+	if l.Title != "" {
+		dc.FillText(ts, vg.Point{X: x, Y: y}, l.Title)
+		y -= ts.Height(l.Title) * 1.3
+	}
+	lineH := es.Height("Mg") * 1.35
+	for _, e := range l.Entries {
+		cy := y - lineH/2
+		dc.DrawGlyph(glyphStyle(e.Glyph, e.Color, vg.Points(4)), vg.Point{X: x + swatchW/2, Y: cy})
+		dc.FillText(es, vg.Point{X: x + swatchW + vg.Points(5), Y: cy}, e.Name)
+		y -= lineH
+	}
+	if b := l.Bar; b != nil {
+		const steps = 64
+		y -= vg.Points(4)
+		for i := 0; i < steps; i++ {
+			y0 := y - barH + barH*vg.Length(i)/steps
+			y1 := y - barH + barH*vg.Length(i+1)/steps + vg.Points(0.3)
+			dc.FillPolygon(b.Map((float64(i)+0.5)/steps), []vg.Point{{X: x, Y: y0}, {X: x + barW, Y: y0}, {X: x + barW, Y: y1}, {X: x, Y: y1}})
+		}
+		if b.Max > b.Min {
+			for _, t := range (readableTicks{}).Ticks(b.Min, b.Max) {
+				if t.Label == "" {
+					continue
+				}
+				ly := y - barH + barH*vg.Length((t.Value-b.Min)/(b.Max-b.Min))
+				dc.StrokeLine2(draw.LineStyle{Color: black, Width: vg.Points(0.7)}, x+barW, ly, x+barW+vg.Points(3), ly)
+				dc.FillText(es, vg.Point{X: x + barW + vg.Points(5), Y: ly}, t.Label)
+			}
+		}
+		y -= barH + vg.Points(6)
+	}
+	return y
+}
+
+// tickLabel formats a number with 3 significant digits.
+func tickLabel(v float64) string {
+	return fmt.Sprintf("%.3g", v)
+}
+
+func glyphStyle(g Glyph, c color.NRGBA, r vg.Length) draw.GlyphStyle {
+	sty := draw.GlyphStyle{Color: c, Radius: r}
+	switch g {
+	case Ring:
+		sty.Shape = draw.RingGlyph{}
+	case Square:
+		sty.Shape = draw.SquareGlyph{}
+	case Triangle:
+		sty.Shape = draw.TriangleGlyph{}
+	case Cross:
+		sty.Shape = draw.CrossGlyph{}
+	default:
+		sty.Shape = draw.CircleGlyph{}
+	}
+	return sty
+}
+
+// plot builds the gonum plot of a panel; raster is the resolution of the
+// cells' image in dots per inch.
+func (p *Panel) plot(raster int) *plot.Plot {
+	pl := plot.New()
+	pl.Title.Text = p.Title
+	tc := color.Color(black)
+	if p.TitleColor != (color.NRGBA{}) {
+		tc = p.TitleColor
+	}
+	pl.Title.TextStyle = style(panelSize, true, tc)
+	pl.Title.TextStyle.XAlign, pl.Title.TextStyle.YAlign = draw.XCenter, draw.YTop
+	pl.Title.Padding = vg.Points(4)
+	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
+		a.Label.TextStyle.Font = font.From(sans, labelSize)
+		a.Tick.Label.Font = font.From(sans, tickSize)
+		a.Padding = vg.Points(2)
+		a.Label.Padding = vg.Points(2)
+	}
+	pl.X.Label.Text, pl.Y.Label.Text = p.XLabel, p.YLabel
+	pl.X.Min, pl.X.Max, pl.Y.Min, pl.Y.Max = p.XMin, p.XMax, p.YMin, p.YMax
+	pl.X.Tick.Marker = readableTicks{}
+	pl.Y.Tick.Marker = readableTicks{}
+	if p.LogY {
+		pl.Y.Scale = plot.LogScale{}
+		pl.Y.Tick.Marker = logTicks{}
+	}
+	if p.XTicks != nil {
+		ts := make(plot.ConstantTicks, len(p.XTicks))
+		for i, t := range p.XTicks {
+			ts[i] = plot.Tick{Value: t.Value, Label: t.Label}
+		}
+		pl.X.Tick.Marker = ts
+	}
+	if p.Shade != (color.NRGBA{}) {
+		pl.Add(shade{p.Shade})
+	}
+	g := plotter.NewGrid()
+	g.Vertical.Color, g.Horizontal.Color = gridColor, gridColor
+	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.5), vg.Points(0.5)
+	if p.XTicks != nil {
+		g.Vertical.Color = nil
+	}
+	pl.Add(g)
+	if len(p.Backdrop)+len(p.Dots) > 0 {
+		pl.Add(&dots{p: p, dpi: raster})
+	}
+	for _, l := range p.Lines {
+		pts := make(plotter.XYs, len(l.X))
+		for i := range l.X {
+			pts[i] = plotter.XY{X: l.X[i], Y: l.Y[i]}
+		}
+		pl.Add(&polyline{pts: pts, sty: draw.LineStyle{Color: l.Color, Width: max(l.Width, vg.Points(1))}, dashed: l.Dashed})
+	}
+	if len(p.Marks) > 0 {
+		pl.Add(marks(p.Marks))
+	}
+	if len(p.Labels) > 0 {
+		pl.Add(labels(p.Labels))
+	}
+	return pl
+}
+
+// readableTicks label about 5 round values (1, 2, 2.5 or 5 times a power
+// of 10) with as many decimals as the step needs, and put 4 or 5 minor
+// ticks between them.
+type readableTicks struct{}
+
+func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: tickLabel(lo)}}
+	}
+	// The step of 1, 2, 2.5 or 5 times a power of 10 that gives closest to
+	// 5 intervals (2.5 only when clearly better).
+	p := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
+	step, minor, best := p, 5, math.Inf(1)
+	for _, m := range []struct {
+		f       float64
+		n       int
+		penalty float64
+	}{{1, 5, 0}, {2, 4, 0}, {2.5, 5, 1}, {5, 5, 0}, {10, 5, 0}, {20, 4, 0}} {
+		if cost := math.Abs((hi-lo)/(m.f*p)-5) + m.penalty; cost < best {
+			step, minor, best = m.f*p, m.n, cost
+		}
+	}
+	dec := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	if math.Abs(step/math.Pow(10, math.Floor(math.Log10(step)+1e-9))-2.5) < 1e-9 {
+		dec++
+	}
+	sci := math.Max(math.Abs(lo), math.Abs(hi)) >= 1e5 || step < 1e-4
+	var ts []plot.Tick
+	first := math.Ceil(lo/step-1e-9) * step
+	for v := first; v <= hi+1e-9*step; v += step {
+		if math.Abs(v) < 1e-9*step {
+			v = 0
+		}
+		l := strconv.FormatFloat(v, 'f', dec, 64)
+		if sci {
+			l = strings.Replace(strconv.FormatFloat(v, 'g', 3, 64), "e-0", "e-", 1)
+			l = strings.Replace(l, "e+0", "e", 1)
+			l = strings.Replace(l, "e+", "e", 1)
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: l})
+	}
+	sub := step / float64(minor)
+	for v := math.Ceil(lo/sub-1e-9) * sub; v <= hi+1e-9*sub; v += sub {
+		if r := math.Abs(math.Remainder(v, step)); r > 1e-6*step {
+			ts = append(ts, plot.Tick{Value: v})
+		}
+	}
+	return ts
+}
+
+// logTicks label the powers of 10 (every second or third when the range
+// spans more than 8 or 16 decades) as 0.01, 0.1, 1, 10, 100, and 1e-3 or
+// 1e3 beyond, with minor ticks at 2 to 9 times a power of 10 when the
+// range spans at most 6 decades.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	a, b := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	every := 1
+	switch {
+	case b-a > 16:
+		every = 3
+	case b-a > 8:
+		every = 2
+	}
+	var ts []plot.Tick
+	for k := a; k <= b; k++ {
+		v := math.Pow(10, float64(k))
+		if v >= lo && v <= hi {
+			l := ""
+			if k%every == 0 {
+				l = fmt.Sprintf("1e%d", k)
+				if k >= -2 && k <= 2 {
+					l = strconv.FormatFloat(v, 'f', -1, 64)
+				}
+			}
+			ts = append(ts, plot.Tick{Value: v, Label: l})
+		}
+		if b-a <= 6 {
+			for m := 2; m <= 9; m++ {
+				if u := float64(m) * v; u >= lo && u <= hi {
+					ts = append(ts, plot.Tick{Value: u})
+				}
+			}
+		}
+	}
+	return ts
+}
+
+// shade fills the data area.
+type shade struct{ c color.NRGBA }
+
+func (s shade) Plot(c draw.Canvas, _ *plot.Plot) {
+	c.FillPolygon(s.c, []vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}})
+}
+
+// polyline is a line clipped to the data area.
+type polyline struct {
+	pts    plotter.XYs
+	sty    draw.LineStyle
+	dashed bool
+}
+
+func (l *polyline) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	pts := make([]vg.Point, 0, len(l.pts))
+	for _, q := range l.pts {
+		if p.Y.Scale != nil {
+			if _, isLog := p.Y.Scale.(plot.LogScale); isLog && !(q.Y > 0) {
+				continue
+			}
+		}
+		pts = append(pts, vg.Point{X: trX(q.X), Y: trY(q.Y)})
+	}
+	sty := l.sty
+	if l.dashed {
+		sty.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	}
+	c.StrokeLines(sty, c.ClipLinesXY(pts)...)
+}
+
+type marks []Mark
+
+func (ms marks) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for _, m := range ms {
+		r := m.Radius
+		if r == 0 {
+			r = vg.Points(3.5)
+		}
+		c.DrawGlyph(glyphStyle(m.Glyph, m.Color, r), vg.Point{X: trX(m.X), Y: trY(m.Y)})
+	}
+}
+
+type labels []Label
+
+func (ls labels) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for _, l := range ls {
+		sty := style(tickSize, false, l.Color)
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		c.FillText(sty, vg.Point{X: trX(l.X), Y: trY(l.Y) + vg.Points(5)}, l.Text)
+	}
+}
+
+// dots rasterizes a panel's cells at the output's resolution: anti-aliased
+// discs blended in order over a transparent image (premultiplied, float
+// precision, so ten thousand faint dots on one pixel add up right), which
+// is then composited over the plot: pixel for pixel into a PNG, as an
+// embedded image in SVG.
+type dots struct {
+	p   *Panel
+	dpi int
+}
+
+func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
+	dpi := float64(d.dpi)
+	img, direct := c.Canvas.(*vgimg.Canvas)
+	if direct {
+		dpi = img.DPI()
+	}
+	toPx := func(l vg.Length) float64 { return float64(l) / 72 * dpi }
+	x0, x1 := math.Floor(toPx(c.Min.X)), math.Ceil(toPx(c.Max.X))
+	y0, y1 := math.Floor(toPx(c.Min.Y)), math.Ceil(toPx(c.Max.Y))
+	w, h := int(x1-x0), int(y1-y0)
+	if w <= 0 || h <= 0 {
+		return
+	}
+	trX, trY := p.Transforms(&c)
+	buf := make([]float32, 4*w*h)
+	radius := toPx(d.p.DotRadius)
+	if radius <= 0 {
+		radius = toPx(vg.Points(1))
+	}
+	alpha := d.p.DotAlpha
+	if !(alpha > 0 && alpha <= 1) {
+		alpha = 1
+	}
+	put := func(ds []Dot, back bool) {
+		for _, q := range ds {
+			col := q.Color
+			if back {
+				col = backdropColor
+			}
+			// Image coordinates: x to the right, y down from the top.
+			px := toPx(trX(q.X)) - x0
+			py := y1 - toPx(trY(q.Y))
+			disc(buf, w, h, px, py, radius, float32(alpha), col)
+		}
+	}
+	put(d.p.Backdrop, true)
+	put(d.p.Dots, false)
+	if direct {
+		if dst, ok := img.Image().(*image.RGBA); ok {
+			H := dst.Bounds().Dy()
+			compositeRGBA(dst, buf, w, h, int(x0), H-int(y1))
+			return
+		}
+	}
+	out := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for i := 0; i < w*h; i++ {
+		a := buf[4*i+3]
+		if a <= 0 {
+			continue
+		}
+		out.Pix[4*i+0] = to8(buf[4*i+0] / a)
+		out.Pix[4*i+1] = to8(buf[4*i+1] / a)
+		out.Pix[4*i+2] = to8(buf[4*i+2] / a)
+		out.Pix[4*i+3] = to8(a)
+	}
+	rect := vg.Rectangle{
+		Min: vg.Point{X: vg.Length(x0 / dpi * 72), Y: vg.Length(y0 / dpi * 72)},
+		Max: vg.Point{X: vg.Length(x1 / dpi * 72), Y: vg.Length(y1 / dpi * 72)},
+	}
+	c.DrawImage(rect, out)
+}
+
+func to8(v float32) uint8 {
+	if v >= 1 {
+		return 255
+	}
+	if v <= 0 {
+		return 0
+	}
+	return uint8(v*255 + 0.5)
+}
+
+// disc blends an anti-aliased disc of radius r (pixels) centered at
+// (cx, cy) with opacity alpha and color col into the premultiplied buffer.
+func disc(buf []float32, w, h int, cx, cy, r float64, alpha float32, col color.NRGBA) {
+	cr, cg, cb := float32(col.R)/255, float32(col.G)/255, float32(col.B)/255
+	lx, hx := max(int(math.Floor(cx-r-0.5)), 0), min(int(math.Ceil(cx+r+0.5)), w-1)
+	ly, hy := max(int(math.Floor(cy-r-0.5)), 0), min(int(math.Ceil(cy+r+0.5)), h-1)
+	for y := ly; y <= hy; y++ {
+		dy := float64(y) + 0.5 - cy
+		for x := lx; x <= hx; x++ {
+			dx := float64(x) + 0.5 - cx
+			cov := r + 0.5 - math.Sqrt(dx*dx+dy*dy)
+			if cov <= 0 {
+				continue
+			}
+			a := alpha * float32(min(cov, 1))
+			p := buf[4*(y*w+x):][:4]
+			k := 1 - a
+			p[0] = cr*a + p[0]*k
+			p[1] = cg*a + p[1]*k
+			p[2] = cb*a + p[2]*k
+			p[3] = a + p[3]*k
+		}
+	}
+}
+
+// compositeRGBA draws the premultiplied w x h buffer over dst with its top
+// left corner at (ox, oy).
+func compositeRGBA(dst *image.RGBA, buf []float32, w, h, ox, oy int) {
+	b := dst.Bounds()
+	for y := 0; y < h; y++ {
+		dy := oy + y
+		if dy < b.Min.Y || dy >= b.Max.Y {
+			continue
+		}
+		for x := 0; x < w; x++ {
+			dx := ox + x
+			if dx < b.Min.X || dx >= b.Max.X {
+				continue
+			}
+			s := buf[4*(y*w+x):][:4]
+			if s[3] <= 0 {
+				continue
+			}
+			i := dst.PixOffset(dx, dy)
+			d := dst.Pix[i : i+4]
+			k := 1 - s[3]
+			for j := 0; j < 4; j++ {
+				d[j] = to8(s[j] + float32(d[j])/255*k)
+			}
+		}
+	}
+}
