@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +17,7 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/eval"
+	"github.com/dicalab/dica/mixing"
 )
 
 const evalUsage = `Usage: dica eval --data FILES [flags]
@@ -34,10 +39,33 @@ Supervised DICA and COIR keep at most (number of populations - 1)
 components, whatever --components asks for; the table says how many were
 used.
 
-Without --train-domains and --test-domains every sample is tested once with
-all the others for training (leave-one-domain-out). Samples are named after
-their files without extension (sample3.csv is sample3), or by the --domain
-column.
+Splits of the samples into training and test samples (--splits):
+  auto     --train-domains and/or --test-domains as given (the other samples
+           complete the missing list); without either, leave-one-domain-out
+  lodo     every sample tested once, trained on all the others
+  random   the paper's protocol: --repeats random draws of --train-count
+           training samples, the others tested (seeded by --seed)
+Samples are named after their files without extension (sample3.csv is
+sample3), or by the --domain column; see "Domains" below for ranges and
+globs. --cells-per-domain N keeps at most N cells of every training and test
+sample of each split (the paper's n_i; seeded).
+
+Each split is scored per test sample and pooled over all its test cells;
+with several splits the tables give mean ± sd over the splits. Beside the
+score, the mixing of the test samples in the space the learner sees (the
+standardized components, or inputs) is measured on --mixing-cells test cells
+spread evenly over the test samples (with at least 2 test samples): iLISI
+(the effective number of samples around a cell: higher is better mixed),
+cLISI (the effective number of populations around a cell: 1 is pure), the
+silhouette of the samples (lower is better mixed) and the distributional
+variance of the test samples (the paper's measure, Gaussian kernel; lower
+is better mixed). A confusion matrix (true population by predicted) is
+printed for each method, and a warning for test populations that no
+training cell has.
+
+The learner is a linear SVM on the pooled training cells (the paper's
+"pooling" setting), or the paper's distributional SVM (--learner
+distributional).
 
 To keep this fast on large data, each inner fit uses at most
 --max-fit-cells cells and the final SVM at most --max-train-cells cells
@@ -58,10 +86,16 @@ Examples:
       --test-domains sample9,sample10,sample11,sample12,sample13,sample14,sample15,sample16 \
       --sigma 1,2 --lambda 0,0.1
 
+  # The paper's cytometry protocol: 30 random draws of 10 training samples,
+  # 500 cells per sample, pooling and distributional SVM:
+  dica eval --data 'sample*.csv' --labels 'labels*.csv' --labels-ignore 0 \
+      --transform log1p --splits random --train-count 10 --repeats 30 \
+      --cells-per-domain 500 --learner distributional
+
   # Leave-one-sample-out over FCS-derived CSVs, machine-readable output:
   dica eval --data cells.csv --domain patient --label population \
       --methods input,dica --components 2,5 --C 0.1,1 --json
-` + dataHelp
+` + domainsHelp + dataHelp
 
 // floatList parses a comma-separated list of numbers.
 func floatList(flagName, s string) ([]float64, error) {
@@ -83,8 +117,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	methods := fs.String("methods", strings.Join(eval.Methods(), ","), "`methods` to compare, comma-separated: input (no projection), kpca, udica, coir, dica")
 	solver := fs.String("solver", "nystrom", "`solver`: nystrom, rff or exact (n x n, small data)")
 	rank := fs.Int("rank", 200, "rank `m`: Nystrom landmarks or random features")
-	trainDoms := fs.String("train-domains", "", "training `domains` (samples), comma-separated (default: all but the test domains)")
-	testDoms := fs.String("test-domains", "", "test `domains`, comma-separated (default: all but the training domains; neither: leave-one-domain-out)")
+	trainDoms := fs.String("train-domains", "", "training `domains` (samples): names, ranges (1-8, sample1-sample8) or globs, comma-separated (default: all but the test domains)")
+	testDoms := fs.String("test-domains", "", "test `domains`, as --train-domains (default: all but the training domains; neither: leave-one-domain-out)")
+	splitsFlag := fs.String("splits", "auto", "`protocol`: auto (the domain lists, or leave-one-domain-out without them), lodo, or random (--repeats draws of --train-count training domains)")
+	trainCount := fs.Int("train-count", 0, "--splits random: training domains per draw (`K`)")
+	repeats := fs.Int("repeats", 10, "--splits random: number of random draws (`R`)")
+	cellsPer := fs.Int("cells-per-domain", 0, "keep at most `N` cells of every training and test domain of each split (seeded; 0: all)")
+	mixCells := fs.Int("mixing-cells", eval.DefaultMixingCells, fmt.Sprintf("test cells of each split for the mixing measures (`N`, at most %d; 0: none)", mixing.MaxCells))
+	perplexity := fs.Float64("perplexity", mixing.DefaultPerplexity, "perplexity of the iLISI/cLISI neighbourhoods (`P`; 3P - 1 neighbours)")
+	maxMem := fs.String("max-memory", "", "memory `budget` (e.g. 8G, 500M; 0: none); default 3/4 of physical memory")
+	targetSigma := fs.String("target-sigma", "median", "bandwidth `values` of the output kernel on real targets (--target) for dica and coir: numbers or median (the median distance between the targets)")
 	sigma := fs.String("sigma", "0", "RBF bandwidth `values` to try, comma-separated (0: median heuristic)")
 	lambda := fs.String("lambda", "0", "ridge `values` lambda on the complexity term to try")
 	epsilon := fs.String("epsilon", strconv.FormatFloat(dica.DefaultEpsilon, 'g', -1, 64), "`values` of epsilon to try (DICA, COIR)")
@@ -95,7 +137,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	finalFit := fs.Int("final-fit-cells", 0, "cells of the final fit (`N`; default all, --max-fit-cells with --solver exact)")
 	maxTrain := fs.Int("max-train-cells", eval.DefaultMaxTrainCells, "training cells of the final SVM (`N`)")
 	maxReg := fs.Int("max-regression-cells", eval.DefaultMaxRegressionCells, "largest training set of the exact kernel ridge regression (`N`); above it auto uses Nystrom")
-	learner := fs.String("learner", "plain", "`learner`: plain (linear SVM or kernel ridge on the components), or distributional (the paper's k1(P_i, P_j) k2(x, x'): also sees each sample's mean embedding)")
+	learner := fs.String("learner", "plain", "`learner`: plain (linear SVM or kernel ridge on the pooled components: the paper's pooling setting; also: pooling), or distributional (the paper's k1(P_i, P_j) k2(x, x'): also sees each sample's mean embedding)")
 	distSigma := fs.String("dist-sigma", "0", "bandwidth `values` of the distributional learner's kernel k1 on the samples' mean embeddings (0: median distance)")
 	distEmbed := fs.Int("dist-embed-rank", eval.DefaultEmbedRank, "Nystrom landmarks of the mean-embedding kernel (`m`)")
 	distPoint := fs.Int("dist-point-rank", eval.DefaultDistPointRank, "Nystrom landmarks of the point kernel of the distributional regression (`m`)")
@@ -116,15 +158,31 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Methods: splitList(*methods), Rank: *rank, InnerFolds: *innerFolds,
 		MaxFitCells: *maxFit, FinalFitCells: *finalFit, MaxTrainCells: *maxTrain,
 		MaxRegressionCells: *maxReg, Seed: *seed, BatchCenter: *batch,
+		CellsPerDomain: *cellsPer, MixingCells: *mixCells, Perplexity: *perplexity,
+	}
+	if *mixCells == 0 {
+		o.MixingCells = -1
+	}
+	if *mixCells < 0 || *mixCells > mixing.MaxCells {
+		return usageErr("--mixing-cells %d: want 0 (none) to %d", *mixCells, mixing.MaxCells)
+	}
+	if !(*perplexity >= 1) || math.IsInf(*perplexity, 0) {
+		return usageErr("--perplexity %v: want a number >= 1", *perplexity)
+	}
+	if *cellsPer < 0 {
+		return usageErr("--cells-per-domain %d: want a positive number (or 0 for all cells)", *cellsPer)
+	}
+	if o.MaxMemory, err = memoryBudget(*maxMem); err != nil {
+		return err
 	}
 	if o.Solver, err = dica.ParseSolver(*solver); err != nil {
 		return usageErr("--solver: %v", err)
 	}
 	if o.Learner, err = eval.ParseLearner(*learner); err != nil {
-		return usageErr("--learner: %v", err)
+		return usageErr("--learner: %v", strings.TrimPrefix(err.Error(), "eval: "))
 	}
 	if o.RegressionSolver, err = eval.ParseRegressionSolver(*regSolver); err != nil {
-		return usageErr("--regression-solver: %v", err)
+		return usageErr("--regression-solver: %v", strings.TrimPrefix(err.Error(), "eval: "))
 	}
 	if o.Grid.DistSigma, err = floatList("dist-sigma", *distSigma); err != nil {
 		return err
@@ -142,8 +200,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *distRFF < 0 {
 		return usageErr("--dist-rff %d: need 0 or more", *distRFF)
 	}
-	if *rank < 1 {
-		return usageErr("--rank %d: need at least 1", *rank)
+	if *rank < 1 || *rank > dica.MaxRank {
+		return usageErr("--rank %d: want 1 to %d", *rank, dica.MaxRank)
 	}
 	if *innerFolds < 2 {
 		return usageErr("--inner-folds %d: need at least 2", *innerFolds)
@@ -184,6 +242,21 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		o.Grid.Components = append(o.Grid.Components, k)
 	}
+	for _, f := range splitList(*targetSigma) {
+		if strings.EqualFold(f, "median") {
+			o.Grid.TargetSigma = append(o.Grid.TargetSigma, 0)
+			continue
+		}
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return usageErr("--target-sigma: %q is neither median nor a number > 0", f)
+		}
+		o.Grid.TargetSigma = append(o.Grid.TargetSigma, v)
+	}
+	proto := evalProtocol{Name: *splitsFlag, TrainCount: *trainCount, Repeats: *repeats, Seed: *seed}
+	if err := proto.check(*trainDoms, *testDoms); err != nil {
+		return err
+	}
 
 	src, err := df.source(pos)
 	if err != nil {
@@ -199,7 +272,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if ds.Label == nil && ds.Target == nil {
 		return usageErr("no labels or targets to predict: give --labels FILES, --label COLUMN or --target COLUMNS")
 	}
-	splits, err := evalSplits(ds, splitList(*trainDoms), splitList(*testDoms))
+	if ds.Target == nil && *targetSigma != "median" {
+		return usageErr("--target-sigma applies to real targets (--target); class labels use the delta kernel")
+	}
+	splits, err := proto.splits(ds, *trainDoms, *testDoms, df.labelsIgnore, stderr)
 	if err != nil {
 		return err
 	}
@@ -213,79 +289,254 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	res, err := eval.Evaluate(ctx, ds, splits, o)
 	stop()
+	var me *eval.MemoryError
+	if errors.As(err, &me) {
+		return usageErr("the evaluation needs about %s (%s), more than the %s allowed; lower --rank, --max-fit-cells or --max-train-cells (or use --solver nystrom), or raise --max-memory",
+			eval.FormatBytes(me.Need), me.Step, eval.FormatBytes(me.Limit))
+	}
 	if err != nil {
 		return err
 	}
+	warnUnseen(stderr, res)
 	if *asJSON {
-		b, err := json.Marshal(evalJSON{Result: res, Domains: ds.DomainNames, Seconds: time.Since(start).Seconds()})
+		b, err := json.Marshal(evalJSON{Result: res, Domains: ds.DomainNames, Seconds: time.Since(start).Seconds(), Protocol: proto.describe()})
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	return writeEvalText(stdout, ds, res)
+	return writeEvalText(stdout, ds, res, proto)
 }
 
-// evalJSON is the JSON output of dica eval.
-type evalJSON struct {
-	*eval.Result
-	Domains []string `json:"domains"`
-	Seconds float64  `json:"seconds"`
+// memoryBudget parses --max-memory: a size with an optional unit (K, M, G,
+// T: powers of 1000; KiB, MiB, GiB, TiB: powers of 1024), 0 for none, or
+// empty for 3/4 of the physical memory.
+func memoryBudget(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return physicalMemory() / 4 * 3, nil
+	}
+	num := strings.TrimRightFunc(s, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' })
+	unit := strings.ToUpper(strings.TrimSpace(s[len(num):]))
+	mult := map[string]float64{"": 1, "B": 1, "K": 1e3, "KB": 1e3, "M": 1e6, "MB": 1e6, "G": 1e9, "GB": 1e9, "T": 1e12, "TB": 1e12,
+		"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}[unit]
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || mult == 0 || v < 0 || v*mult > 1e18 {
+		return 0, usageErr("--max-memory %q: want a size such as 8G, 500M or 16GiB (0: no budget)", s)
+	}
+	return int64(v * mult), nil
 }
 
-// evalSplits turns domain names into splits: the given split, or
-// leave-one-domain-out when neither list is given.
-func evalSplits(ds *dataset.Dataset, train, test []string) ([]eval.Split, error) {
-	all := make([]int, 0, len(ds.DomainNames))
-	for g, n := range ds.DomainSizes() {
+// physicalMemory returns the machine's memory in bytes (MemTotal of
+// /proc/meminfo), or 0 (no budget) when it is not known.
+func physicalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// maxRepeats bounds --repeats.
+const maxRepeats = 10000
+
+// evalProtocol is how the domains are split.
+type evalProtocol struct {
+	Name       string `json:"name"`
+	TrainCount int    `json:"train_count,omitempty"`
+	Repeats    int    `json:"repeats,omitempty"`
+	Seed       uint64 `json:"seed"`
+	// Kind is what the splits turned out to be: "lists",
+	// "leave-one-domain-out" or "random".
+	Kind string `json:"kind"`
+}
+
+func (p *evalProtocol) check(train, test string) error {
+	switch p.Name {
+	case "auto", "lodo":
+		if p.TrainCount != 0 {
+			return usageErr("--train-count applies to --splits random")
+		}
+		if p.Name == "lodo" && (train != "" || test != "") {
+			return usageErr("--splits lodo tests every domain in turn: do not give --train-domains or --test-domains")
+		}
+	case "random":
+		if train != "" || test != "" {
+			return usageErr("--splits random draws the training domains itself: do not give --train-domains or --test-domains")
+		}
+		if p.TrainCount < 1 {
+			return usageErr("--splits random needs --train-count K, the number of training domains per draw")
+		}
+		if p.Repeats < 1 || p.Repeats > maxRepeats {
+			return usageErr("--repeats %d: want 1 to %d", p.Repeats, maxRepeats)
+		}
+	default:
+		return usageErr("--splits %q: want auto, lodo or random", p.Name)
+	}
+	return nil
+}
+
+// describe returns the protocol for the JSON output.
+func (p evalProtocol) describe() evalProtocol {
+	if p.Kind != "random" {
+		p.TrainCount, p.Repeats = 0, 0
+	}
+	return p
+}
+
+// splits turns the flags into splits of the data's domains. Domains left
+// without cells (by --labels-ignore) are an error when named, and left out
+// with a warning otherwise.
+func (p *evalProtocol) splits(ds *dataset.Dataset, trainSpec, testSpec, ignore string, stderr io.Writer) ([]eval.Split, error) {
+	sizes := ds.DomainSizes()
+	var empty []string
+	for g, n := range sizes {
+		if n == 0 {
+			empty = append(empty, ds.DomainNames[g])
+		}
+	}
+	why := "it has no cells"
+	if ignore != "" {
+		why = fmt.Sprintf("--labels-ignore %s removed all its cells", ignore)
+	}
+	if p.Name == "random" {
+		p.Kind = "random"
+		warnEmpty(stderr, empty, why)
+		s, err := eval.RandomSplits(ds, p.TrainCount, p.Repeats, p.Seed)
+		if err != nil {
+			return nil, usageErr("--train-count %d: %d domains have cells; want 1 to %d", p.TrainCount, len(sizes)-len(empty), len(sizes)-len(empty)-1)
+		}
+		return s, nil
+	}
+	named := func(flag, spec string) ([]int, error) {
+		names, err := selectDomains(spec, ds.DomainNames)
+		if err != nil {
+			if ignore != "" {
+				return nil, usageErr("--%s: %v; a domain whose cells --labels-ignore %s removed is not among them", flag, err, ignore)
+			}
+			return nil, usageErr("--%s: %v", flag, err)
+		}
+		idx, err := eval.DomainIndices(ds, names)
+		if err != nil {
+			return nil, err
+		}
+		for i, g := range idx {
+			if sizes[g] == 0 {
+				return nil, usageErr("--%s: domain %s is empty: %s", flag, names[i], why)
+			}
+		}
+		return idx, nil
+	}
+	tr, err := named("train-domains", trainSpec)
+	if err != nil {
+		return nil, err
+	}
+	te, err := named("test-domains", testSpec)
+	if err != nil {
+		return nil, err
+	}
+	var all []int
+	for g, n := range sizes {
 		if n > 0 {
 			all = append(all, g)
 		}
 	}
-	tr, err := eval.DomainIndices(ds, train)
-	if err != nil {
-		return nil, usageErr("--train-domains: %v", err)
-	}
-	te, err := eval.DomainIndices(ds, test)
-	if err != nil {
-		return nil, usageErr("--test-domains: %v", err)
-	}
 	rest := func(used []int) []int {
-		in := map[int]bool{}
-		for _, g := range used {
-			in[g] = true
-		}
 		var out []int
 		for _, g := range all {
-			if !in[g] {
+			if !slices.Contains(used, g) {
 				out = append(out, g)
 			}
 		}
 		return out
 	}
-	switch {
-	case len(tr) == 0 && len(te) == 0:
+	if len(tr) == 0 && len(te) == 0 {
+		p.Kind = "leave-one-domain-out"
+		warnEmpty(stderr, empty, why)
 		if len(all) < 2 {
-			return nil, usageErr("leave-one-domain-out needs at least 2 domains, the data has %d", len(all))
+			return nil, usageErr("leave-one-domain-out needs at least 2 domains with cells, the data has %d", len(all))
 		}
 		splits := make([]eval.Split, len(all))
 		for i, g := range all {
 			splits[i] = eval.Split{Train: rest([]int{g}), Test: []int{g}}
 		}
 		return splits, nil
+	}
+	p.Kind = "lists"
+	switch {
 	case len(tr) == 0:
 		tr = rest(te)
 	case len(te) == 0:
 		te = rest(tr)
 	}
 	if len(tr) == 0 || len(te) == 0 {
-		return nil, usageErr("no domains left to train or test on (domains: %s)", strings.Join(ds.DomainNames, ","))
+		return nil, usageErr("no domains left to train or test on (domains: %s)", listDomains(ds.DomainNames))
 	}
 	return []eval.Split{{Train: tr, Test: te}}, nil
 }
 
-func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result) error {
+// warnEmpty warns about domains left out because they have no cells.
+func warnEmpty(w io.Writer, empty []string, why string) {
+	if len(empty) > 0 {
+		fmt.Fprintf(w, "warning: left out %d empty domain(s): %s (%s)\n", len(empty), listDomains(empty), strings.Replace(why, "its", "their", 1))
+	}
+}
+
+// warnUnseen warns, once per set of classes, about test classes that the
+// training cells of a split do not have: no learner can predict them.
+func warnUnseen(w io.Writer, res *eval.Result) {
+	if len(res.Methods) == 0 {
+		return
+	}
+	var order []string
+	splits := map[string][]string{}
+	for i, s := range res.Methods[0].Splits {
+		if len(s.UnseenClasses) == 0 {
+			continue
+		}
+		k := strings.Join(s.UnseenClasses, ", ")
+		if _, ok := splits[k]; !ok {
+			order = append(order, k)
+		}
+		splits[k] = append(splits[k], strconv.Itoa(i+1))
+	}
+	for _, k := range order {
+		where := "the test domains have"
+		if len(res.Methods[0].Splits) > 1 {
+			where = fmt.Sprintf("in split(s) %s the test domains have", listDomains(splits[k]))
+		}
+		fmt.Fprintf(w, "warning: %s cells of class(es) %s, which no training cell has: they are always misclassified\n", where, k)
+	}
+}
+
+// evalJSON is the JSON output of dica eval.
+type evalJSON struct {
+	*eval.Result
+	Domains  []string     `json:"domains"`
+	Seconds  float64      `json:"seconds"`
+	Protocol evalProtocol `json:"protocol"`
+}
+
+// fmtSpread writes a mean, with its sd when there are several values.
+func fmtSpread(s eval.Spread) string {
+	if s.N <= 1 {
+		return fmt.Sprintf("%.4f", s.Mean)
+	}
+	return fmt.Sprintf("%.4f ± %.4f", s.Mean, s.SD)
+}
+
+func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result, proto evalProtocol) error {
 	regression := res.Task == "regression"
 	rank := ""
 	if res.Rank > 0 {
@@ -295,13 +546,26 @@ func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result) error {
 	if res.BatchCenter {
 		batch = "; each domain centered with its own mean"
 	}
-	fmt.Fprintf(w, "%s: %s per test domain; %d cells, %d domains; solver %s%s%s\n",
-		res.Task, res.Metric, res.Cells, len(ds.DomainNames), res.Solver, rank, batch)
-	if len(res.Methods) > 0 && len(res.Methods[0].Splits) == 1 {
-		s := res.Methods[0].Splits[0]
-		fmt.Fprintf(w, "train: %s\ntest:  %s\n", strings.Join(s.Train, ","), strings.Join(s.Test, ","))
-	} else {
+	fmt.Fprintf(w, "%s: %s per test domain; %d cells used of %d read, %d domains; solver %s%s%s\n",
+		res.Task, res.Metric, res.Cells, res.CellsRead, len(ds.DomainNames), res.Solver, rank, batch)
+	setting := "pooling (one learner on the pooled training cells)"
+	if res.Setting == "distributional" {
+		setting = "distributional (the learner also sees each domain's mean embedding)"
+	}
+	fmt.Fprintf(w, "setting: %s\n", setting)
+	if res.CellsPerDomain > 0 {
+		fmt.Fprintf(w, "at most %d cells per domain in each split (seed %d)\n", res.CellsPerDomain, proto.Seed)
+	}
+	switch proto.Kind {
+	case "random":
+		fmt.Fprintf(w, "random splits: %d draws of %d training domains, the others tested (seed %d)\n", len(res.Methods[0].Splits), proto.TrainCount, proto.Seed)
+	case "leave-one-domain-out":
 		fmt.Fprintln(w, "leave-one-domain-out: each domain tested once, trained on all the others")
+	default:
+		if len(res.Methods) > 0 && len(res.Methods[0].Splits) == 1 {
+			s := res.Methods[0].Splits[0]
+			fmt.Fprintf(w, "train: %s\ntest:  %s\n", strings.Join(s.Train, ","), strings.Join(s.Test, ","))
+		}
 	}
 	for _, m := range res.Methods {
 		if len(m.Splits) > 0 && m.Splits[0].Learner != "" {
@@ -310,8 +574,7 @@ func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result) error {
 			fmt.Fprintf(w, "\n%s\n", m.Method)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  domain\tcells\t%s\tchosen (inner CV score)\tfit s\n", res.Metric)
-		for _, s := range m.Splits {
+		chosenOf := func(s eval.SplitResult) string {
 			chosen := eval.ParamString(m.Method, s.Params, regression)
 			if m.Method != eval.Input && s.Components < s.Params.Components {
 				chosen += fmt.Sprintf(" (%d used)", s.Components)
@@ -319,28 +582,115 @@ func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result) error {
 			if s.InnerFolds > 0 {
 				chosen += fmt.Sprintf(" (%.4f, %d folds)", s.InnerScore, s.InnerFolds)
 			}
-			for i, d := range s.Scores {
-				c, secs := chosen, fmt.Sprintf("%.1f", s.FitSeconds)
-				if i > 0 {
-					c, secs = `"`, ""
-				}
-				fmt.Fprintf(tw, "  %s\t%d\t%.4f\t%s\t%s\n", d.Domain, d.Cells, d.Score, c, secs)
-			}
+			return chosen
 		}
-		fmt.Fprintf(tw, "  mean ± sd\t\t%.4f ± %.4f\t\t\n", m.Mean, m.SD)
+		if proto.Kind == "random" {
+			fmt.Fprintf(tw, "  split\ttest domains\tpooled\tdomain mean\tiLISI\tchosen (inner CV score)\tfit s\n")
+			for i, s := range m.Splits {
+				il := "-"
+				if s.Mixing != nil {
+					il = fmt.Sprintf("%.3f", s.Mixing.ILISI)
+				}
+				fmt.Fprintf(tw, "  %d\t%s\t%.4f\t%.4f\t%s\t%s\t%.1f\n", i+1, listDomains(s.Test), s.Pooled, s.DomainMean, il, chosenOf(s), s.FitSeconds)
+			}
+			fmt.Fprintf(tw, "  mean ± sd\t\t%s\t%s\t\t\t\n", fmtSpread(m.Pooled), fmtSpread(m.DomainMean))
+		} else {
+			fmt.Fprintf(tw, "  domain\tcells\t%s\tchosen (inner CV score)\tfit s\n", res.Metric)
+			for _, s := range m.Splits {
+				chosen := chosenOf(s)
+				for i, d := range s.Scores {
+					c, secs := chosen, fmt.Sprintf("%.1f", s.FitSeconds)
+					if i > 0 {
+						c, secs = `"`, ""
+					}
+					fmt.Fprintf(tw, "  %s\t%d\t%.4f\t%s\t%s\n", d.Domain, d.Cells, d.Score, c, secs)
+				}
+			}
+			fmt.Fprintf(tw, "  mean ± sd\t\t%.4f ± %.4f\t\t\n", m.Mean, m.SD)
+			fmt.Fprintf(tw, "  pooled\t\t%s\t\t\n", fmtSpread(m.Pooled))
+		}
 		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if err := writeConfusion(w, res.Classes, m.Confusion, len(m.Splits)); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "method\t%s mean ± sd\tmin\tmax\tseconds\n", res.Metric)
+	mixHead := ""
+	hasMix := false
+	for _, m := range res.Methods {
+		hasMix = hasMix || m.Mixing != nil
+	}
+	if hasMix {
+		mixHead = "\tiLISI\tcLISI\tsilhouette\tdist. variance"
+	}
+	fmt.Fprintf(tw, "method\t%s per domain\tmin\tmax\tpooled\tdomain mean%s\tseconds\n", res.Metric, mixHead)
 	for _, m := range res.Methods {
 		lo, hi := m.Scores[0].Score, m.Scores[0].Score
 		for _, d := range m.Scores {
 			lo, hi = min(lo, d.Score), max(hi, d.Score)
 		}
-		fmt.Fprintf(tw, "%s\t%.4f ± %.4f\t%.4f\t%.4f\t%.1f\n", m.Method, m.Mean, m.SD, lo, hi, m.Seconds)
+		mix := ""
+		if hasMix {
+			mix = "\t-\t-\t-\t-"
+			if mx := m.Mixing; mx != nil {
+				cl := "-"
+				if mx.CLISI != nil {
+					cl = fmtSpread3(*mx.CLISI)
+				}
+				mix = fmt.Sprintf("\t%s\t%s\t%s\t%s", fmtSpread3(mx.ILISI), cl, fmtSpread3(mx.Silhouette), fmtSpreadG(mx.DistributionalVariance))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.4f ± %.4f\t%.4f\t%.4f\t%s\t%s%s\t%.1f\n", m.Method, m.Mean, m.SD, lo, hi, fmtSpread(m.Pooled), fmtSpread(m.DomainMean), mix, m.Seconds)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if hasMix {
+		fmt.Fprintf(w, "(mixing of the test domains on at most %d cells per split, perplexity %g: iLISI higher and silhouette and distributional variance lower are better mixed; cLISI 1 is pure populations)\n", res.MixingCells, res.Perplexity)
+	}
+	return nil
+}
+
+func fmtSpread3(s eval.Spread) string {
+	if s.N <= 1 {
+		return fmt.Sprintf("%.3f", s.Mean)
+	}
+	return fmt.Sprintf("%.3f ± %.3f", s.Mean, s.SD)
+}
+
+func fmtSpreadG(s eval.Spread) string {
+	if s.N <= 1 {
+		return fmt.Sprintf("%.3g", s.Mean)
+	}
+	return fmt.Sprintf("%.3g ± %.2g", s.Mean, s.SD)
+}
+
+// writeConfusion prints a confusion matrix: true classes in rows,
+// predicted in columns.
+func writeConfusion(w io.Writer, classes []string, conf [][]int, splits int) error {
+	if conf == nil {
+		return nil
+	}
+	what := "test cells"
+	if splits > 1 {
+		what = fmt.Sprintf("test cells of all %d splits", splits)
+	}
+	fmt.Fprintf(w, "  confusion (%s; rows: true class, columns: predicted):\n", what)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "    \t")
+	for _, c := range classes {
+		fmt.Fprintf(tw, "%s\t", c)
+	}
+	fmt.Fprintln(tw)
+	for i, row := range conf {
+		fmt.Fprintf(tw, "    %s\t", classes[i])
+		for _, v := range row {
+			fmt.Fprintf(tw, "%d\t", v)
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

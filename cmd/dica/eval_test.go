@@ -9,8 +9,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dicalab/dica/eval"
 )
 
 // writeEvalCSV writes a small labelled CSV with a domain column: 4 domains
@@ -178,5 +182,276 @@ func TestEvalDistributional(t *testing.T) {
 		if sc := sp.Scores[0].Score; !(sc > 0.5 && sc <= 1) {
 			t.Errorf("%s: accuracy %g", m.Method, sc)
 		}
+	}
+}
+
+// writeEvalClasses writes 4 domains of 40 cells: classes T and B alternate,
+// except that domain p3 has 4 cells of class X and domain p4 holds only
+// ungated cells, U.
+func writeEvalClasses(t *testing.T) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	b.WriteString("x1,x2,x3,patient,population\n")
+	for g := range 4 {
+		for i := range 40 {
+			c := i % 2
+			lab := []string{"T", "B"}[c]
+			if g == 3 {
+				lab = "U"
+			}
+			if g == 2 && i%10 == 0 {
+				lab = "X"
+			}
+			fmt.Fprintf(&b, "%.6f,%.6f,%.6f,p%d,%s\n",
+				float64(4*c-2)+0.3*rng.NormFloat64(), rng.NormFloat64()+float64(g), rng.NormFloat64(), g+1, lab)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "classes.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// evalRun runs dica eval and returns the exit code, stdout and stderr.
+func evalRun(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"eval"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestEvalMixingJSON checks that the JSON carries the new keys beside the
+// old ones for every method: pooled and per-domain-mean spreads, the
+// confusion matrix, the mixing measures of the 2 test domains, the cells
+// used and read.
+func TestEvalMixingJSON(t *testing.T) {
+	path := writeEvalCSV(t)
+	code, out, errs := evalRun("--data", path, "--domain", "patient", "--label", "population",
+		"--methods", "input,kpca,udica,coir,dica", "--rank", "20", "--components", "1", "--train-domains", "p1-p2", "--test-domains", "p[34]", "--json", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got struct {
+		Cells     int      `json:"cells"`
+		CellsRead int      `json:"cells_read"`
+		Setting   string   `json:"setting"`
+		Classes   []string `json:"classes"`
+		Protocol  struct {
+			Kind string `json:"kind"`
+		} `json:"protocol"`
+		Methods []struct {
+			Method     string          `json:"method"`
+			Pooled     eval.Spread     `json:"pooled"`
+			DomainMean eval.Spread     `json:"domain_mean"`
+			Confusion  [][]int         `json:"confusion"`
+			Mixing     json.RawMessage `json:"mixing"`
+			Splits     []struct {
+				Pooled float64        `json:"pooled"`
+				Mixing map[string]any `json:"mixing"`
+				Scores []struct {
+					Cells int     `json:"cells"`
+					Score float64 `json:"score"`
+				} `json:"scores"`
+			} `json:"splits"`
+		} `json:"methods"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Cells != 160 || got.CellsRead != 160 || got.Setting != "pooling" || got.Protocol.Kind != "lists" || !reflect.DeepEqual(got.Classes, []string{"T", "B"}) {
+		t.Errorf("header: cells %d read %d setting %q protocol %q classes %v", got.Cells, got.CellsRead, got.Setting, got.Protocol.Kind, got.Classes)
+	}
+	if len(got.Methods) != 5 {
+		t.Fatalf("%d methods", len(got.Methods))
+	}
+	for _, m := range got.Methods {
+		s := m.Splits[0]
+		var correct float64
+		for _, d := range s.Scores {
+			correct += d.Score * float64(d.Cells)
+		}
+		if math.Abs(s.Pooled-correct/80) > 1e-12 || m.Pooled.Mean != s.Pooled || m.Pooled.N != 1 {
+			t.Errorf("%s: pooled %v (spread %+v), want %v", m.Method, s.Pooled, m.Pooled, correct/80)
+		}
+		total := 0
+		for _, row := range m.Confusion {
+			for _, v := range row {
+				total += v
+			}
+		}
+		if len(m.Confusion) != 2 || total != 80 {
+			t.Errorf("%s: confusion %v", m.Method, m.Confusion)
+		}
+		for _, k := range []string{"ilisi", "clisi", "silhouette", "distributional_variance", "domain_silhouette", "cells"} {
+			if _, ok := s.Mixing[k]; !ok {
+				t.Errorf("%s: split mixing has no %q: %v", m.Method, k, s.Mixing)
+			}
+		}
+		if il := s.Mixing["ilisi"].(float64); il < 1 || il > 2 {
+			t.Errorf("%s: iLISI %v of 2 test domains", m.Method, il)
+		}
+		if !strings.Contains(string(m.Mixing), `"ilisi":{"mean":`) {
+			t.Errorf("%s: mixing summary %s", m.Method, m.Mixing)
+		}
+	}
+}
+
+// TestEvalRandomSplits runs the random protocol twice with one seed and
+// once with another: the same seed gives the same splits.
+func TestEvalRandomSplits(t *testing.T) {
+	path := writeEvalCSV(t)
+	args := []string{"--data", path, "--domain", "patient", "--label", "population", "--methods", "input", "--rank", "20",
+		"--splits", "random", "--train-count", "2", "--repeats", "5", "--cells-per-domain", "30", "--json", "--quiet"}
+	splitsOf := func(seed string) ([][2][]string, map[string]any) {
+		code, out, errs := evalRun(append(args, "--seed", seed)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var got struct {
+			Cells          int            `json:"cells"`
+			CellsPerDomain int            `json:"cells_per_domain"`
+			Protocol       map[string]any `json:"protocol"`
+			Methods        []struct {
+				Splits []struct {
+					Train, Test []string
+					TrainCells  int `json:"train_cells"`
+					TestCells   int `json:"test_cells"`
+				} `json:"splits"`
+			} `json:"methods"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.CellsPerDomain != 30 || got.Cells > 160 || got.Cells < 120 {
+			t.Errorf("cells per domain %d, %d cells used", got.CellsPerDomain, got.Cells)
+		}
+		var out2 [][2][]string
+		for _, s := range got.Methods[0].Splits {
+			if len(s.Train) != 2 || len(s.Test) != 2 || s.TrainCells != 60 || s.TestCells != 60 {
+				t.Errorf("split %v / %v with %d and %d cells", s.Train, s.Test, s.TrainCells, s.TestCells)
+			}
+			out2 = append(out2, [2][]string{s.Train, s.Test})
+		}
+		return out2, got.Protocol
+	}
+	a, pa := splitsOf("3")
+	b, _ := splitsOf("3")
+	c, _ := splitsOf("4")
+	if len(a) != 5 || !reflect.DeepEqual(a, b) {
+		t.Errorf("seed 3 twice: %v and %v", a, b)
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Errorf("seeds 3 and 4 give the same splits %v", a)
+	}
+	if pa["kind"] != "random" || pa["train_count"] != 2.0 || pa["repeats"] != 5.0 || pa["seed"] != 3.0 {
+		t.Errorf("protocol %v", pa)
+	}
+	code, out, errs := evalRun(append(args[:len(args)-2], "--quiet")...)
+	if code != 0 || !strings.Contains(out, "random splits: 5 draws of 2 training domains, the others tested (seed 1)") ||
+		!strings.Contains(out, "at most 30 cells per domain") || !strings.Contains(out, "iLISI") {
+		t.Errorf("text: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestEvalClassesWarnings: test classes absent from training are warned
+// about, the confusion matrix shows them, and the header counts the cells
+// of the chosen domains only.
+func TestEvalClassesWarnings(t *testing.T) {
+	path := writeEvalClasses(t)
+	code, out, errs := evalRun("--data", path, "--domain", "patient", "--label", "population", "--methods", "input", "--rank", "20",
+		"--train-domains", "1-2", "--test-domains", "p3", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "warning: the test domains have cells of class(es) X, which no training cell has") {
+		t.Errorf("no warning about class X: %q", errs)
+	}
+	for _, want := range []string{"120 cells used of 160 read, 4 domains", "confusion (test cells; rows: true class, columns: predicted)", "train: p1,p2\ntest:  p3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The 4 X cells of p3 are in the row of X, all off the diagonal.
+	lines := strings.Split(out, "\n")
+	found := false
+	for i, l := range lines {
+		if strings.Join(strings.Fields(l), " ") == "T B X U" {
+			for _, r := range lines[i+1 : i+5] {
+				if f := strings.Fields(r); len(f) == 5 && f[0] == "X" {
+					found = f[3] == "0" && f[1] != "0"
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no confusion row for X with its cells misclassified:\n%s", out)
+	}
+	// Ignoring U empties p4: naming it is an error that says why.
+	code, _, errs = evalRun("--data", path, "--domain", "patient", "--label", "population", "--labels-ignore", "U", "--methods", "input",
+		"--test-domains", "p4", "--quiet")
+	if code != 2 || !strings.Contains(errs, `unknown domain "p4" (domains: p1, p2, p3); a domain whose cells --labels-ignore U removed is not among them`) {
+		t.Errorf("emptied domain named: exit %d, %q", code, errs)
+	}
+}
+
+// TestEvalProtocolErrors checks the refusals of the new flags, each a
+// usage error (exit 2) naming the flag.
+func TestEvalProtocolErrors(t *testing.T) {
+	path := writeEvalCSV(t)
+	base := []string{"--data", path, "--domain", "patient", "--label", "population", "--quiet", "--rank", "20"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--splits", "random"}, "--splits random needs --train-count K"},
+		{[]string{"--splits", "random", "--train-count", "4"}, "--train-count 4: 4 domains have cells; want 1 to 3"},
+		{[]string{"--splits", "random", "--train-count", "2", "--repeats", "0"}, "--repeats 0: want 1 to 10000"},
+		{[]string{"--splits", "random", "--train-count", "2", "--repeats", "100000000"}, "--repeats 100000000"},
+		{[]string{"--splits", "random", "--train-count", "2", "--test-domains", "p1"}, "--splits random draws the training domains itself"},
+		{[]string{"--splits", "lodo", "--test-domains", "p1"}, "--splits lodo tests every domain"},
+		{[]string{"--splits", "half"}, `--splits "half": want auto, lodo or random`},
+		{[]string{"--train-count", "2"}, "--train-count applies to --splits random"},
+		{[]string{"--cells-per-domain", "-3"}, "--cells-per-domain -3"},
+		{[]string{"--mixing-cells", "60000"}, "--mixing-cells 60000: want 0 (none) to 50000"},
+		{[]string{"--perplexity", "0"}, "--perplexity 0"},
+		{[]string{"--target-sigma", "2"}, "--target-sigma applies to real targets"},
+		{[]string{"--target-sigma", "wide"}, `--target-sigma: "wide" is neither median nor a number > 0`},
+		{[]string{"--max-memory", "lots"}, `--max-memory "lots"`},
+		{[]string{"--rank", "1000000"}, "--rank 1000000: want 1 to"},
+		{[]string{"--test-domains", "p[5-9]"}, `--test-domains: "p[5-9]" matches no domain (domains: p1, p2, p3, p4)`},
+		{[]string{"--test-domains", "7"}, `--test-domains: "7" is neither a domain nor a position from 1 to 4`},
+		{[]string{"--learner", "gp"}, "--learner: unknown learner"},
+	} {
+		code, _, errs := evalRun(append(append([]string(nil), base...), c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) || strings.Contains(errs, "eval.") || strings.Contains(errs, "Options") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+// TestEvalMemoryRefusal: a grid whose fits cannot fit in the budget is
+// refused at once, with the estimate and what to do, and no stack trace.
+func TestEvalMemoryRefusal(t *testing.T) {
+	path := writeEvalCSV(t)
+	start := time.Now()
+	code, _, errs := evalRun("--data", path, "--domain", "patient", "--label", "population", "--quiet", "--rank", "100000", "--max-memory", "16G")
+	if code != 2 || !strings.Contains(errs, "the evaluation needs about") || !strings.Contains(errs, "more than the 16.0 GB allowed; lower --rank") ||
+		strings.Contains(errs, "goroutine") || strings.Contains(errs, "Options") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusal took %v", d)
+	}
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{{"8G", 8e9}, {"500M", 5e8}, {"16GiB", 16 << 30}, {"0", 0}, {"1.5T", 1.5e12}, {"123", 123}} {
+		if got, err := memoryBudget(c.in); err != nil || got != c.want {
+			t.Errorf("memoryBudget(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+	if got, _ := memoryBudget(""); got != physicalMemory()/4*3 {
+		t.Errorf("default budget %d", got)
 	}
 }
