@@ -38,26 +38,35 @@ func seal(magic string, version uint32, payload []byte) []byte {
 	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, crcTable))
 }
 
+// checkHeader checks the magic number and the version of the header at the
+// start of data and returns the payload length it declares and the version.
+func checkHeader(data []byte, magic, what string, version uint32) (n uint64, v uint32, err error) {
+	if len(data) < 8 || string(data[:8]) != magic {
+		if len(data) >= 8 && string(data[:4]) == "DICA" {
+			return 0, 0, fmt.Errorf("dica: not a %s file (it is a %q file)", what, data[:8])
+		}
+		return 0, 0, fmt.Errorf("dica: not a %s file (bad magic number)", what)
+	}
+	if len(data) < headerLen {
+		return 0, 0, fmt.Errorf("dica: %s %w: %d bytes, header needs %d", what, errTruncated, len(data), headerLen)
+	}
+	v = binary.LittleEndian.Uint32(data[8:])
+	if v > version {
+		return 0, 0, fmt.Errorf("dica: %s format version %d is newer than this program's %d: upgrade dica", what, v, version)
+	}
+	if v < 1 {
+		return 0, 0, fmt.Errorf("dica: %s format version %d is invalid", what, v)
+	}
+	return binary.LittleEndian.Uint64(data[12:]), v, nil
+}
+
 // unseal checks magic, version (at most version) and checksum and returns
 // the payload and the file's version.
 func unseal(data []byte, magic, what string, version uint32) ([]byte, uint32, error) {
-	if len(data) < 8 || string(data[:8]) != magic {
-		if len(data) >= 8 && string(data[:4]) == "DICA" {
-			return nil, 0, fmt.Errorf("dica: not a %s file (it is a %q file)", what, data[:8])
-		}
-		return nil, 0, fmt.Errorf("dica: not a %s file (bad magic number)", what)
+	n, v, err := checkHeader(data, magic, what, version)
+	if err != nil {
+		return nil, 0, err
 	}
-	if len(data) < headerLen {
-		return nil, 0, fmt.Errorf("dica: %s %w: %d bytes, header needs %d", what, errTruncated, len(data), headerLen)
-	}
-	v := binary.LittleEndian.Uint32(data[8:])
-	if v > version {
-		return nil, 0, fmt.Errorf("dica: %s format version %d is newer than this program's %d: upgrade dica", what, v, version)
-	}
-	if v < 1 {
-		return nil, 0, fmt.Errorf("dica: %s format version %d is invalid", what, v)
-	}
-	n := binary.LittleEndian.Uint64(data[12:])
 	if want := uint64(headerLen) + n + 4; n > uint64(len(data)) || uint64(len(data)) < want {
 		return nil, 0, fmt.Errorf("dica: %s %w: %d bytes, expected %d", what, errTruncated, len(data), uint64(headerLen)+n+4)
 	} else if uint64(len(data)) > want {

@@ -22,6 +22,7 @@ import (
 	"github.com/dicalab/dica/exact"
 	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/nystrom"
+	"github.com/dicalab/dica/preprocess"
 )
 
 // Method selects the member of the DICA family (MATH.md, "special cases").
@@ -218,6 +219,21 @@ type Config struct {
 	// Progress, when set, is called from one goroutine with the number of
 	// rows processed so far in the current pass and the pass name.
 	Progress func(pass string, rows int64)
+
+	// Preprocessing records how the values in the user's files became the
+	// rows the source delivers (channels, linearization, compensation,
+	// transform), so that the model can preprocess new data alike
+	// (Model.Transform, Model.Preprocessing). Fit does not apply it: the
+	// source delivers preprocessed rows, as the sources of packages csvio
+	// and fcs do when given the same options. Nil means not recorded. It is
+	// part of the plan: statistics of different preprocessing do not merge.
+	Preprocessing *preprocess.Pipeline
+
+	// MaxMemory is the memory budget of the fit in bytes: a fit whose
+	// estimated memory (EstimateMemory) exceeds it is refused with a
+	// *MemoryError before anything large is allocated. 0 means
+	// DefaultMemoryFraction of the machine's memory; < 0 means no limit.
+	MaxMemory int64
 }
 
 func (c Config) withDefaults() Config {
@@ -303,6 +319,12 @@ func (c Config) check() error {
 	}
 	if c.OutputRank < 1 {
 		return fmt.Errorf("dica: output rank = %d; need at least 1", c.OutputRank)
+	}
+	if err := c.Preprocessing.Check(); err != nil {
+		return fmt.Errorf("dica: preprocessing: %w", err)
+	}
+	if c.Preprocessing != nil && c.Preprocessing.Channels != nil && len(c.Preprocessing.Channels) == 0 {
+		return fmt.Errorf("dica: preprocessing records no channel")
 	}
 	if c.BlockRows < 1 || c.Workers < 1 || c.Sample < 1 {
 		return fmt.Errorf("dica: block rows, workers and sample size must be positive")

@@ -11,6 +11,7 @@ import (
 	"github.com/dicalab/dica/approx"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/kernel"
+	"github.com/dicalab/dica/preprocess"
 )
 
 const (
@@ -132,9 +133,68 @@ func (p *Plan) encode(e *encoder) {
 	if p.out != nil {
 		p.out.encode(e)
 	}
+	encodePipeline(e, c.Preprocessing)
 }
 
-func decodePlan(d *decoder) (*Plan, error) {
+func encodePipeline(e *encoder, p *preprocess.Pipeline) {
+	e.bool(p != nil)
+	if p == nil {
+		return
+	}
+	e.str(p.Format)
+	e.int(len(p.Channels))
+	for _, c := range p.Channels {
+		e.str(c.Name)
+		e.str(c.Ref)
+		e.int(c.Index)
+		e.str(c.PnN)
+		e.str(c.PnS)
+	}
+	e.bool(p.Linearize)
+	e.bool(p.Compensation != nil)
+	if s := p.Compensation; s != nil {
+		e.bool(s.PerFile)
+		e.str(s.Keyword)
+		e.str(s.Source)
+		e.strs(s.Channels)
+		e.f64s(s.Matrix)
+	}
+	e.str(p.Transform)
+	e.bool(p.TransformChannels != nil)
+	e.strs(p.TransformChannels)
+}
+
+func decodePipeline(d *decoder) *preprocess.Pipeline {
+	if !d.bool() {
+		return nil
+	}
+	p := &preprocess.Pipeline{Format: d.str()}
+	n := d.count(5 * 8)
+	for i := 0; i < n; i++ {
+		p.Channels = append(p.Channels, preprocess.Channel{Name: d.str(), Ref: d.str(), Index: d.int(), PnN: d.str(), PnS: d.str()})
+	}
+	p.Linearize = d.bool()
+	if d.bool() {
+		s := &preprocess.Spill{PerFile: d.bool(), Keyword: d.str(), Source: d.str(), Channels: d.strs(), Matrix: d.f64s()}
+		p.Compensation = s
+	}
+	p.Transform = d.str()
+	all := !d.bool()
+	p.TransformChannels = d.strs()
+	if !all && p.TransformChannels == nil {
+		p.TransformChannels = []string{}
+	}
+	if d.err == nil {
+		if err := p.Check(); err != nil {
+			d.fail("%v", err)
+		}
+	}
+	return p
+}
+
+// decodePlan decodes a plan; files of the versions before the
+// preprocessing was recorded (withPipeline false) have none.
+func decodePlan(d *decoder, withPipeline bool) (*Plan, error) {
 	var c Config
 	c.Method = Method(d.int())
 	c.Components = d.int()
@@ -157,6 +217,9 @@ func decodePlan(d *decoder) (*Plan, error) {
 	if d.bool() {
 		o := decodeMapSpec(d)
 		p.out = &o
+	}
+	if withPipeline {
+		p.Config.Preprocessing = decodePipeline(d)
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -195,7 +258,10 @@ const (
 	// (psi = T_y^T k_r(y), r = the output map's Dim, not its raw dimension)
 	// and every sum is shifted by the plan's c and c_y (see Stats).
 	// Version 1 files hold sums of another meaning and are rejected.
-	statsVersion = 2
+	// statsVersion 3: the plan records its preprocessing and the
+	// statistics their parts (see Part); version 2 files load without
+	// them.
+	statsVersion = 3
 )
 
 // MarshalBinary encodes the statistics with their plan (configuration,
@@ -225,6 +291,11 @@ func (s *Stats) MarshalBinary() ([]byte, error) {
 	e.f64s(a.sumPsiPsi)
 	e.f64s(a.sumPhiPsi)
 	e.f64s(a.gramSum)
+	e.int(len(s.parts))
+	for _, pt := range s.parts {
+		e.b = append(e.b, pt.Digest[:]...)
+		e.u64(uint64(pt.N))
+	}
 	return seal(statsMagic, statsVersion, e.b), nil
 }
 
@@ -241,11 +312,11 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if v < statsVersion {
+	if v < 2 {
 		return fmt.Errorf("dica: statistics format version %d is from an older dica whose sums mean something else: accumulate them again", v)
 	}
 	d := &decoder{b: payload}
-	p, err := decodePlan(d)
+	p, err := decodePlan(d, v >= 3)
 	if err != nil {
 		return fmt.Errorf("dica: statistics: %w", err)
 	}
@@ -263,6 +334,17 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 		a.clsSum = append(a.clsSum, d.f64s())
 	}
 	a.sumPsi, a.sumPsiPsi, a.sumPhiPsi, a.gramSum = d.f64s(), d.f64s(), d.f64s(), d.f64s()
+	var parts []Part
+	if v >= 3 {
+		n := d.count(16 + 8)
+		for i := 0; i < n && d.err == nil; i++ {
+			var pt Part
+			copy(pt.Digest[:], d.b[:16])
+			d.b = d.b[16:]
+			pt.N = int64(d.u64())
+			parts = append(parts, pt)
+		}
+	}
 	if d.err != nil {
 		return fmt.Errorf("dica: statistics: %w", d.err)
 	}
@@ -284,7 +366,7 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 	if !ok {
 		return fmt.Errorf("dica: statistics: inconsistent shapes")
 	}
-	*s = Stats{plan: p, acc: a, Domains: doms, Classes: cls}
+	*s = Stats{plan: p, acc: a, Domains: doms, Classes: cls, parts: parts}
 	return nil
 }
 

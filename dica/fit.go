@@ -3,7 +3,10 @@ package dica
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -21,6 +24,9 @@ import (
 // Exact solver the data is read into memory and package exact solves the
 // n x n problem. Fit stops early with ctx's error when ctx is cancelled.
 func Fit(ctx context.Context, src dataset.Source, cfg Config) (*Model, error) {
+	if ctx == nil || src == nil {
+		return nil, fmt.Errorf("dica: Fit needs a context and a source")
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -125,8 +131,33 @@ func sqFrob(a *mat.Dense) float64 {
 }
 
 func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, error) {
+	sh := shapeOf(src)
+	if err := checkMemory(cfg, sh); err != nil {
+		return nil, err
+	}
+	// A stream of unknown length is read up to the largest number of
+	// cells that fits, one more, and refused there.
+	var lim *limitSource
+	if sh.N == 0 {
+		if probe, ok := checkMemory(cfg, Shape{N: math.MaxInt32, D: sh.D, T: sh.T}).(*MemoryError); ok {
+			lim = &limitSource{Source: src, max: probe.Fits}
+			src = lim
+		}
+	}
 	ds, err := dataset.Collect(ctx, src)
+	if errors.Is(err, errTooMany) {
+		sh.N = lim.max + 1
+		err = checkMemory(cfg, sh)
+		if me, ok := err.(*MemoryError); ok {
+			me.More = true
+		}
+		return nil, err
+	}
 	if err != nil {
+		return nil, err
+	}
+	sh.N = int64(ds.N())
+	if err := checkMemory(cfg, sh); err != nil {
 		return nil, err
 	}
 	if cfg.domainTerm() {
@@ -195,3 +226,37 @@ func FromExact(em *exact.Model, ds *dataset.Dataset, cfg Config) (*Model, error)
 }
 
 func cfgKernel(sigma float64) kernel.Kernel { return kernel.RBF{Sigma: sigma} }
+
+// errTooMany is returned by a limitSource's reader past its limit.
+var errTooMany = errors.New("dica: more cells than fit")
+
+// limitSource is a source whose passes fail with errTooMany once more than
+// max rows were read.
+type limitSource struct {
+	dataset.Source
+	max int64
+}
+
+func (s *limitSource) Open(ctx context.Context) (dataset.Reader, error) {
+	r, err := s.Source.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &limitReader{Reader: r, left: s.max}, nil
+}
+
+type limitReader struct {
+	dataset.Reader
+	left int64
+}
+
+func (r *limitReader) Read(b *dataset.Block, max int) (int, error) {
+	k, err := r.Reader.Read(b, max)
+	if err == nil || !errors.Is(err, io.EOF) {
+		r.left -= int64(k)
+		if r.left < 0 {
+			return 0, errTooMany
+		}
+	}
+	return k, err
+}

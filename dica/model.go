@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"sync"
 
@@ -66,11 +65,45 @@ type Model struct {
 }
 
 // Config returns the resolved configuration of the fit (kernels with their
-// bandwidths).
-func (m *Model) Config() Config { return m.plan.Config }
+// bandwidths); the zero Config for a model that was not fitted or loaded.
+func (m *Model) Config() Config {
+	if m == nil || m.plan == nil {
+		return Config{}
+	}
+	return m.plan.Config
+}
 
-// Map returns the input feature map.
-func (m *Model) Map() approx.Map { return m.plan.inMap }
+// Map returns the input feature map (nil for a model that was not fitted or
+// loaded).
+func (m *Model) Map() approx.Map {
+	if m == nil || m.plan == nil {
+		return nil
+	}
+	return m.plan.inMap
+}
+
+// errEmptyModel is returned by the methods of a Model that was neither
+// fitted nor loaded (a zero Model, or nil).
+var errEmptyModel = errors.New("dica: the model is empty: fit one (Fit, Stats.Solve) or load one (Load, UnmarshalBinary)")
+
+// ready checks that m can project: it was fitted or loaded, and its
+// exported fields still describe the weights it was built with (Positive at
+// most the number of weight columns, enough eigenvalues for Scale).
+func (m *Model) ready() error {
+	if m == nil || m.plan == nil || m.plan.inMap == nil {
+		return errEmptyModel
+	}
+	if m.Positive == 0 {
+		return fmt.Errorf("dica: the model has no component with a positive eigenvalue")
+	}
+	if m.Positive < 0 || m.Positive > len(m.offset) {
+		return fmt.Errorf("dica: Model.Positive = %d, but the model has weights for %d components: Positive may only be lowered, to keep the leading components", m.Positive, len(m.offset))
+	}
+	if len(m.Eigenvalues) < m.Positive {
+		return fmt.Errorf("dica: Model.Eigenvalues holds %d values for %d components", len(m.Eigenvalues), m.Positive)
+	}
+	return nil
+}
 
 // Components returns the number of components Transform returns.
 func (m *Model) Components() int { return m.Positive }
@@ -145,8 +178,11 @@ type TransformOptions struct {
 // Transform projects the rows of x (r x d) and returns Z (r x Positive),
 // z(x) = W^T (phi(x) - mu). Rows are processed in blocks on all cores.
 func (m *Model) Transform(x *mat.Dense, o TransformOptions) (*mat.Dense, error) {
-	if m.Positive == 0 {
-		return nil, fmt.Errorf("dica: the model has no component with a positive eigenvalue")
+	if err := m.ready(); err != nil {
+		return nil, err
+	}
+	if x == nil || x.IsEmpty() {
+		return nil, fmt.Errorf("dica: Transform of no data (nil or empty matrix)")
 	}
 	r, d := x.Dims()
 	if d != m.plan.inMap.InputDim() {
@@ -213,10 +249,10 @@ func (m *Model) project(f, z, x *mat.Dense) *mat.Dense {
 	}
 	// z = raw(x) wraw - offset, with a GEMM kernel that is fast for the
 	// thin k-column product (gonum's is not).
-	gemm.Gemm(false, true, rows, m.Positive, fr.Cols, 1, fr.Data, fr.Stride, m.wrawT, fr.Cols, zr.Data, zr.Stride, 1)
+	gemm.Gemm(false, true, rows, m.Positive, fr.Cols, 1, fr.Data, fr.Stride, m.wrawT[:m.Positive*fr.Cols], fr.Cols, zr.Data, zr.Stride, 1)
 	for i := 0; i < rows; i++ {
 		row := zr.Data[i*zr.Stride : i*zr.Stride+m.Positive]
-		for j, o := range m.offset {
+		for j, o := range m.offset[:m.Positive] {
 			row[j] -= o
 		}
 	}
@@ -226,8 +262,11 @@ func (m *Model) project(f, z, x *mat.Dense) *mat.Dense {
 // TransformStream projects every row of src and calls emit, in row order,
 // with each block and its projection (the slices are reused afterwards).
 func (m *Model) TransformStream(ctx context.Context, src dataset.Source, blockRows int, emit func(b *dataset.Block, z *mat.Dense, domains, classes []string) error) error {
-	if m.Positive == 0 {
-		return fmt.Errorf("dica: the model has no component with a positive eigenvalue")
+	if err := m.ready(); err != nil {
+		return err
+	}
+	if src == nil || emit == nil {
+		return fmt.Errorf("dica: TransformStream needs a source and an emit function")
 	}
 	if d := src.Schema().D(); d != m.plan.inMap.InputDim() {
 		return fmt.Errorf("dica: data has %d columns, the model expects %d", d, m.plan.inMap.InputDim())
@@ -276,13 +315,30 @@ func finite(x *mat.Dense) error {
 // tool can tell one from other files before decoding it.
 const ModelMagic = "DICAMODL"
 
-const modelVersion = 1
+// modelVersion 2: the plan records the preprocessing
+// (Config.Preprocessing); version 1 files load with none recorded.
+const modelVersion = 2
 
 // MarshalBinary encodes the model in a versioned format with a checksum.
 func (m *Model) MarshalBinary() ([]byte, error) {
+	if m == nil || m.plan == nil {
+		return nil, errEmptyModel
+	}
+	w := m.W
+	if w != nil {
+		r, c := w.Dims()
+		if m.Positive < 0 || m.Positive > c {
+			return nil, fmt.Errorf("dica: Model.Positive = %d, but the model has weights for %d components", m.Positive, c)
+		}
+		if m.Positive == 0 {
+			w = nil
+		} else if m.Positive < c {
+			w = w.Slice(0, r, 0, m.Positive).(*mat.Dense)
+		}
+	}
 	var e encoder
 	m.plan.encode(&e)
-	e.dense(m.W)
+	e.dense(w)
 	e.f64s(m.Mean)
 	e.f64s(m.Eigenvalues)
 	e.int(m.Positive)
@@ -302,12 +358,12 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes a model written by MarshalBinary. A truncated,
 // corrupted or future-version file is an error.
 func (m *Model) UnmarshalBinary(data []byte) error {
-	payload, _, err := unseal(data, ModelMagic, "model", modelVersion)
+	payload, v, err := unseal(data, ModelMagic, "model", modelVersion)
 	if err != nil {
 		return err
 	}
 	d := &decoder{b: payload}
-	p, err := decodePlan(d)
+	p, err := decodePlan(d, v >= 2)
 	if err != nil {
 		return fmt.Errorf("dica: model: %w", err)
 	}
@@ -342,18 +398,21 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// Save writes the model to a file.
+// Save writes the model to a file, atomically: the file holds its previous
+// contents, if any, until the new ones are complete and synced to disk.
 func (m *Model) Save(path string) error {
 	b, err := m.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o644)
+	return writeFile(path, b)
 }
 
-// Load reads a model written by Save.
+// Load reads a model written by Save. It reads no more than the file's
+// header declares, after checking the magic number and the version, so a
+// large file of another kind is refused after a few bytes.
 func Load(path string) (*Model, error) {
-	b, err := os.ReadFile(path)
+	b, err := readSealed(path, ModelMagic, "model", modelVersion)
 	if err != nil {
 		return nil, err
 	}

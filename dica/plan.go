@@ -106,9 +106,15 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 	if cfg.Solver == Exact {
 		return nil, fmt.Errorf("dica: the exact solver streams nothing and has no plan")
 	}
+	if src == nil {
+		return nil, fmt.Errorf("dica: NewPlan with no source")
+	}
 	sc := src.Schema()
 	if sc.D() == 0 {
 		return nil, fmt.Errorf("dica: the data has no input columns")
+	}
+	if err := checkMemory(cfg, shapeOf(src)); err != nil {
+		return nil, err
 	}
 	if cfg.supervised() && !sc.Labelled && len(sc.Targets) == 0 {
 		return nil, fmt.Errorf("dica: method %v needs class labels or real targets", cfg.Method)
@@ -188,6 +194,16 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 		return nil, err
 	}
 	return p, nil
+}
+
+// shapeOf returns what is known of the shape of src's data without a pass.
+func shapeOf(src dataset.Source) Shape {
+	sc := src.Schema()
+	s := Shape{D: sc.D(), T: len(sc.Targets)}
+	if sz, ok := src.(dataset.Sizer); ok {
+		s.N = int64(sz.Len())
+	}
+	return s
 }
 
 // finish builds the maps from their specs, derives the shifts of the

@@ -13,8 +13,10 @@ import (
 // Gram sum split into row chunks that can be combined on different machines.
 
 const (
-	planMagic   = "DICAPLAN"
-	planVersion = 1
+	planMagic = "DICAPLAN"
+	// planVersion 2: the plan records its preprocessing; version 1 plans
+	// load with none.
+	planVersion = 2
 	gramMagic   = "DICAGRAM"
 	// gramVersion 2: the Gram sum is of shifted raw features (see Stats);
 	// version 1 parts are rejected.
@@ -35,12 +37,12 @@ func (p *Plan) MarshalBinary() ([]byte, error) {
 // has Config.Workers = GOMAXPROCS, Config.Progress = nil and the default
 // Sample and BlockRows: they are not part of the encoding.
 func (p *Plan) UnmarshalBinary(data []byte) error {
-	payload, _, err := unseal(data, planMagic, "plan", planVersion)
+	payload, v, err := unseal(data, planMagic, "plan", planVersion)
 	if err != nil {
 		return err
 	}
 	d := &decoder{b: payload}
-	q, err := decodePlan(d)
+	q, err := decodePlan(d, v >= 2)
 	if err != nil {
 		return fmt.Errorf("dica: plan: %w", err)
 	}

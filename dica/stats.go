@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -52,6 +53,7 @@ type Stats struct {
 	Classes []string
 
 	scratch *shardScratch // buffers of AddBlock
+	parts   []Part        // the data summarized (see Part)
 }
 
 // accum holds sums over points, indexed by domain and class number. Input
@@ -69,6 +71,7 @@ type accum struct {
 	sumPsiPsi  []float64 // rout x rout
 	sumPhiPsi  []float64 // mraw x rout
 	gramSum    []float64 // mraw x mraw, upper triangle
+	domHash    []uint64  // per domain: sum of rowHash of its rows (Accumulate only)
 }
 
 func newAccum(mraw, rout int, gram bool) *accum {
@@ -98,6 +101,7 @@ func (a *accum) reset() {
 	clear(a.sumPsiPsi)
 	clear(a.sumPhiPsi)
 	clear(a.gramSum)
+	clear(a.domHash)
 }
 
 func growSums(count []int64, sums [][]float64, n, m int) ([]int64, [][]float64) {
@@ -123,6 +127,12 @@ func (a *accum) add(o *accum, dmap, cmap []int) {
 		a.domCount, a.domSum = growSums(a.domCount, a.domSum, j+1, a.mraw)
 		a.domCount[j] += c
 		addTo(a.domSum[j], o.domSum[i])
+		if i < len(o.domHash) {
+			for len(a.domHash) <= j {
+				a.domHash = append(a.domHash, 0)
+			}
+			a.domHash[j] += o.domHash[i]
+		}
 	}
 	for i, c := range o.clsCount {
 		if c == 0 {
@@ -149,6 +159,7 @@ func addTo(dst, src []float64) {
 // worker holds the per-goroutine buffers of the streaming pass.
 type worker struct {
 	plan       *Plan
+	hash       bool // sum row hashes per domain (Accumulate)
 	f, psi, ky *mat.Dense
 	cells      []cell
 	cellSums   [][]float64
@@ -200,6 +211,16 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 	}
 	x := mat.NewDense(rows, d, b.X[:rows*d])
 	a.n += int64(rows)
+	if w.hash {
+		t := b.T
+		for i := 0; i < rows; i++ {
+			g := b.Domain[i]
+			for len(a.domHash) <= g {
+				a.domHash = append(a.domHash, 0)
+			}
+			a.domHash[g] += rowHash(b.X[i*d:(i+1)*d], b.Target[i*t:(i+1)*t])
+		}
+	}
 	neg := w.plan.negInShift
 	// Sum rows per (domain, class) cell, then fold the few cells into the
 	// domain and class sums: one addition per row instead of two. The
@@ -370,7 +391,7 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{plan: p}
+			w := &worker{plan: p, hash: true}
 			for j := range work {
 				if ctx.Err() == nil {
 					j.part.reset()
@@ -418,6 +439,9 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 		return nil, err
 	}
 	s := &Stats{plan: p, acc: *total, Domains: slices.Clone(r.Domains())}
+	if total.n > 0 {
+		s.parts = []Part{total.part(s.Domains)}
+	}
 	if p.Config.supervised() && p.Schema.Labelled {
 		s.Classes = slices.Clone(r.Classes())
 	}
@@ -458,6 +482,12 @@ func padCounts(c []int64, n int) []int64 {
 //
 // works. Merging a zero Stats o into s leaves s unchanged.
 func (s *Stats) Merge(o *Stats) error {
+	if s == nil || o == nil {
+		return fmt.Errorf("dica: Merge of nil statistics")
+	}
+	if s == o {
+		return fmt.Errorf("dica: cannot merge statistics with themselves: that would count every cell twice")
+	}
 	if o.plan == nil {
 		return nil
 	}
@@ -466,7 +496,12 @@ func (s *Stats) Merge(o *Stats) error {
 		return nil
 	}
 	if s.plan.fp != o.plan.fp {
-		return fmt.Errorf("dica: cannot merge statistics of different configurations (plan fingerprints %x and %x differ)", s.plan.fp[:6], o.plan.fp[:6])
+		return fmt.Errorf("dica: cannot merge statistics of different configurations: %s", strings.Join(planDiff(s.plan, o.plan), "; "))
+	}
+	for _, p := range o.parts {
+		if slices.Contains(s.parts, p) {
+			return &DuplicateError{Part: p}
+		}
 	}
 	if s.acc.gram != o.acc.gram {
 		return fmt.Errorf("dica: cannot merge statistics with and without the Gram sum (split off by SplitGram)")
@@ -474,6 +509,7 @@ func (s *Stats) Merge(o *Stats) error {
 	dmap := nameMap(&s.Domains, o.Domains)
 	cmap := nameMap(&s.Classes, o.Classes)
 	s.acc.add(&o.acc, dmap, cmap)
+	s.parts = append(s.parts, o.parts...)
 	return nil
 }
 
@@ -488,7 +524,8 @@ func (s *Stats) clone() Stats {
 	a.sumPsiPsi = slices.Clone(a.sumPsiPsi)
 	a.sumPhiPsi = slices.Clone(a.sumPhiPsi)
 	a.gramSum = slices.Clone(a.gramSum)
-	return Stats{plan: s.plan, acc: a, Domains: slices.Clone(s.Domains), Classes: slices.Clone(s.Classes)}
+	a.domHash = slices.Clone(a.domHash)
+	return Stats{plan: s.plan, acc: a, Domains: slices.Clone(s.Domains), Classes: slices.Clone(s.Classes), parts: slices.Clone(s.parts)}
 }
 
 func cloneRows(rows [][]float64) [][]float64 {
