@@ -27,6 +27,32 @@
 // ".gz") are accepted. Numbers are anything strconv.ParseFloat accepts
 // (including exponents and hexadecimal floats) that is finite: NaN, Inf,
 // values out of range, empty fields and "NA" are errors.
+//
+// A line may end with the separator, as some exporters end every line: the
+// empty field after it is not a column. When the first row of the first
+// file ends so, its empty last field is dropped before the columns are
+// named and counted, and a row with a value in that place is an error
+// naming its file, line and column; in any file, a row may have one more
+// field than there are columns only if that field is empty.
+//
+// Header detection (Options.Header left at DetectHeader): the first row of
+// the first file is a header when one of its fields is neither empty nor a
+// number, leaving out the columns that Options.Domain and Options.Label
+// select by position ("3", "V3"), which may hold text. Empty fields are no
+// evidence either way (a missing value, or the end of a line that ends with
+// the separator), so a first row "1,2,3," or "1,,3" is data, and
+// "CD4,CD8," is a header. WithHeader and NoHeader override the detection.
+//
+// Reading is bounded: a line longer than Options.MaxLineBytes (1 MiB by
+// default) is an error, found as soon as that many bytes of it are read, so
+// that memory stays bounded on any input, such as a file without line ends
+// or one that is not a CSV file at all. Messages quote at most 80 bytes of a
+// file, with control characters and invalid UTF-8 escaped.
+//
+// Label values given in Options.LabelsIgnore must occur: a value that no row
+// has is an error at the end of a pass (a misspelt value would otherwise
+// keep the rows it was meant to drop, as a class of their own), and
+// Source.EmptiedDomains tells which domains lost all their rows.
 package csvio
 
 import (
@@ -38,6 +64,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -47,6 +74,7 @@ import (
 	"sync"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/escape"
 )
 
 // HeaderMode says whether the files start with a row of column names.
@@ -54,9 +82,10 @@ type HeaderMode int
 
 const (
 	// DetectHeader (the default) takes the first row of the first file as a
-	// header when one of its fields is not a number, leaving out the columns
-	// that Domain and Label select by position ("3", "V3"), which may hold
-	// text. A header made only of numbers needs WithHeader.
+	// header when one of its fields is neither empty nor a number, leaving
+	// out the columns that Domain and Label select by position ("3", "V3"),
+	// which may hold text (see the package documentation). A header made
+	// only of numbers needs WithHeader.
 	DetectHeader HeaderMode = iota
 	// WithHeader says the first row of every file is a header.
 	WithHeader
@@ -97,8 +126,18 @@ type Options struct {
 	LabelFiles []string
 
 	// LabelsIgnore lists label values whose rows are dropped (such as "0"
-	// for ungated cells). Their rows are still checked for errors.
+	// for ungated cells). Their rows are still checked for errors. A value
+	// that no row of the data has is an error, reported at the end of a
+	// pass (Read returns it instead of io.EOF, Skim returns it at its end),
+	// listing the labels seen.
 	LabelsIgnore []string
+
+	// MaxLineBytes is the greatest length of a line of the files and the
+	// label files, in bytes without the line ending (0: DefaultMaxLineBytes).
+	// A longer line is an error naming the file and the line, found once
+	// MaxLineBytes+2 bytes of it are read: memory stays bounded whatever
+	// the input.
+	MaxLineBytes int
 
 	// Comma is the field separator, a single-byte character (default ',').
 	Comma rune
@@ -111,22 +150,34 @@ type Options struct {
 	Transform func(row []float64)
 }
 
-// Source reads CSV files as a dataset.Source. Create it with NewSource; it
-// is safe to Open several passes, even concurrently.
+// DefaultMaxLineBytes is the default of Options.MaxLineBytes: 1 MiB, some
+// 30,000 columns of numbers.
+const DefaultMaxLineBytes = 1 << 20
+
+// maxMaxLine bounds MaxLineBytes so that the sizes derived from it do not
+// overflow.
+const maxMaxLine = math.MaxInt / 8
+
+// Source reads CSV files as a dataset.Source. Create it with NewSource (the
+// zero value and a nil *Source give errors); it is safe to Open several
+// passes, even concurrently.
 type Source struct {
 	files, labelFiles []string
 	open              func(name string) (io.ReadCloser, error)
 
-	comma     byte
-	header    bool
-	columns   []string // names of the file's columns
-	roles     []role   // role of each file column
-	schema    dataset.Schema
-	domainCol int // -1: one domain per file
-	labelCol  int // -1: no label column
-	fileDoms  []string
-	ignore    map[string]bool
-	transform func([]float64)
+	comma      byte
+	header     bool
+	trailing   bool     // the first row of the first file ends with the separator
+	maxLine    int      // the longest line
+	columns    []string // names of the file's columns
+	roles      []role   // role of each file column
+	schema     dataset.Schema
+	domainCol  int // -1: one domain per file
+	labelCol   int // -1: no label column
+	fileDoms   []string
+	ignore     map[string]bool
+	ignoreList []string // the values of ignore, in the order given
+	transform  func([]float64)
 
 	// Test knobs of the parallel pass (see Open): workers is the number of
 	// parsing goroutines (0: GOMAXPROCS, sequential when 1; < 0:
@@ -134,6 +185,10 @@ type Source struct {
 	workers, chunkSize int
 
 	chunks sync.Pool // chunks of the parallel passes, for reuse
+
+	mu      sync.Mutex
+	emptied []string // domains emptied by LabelsIgnore, once a pass is complete
+	known   bool     // a pass is complete
 }
 
 // role is what a file column is used for.
@@ -163,6 +218,9 @@ func NewSource(files []string, o Options) (*Source, error) {
 // NewSourceFS is like NewSource with files read from fsys (for instance an
 // embed.FS or a testing/fstest.MapFS).
 func NewSourceFS(fsys fs.FS, files []string, o Options) (*Source, error) {
+	if fsys == nil {
+		return nil, errors.New("csvio: nil file system")
+	}
 	return newSource(files, o, func(name string) (io.ReadCloser, error) {
 		return fsys.Open(name)
 	})
@@ -178,15 +236,57 @@ func ReadFile(path string, o Options) (*dataset.Dataset, error) {
 	return dataset.Collect(context.Background(), src)
 }
 
-// Schema describes the columns (it implements dataset.Source).
-func (s *Source) Schema() dataset.Schema { return s.schema }
+// Schema describes the columns (it implements dataset.Source); it is the
+// zero Schema for a nil Source.
+func (s *Source) Schema() dataset.Schema {
+	if s == nil {
+		return dataset.Schema{}
+	}
+	return s.schema
+}
 
 // HasHeader reports whether the files were read as having a header row
 // (the result of header detection with DetectHeader).
-func (s *Source) HasHeader() bool { return s.header }
+func (s *Source) HasHeader() bool { return s != nil && s.header }
 
 // Files returns the data files, in reading order.
-func (s *Source) Files() []string { return slices.Clone(s.files) }
+func (s *Source) Files() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.files)
+}
+
+// errNotMade is the error of the methods of a Source not made by NewSource.
+var errNotMade = errors.New("csvio: Source not created by NewSource or NewSourceFS")
+
+// check returns an error for a nil Source, one not made by NewSource, or
+// a nil context.
+func (s *Source) check(ctx context.Context) error {
+	if s == nil || s.open == nil {
+		return errNotMade
+	}
+	if ctx == nil {
+		return errors.New("csvio: nil context")
+	}
+	return ctx.Err()
+}
+
+// EmptiedDomains returns the domains (files, or values of the domain column)
+// that had rows but lost all of them to Options.LabelsIgnore, in file order
+// for domains named after the files and in natural order (NaturalCompare)
+// for the values of a domain column. They are known (known is true) once a
+// pass has read all the rows, by Read up to its end or by Skim, in any
+// goroutine; until then names is nil and known false. Without LabelsIgnore
+// no domain is emptied.
+func (s *Source) EmptiedDomains() (names []string, known bool) {
+	if s == nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.emptied), s.known
+}
 
 func newSource(files []string, o Options, open func(string) (io.ReadCloser, error)) (*Source, error) {
 	if len(files) == 0 {
@@ -195,6 +295,13 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 	s := &Source{
 		files: slices.Clone(files), labelFiles: slices.Clone(o.LabelFiles),
 		comma: ',', domainCol: -1, labelCol: -1, transform: o.Transform,
+		maxLine: DefaultMaxLineBytes,
+	}
+	switch {
+	case o.MaxLineBytes < 0:
+		return nil, fmt.Errorf("csvio: MaxLineBytes %d: want a positive number of bytes, or 0 for the default (%d)", o.MaxLineBytes, DefaultMaxLineBytes)
+	case o.MaxLineBytes > 0:
+		s.maxLine = min(o.MaxLineBytes, maxMaxLine)
 	}
 	if o.Comma != 0 {
 		if o.Comma < 0 || o.Comma >= 0x80 || o.Comma == '"' || o.Comma == '\n' || o.Comma == '\r' {
@@ -218,7 +325,14 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		}
 		s.ignore = make(map[string]bool, len(o.LabelsIgnore))
 		for _, v := range o.LabelsIgnore {
-			s.ignore[strings.TrimSpace(v)] = true
+			v = strings.TrimSpace(v)
+			if v == "" {
+				return nil, errors.New("csvio: LabelsIgnore has an empty value, which no label can have (an empty label is an error)")
+			}
+			if !s.ignore[v] {
+				s.ignore[v] = true
+				s.ignoreList = append(s.ignoreList, v)
+			}
 		}
 	}
 	s.open = func(name string) (io.ReadCloser, error) {
@@ -237,12 +351,19 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		return gzipFile{z, f}, nil
 	}
 
-	// First rows of every file.
+	// First rows of every file, without an empty field after a separator
+	// that ends the line.
 	first := make([][]string, len(files))
 	for i, name := range files {
 		row, err := s.firstRow(name)
 		if err != nil {
 			return nil, err
+		}
+		if n := len(row); n > 1 && row[n-1] == "" && (i == 0 || n == len(first[0])+1) {
+			row = row[:n-1]
+			if i == 0 {
+				s.trailing = true
+			}
 		}
 		first[i] = row
 	}
@@ -269,7 +390,7 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 			}
 		}
 		for j, f := range s.columns {
-			if !text[j] && !isNumber([]byte(f)) {
+			if !text[j] && f != "" && !isNumber([]byte(f)) {
 				s.header = true
 				break
 			}
@@ -278,11 +399,13 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		return nil, fmt.Errorf("csvio: invalid header mode %d", o.Header)
 	}
 	for i, row := range first[1:] {
-		if s.header && !slices.Equal(row, s.columns) {
-			return nil, fmt.Errorf("csvio: %s: header %s differs from %s in %s", files[i+1], strings.Join(row, ","), strings.Join(s.columns, ","), files[0])
-		}
 		if len(row) != ncol {
 			return nil, fmt.Errorf("csvio: %s: first row has %d fields but %s has %d", files[i+1], len(row), files[0], ncol)
+		}
+		if s.header {
+			if d := headerDiff(row, s.columns); d != "" {
+				return nil, fmt.Errorf("csvio: %s: header differs from that of %s %s", files[i+1], files[0], d)
+			}
 		}
 	}
 	if !s.header {
@@ -299,7 +422,7 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 			return 0, err
 		}
 		if s.roles[j].kind != skipCol {
-			return 0, fmt.Errorf("csvio: column %s (%s) is used twice", ref, what)
+			return 0, fmt.Errorf("csvio: column %s (%s) is used twice", escape.String(ref, 0), what)
 		}
 		s.roles[j] = r
 		return j, nil
@@ -366,12 +489,12 @@ func (s *Source) firstRow(name string) ([]string, error) {
 	}
 	defer f.Close()
 	var l lineReader
-	l.reset(f, 64<<10)
+	l.reset(f, 64<<10, s.maxLine)
 	for {
 		line, ok := l.next()
 		if !ok {
 			if l.err != nil {
-				return nil, fmt.Errorf("csvio: %s: %w", name, l.err)
+				return nil, readError(name, l.err)
 			}
 			return nil, fmt.Errorf("csvio: %s: no rows", name)
 		}
@@ -390,6 +513,37 @@ func (s *Source) firstRow(name string) ([]string, error) {
 }
 
 var bom = []byte("\uFEFF")
+
+// checkHeader checks the header line ln of the file name against that of
+// the first file.
+func (s *Source) checkHeader(name string, ln int, line []byte) error {
+	row, kind := splitLine(line, s.comma)
+	if kind != errNone {
+		return &ParseError{File: name, Line: ln, Column: len(row) + 1, Msg: quoteMsg(kind)}
+	}
+	if n := len(s.columns); len(row) == n+1 && row[n] == "" {
+		row = row[:n]
+	}
+	if d := headerDiff(row, s.columns); d != "" {
+		return &ParseError{File: name, Line: ln, Msg: "header differs from that of " + s.files[0] + " " + d}
+	}
+	return nil
+}
+
+// headerDiff says where the header row differs from want ("in column 2:
+// "CD8" against "CD8b"", or its number of fields), or returns "" when they
+// are equal.
+func headerDiff(row, want []string) string {
+	for j := range min(len(row), len(want)) {
+		if row[j] != want[j] {
+			return fmt.Sprintf("in column %d: %s against %s", j+1, escape.String(row[j], listedBytes), escape.String(want[j], listedBytes))
+		}
+	}
+	if len(row) != len(want) {
+		return fmt.Sprintf("(%d fields against %d)", len(row), len(want))
+	}
+	return ""
+}
 
 // position reads a positional column reference "3" or "V3" (1-based) and
 // returns its 0-based index if it is in range.
@@ -410,7 +564,7 @@ func (s *Source) resolve(ref string) (int, error) {
 		for k, c := range s.columns {
 			if c == ref {
 				if j >= 0 {
-					return 0, fmt.Errorf("csvio: column name %q is not unique in the header of %s", ref, s.files[0])
+					return 0, fmt.Errorf("csvio: column name %s is not unique in the header of %s", escape.String(ref, 0), s.files[0])
 				}
 				j = k
 			}
@@ -422,13 +576,41 @@ func (s *Source) resolve(ref string) (int, error) {
 	if j, ok := position(ref, len(s.columns)); ok {
 		return j, nil
 	}
-	var avail string
-	if s.header {
-		avail = strings.Join(s.columns, ", ")
-	} else {
-		avail = fmt.Sprintf("V1 to V%d or 1 to %d (no header)", len(s.columns), len(s.columns))
+	return 0, fmt.Errorf("csvio: no column %s in %s; available: %s", escape.String(ref, 0), s.files[0], s.available())
+}
+
+// Limits of the lists of names in messages: at most maxListed names, each
+// quoted with at most listedBytes bytes of it, while the list is shorter
+// than listBytes.
+const (
+	maxListed   = 20
+	listedBytes = 32
+	listBytes   = 400
+)
+
+// available lists the column names for a message.
+func (s *Source) available() string {
+	if !s.header {
+		return fmt.Sprintf("V1 to V%d or 1 to %d (no header)", len(s.columns), len(s.columns))
 	}
-	return 0, fmt.Errorf("csvio: no column %q in %s; available: %s", ref, s.files[0], avail)
+	return list(s.columns)
+}
+
+// list quotes names for a message, within the limits above, and says how
+// many are left out.
+func list(names []string) string {
+	var b strings.Builder
+	for j, c := range names {
+		if j == maxListed || b.Len() > listBytes {
+			fmt.Fprintf(&b, " and %d more", len(names)-j)
+			break
+		}
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(escape.String(c, listedBytes))
+	}
+	return b.String()
 }
 
 // domainName is the base name of a file without ".gz" and its extension.
@@ -465,6 +647,9 @@ type ParseError struct {
 
 // Error formats the error as "file:line: column c: msg".
 func (e *ParseError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	if e.Column > 0 {
 		return fmt.Sprintf("%s:%d: column %d: %s", e.File, e.Line, e.Column, e.Msg)
 	}
@@ -480,9 +665,15 @@ func quoteMsg(kind int) string {
 
 // Glob expands the patterns (filepath.Match syntax) into file names. The
 // matches of each pattern are sorted naturally, numbers in names by value
-// (sample2.csv before sample10.csv), and the patterns' lists are joined in
-// order, without repeating a file. A pattern that matches nothing is an
-// error.
+// (sample2.csv before sample10.csv, see NaturalCompare), and the patterns'
+// lists are joined in order, without repeating a file. A pattern that
+// matches nothing is an error; no patterns give no files.
+//
+// The dica command expands its file arguments with Glob, and programs that
+// read the same files should too: the order of the files numbers the
+// domains, so it decides the fitted model. filepath.Glob sorts lexically,
+// sample10 before sample2, which numbers the domains differently from the
+// order the names suggest, and differently from the command.
 func Glob(patterns []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}

@@ -32,9 +32,13 @@ func FuzzCSV(f *testing.F) {
 		"1, 2 ,3\n4,5,6,\n",
 		"0x1p3,1e400\n",
 		"1,2,A\n3,4,B\n5,6,A\n",
+		"1,2,\n3,4,\n",
+		"a,b,\n1,2,\n3,4\n",
+		"1,2\n333333,4\n5,6\r\n",
 	} {
 		f.Add([]byte(s), uint8(0))
 		f.Add([]byte(s), uint8(3))
+		f.Add([]byte(s), uint8(16+32*2))
 	}
 	// A few lines of the real files, if present.
 	dir := os.Getenv("DICA_DATA")
@@ -57,6 +61,9 @@ func FuzzCSV(f *testing.F) {
 		o := Options{Header: HeaderMode(mode % 3)}
 		if mode&4 != 0 {
 			o.Comma = ';'
+		}
+		if mode&16 != 0 {
+			o.MaxLineBytes = 1 + int(mode>>5) // 1 to 8 bytes
 		}
 		fsys := fstest.MapFS{"f.csv": {Data: data}}
 		// A whole pass, rows discarded, may allocate at most a fixed amount
@@ -90,25 +97,46 @@ func FuzzCSV(f *testing.F) {
 				rows = append(rows, append([]float64(nil), b.Row(i)...))
 			}
 		}
-		// Reference: the non-empty lines, split and parsed with strconv.
+		// No line longer than the limit was read.
+		if o.MaxLineBytes > 0 {
+			for _, line := range bytes.Split(data, []byte("\n")) {
+				if line = bytes.TrimSuffix(line, []byte("\r")); len(line) > o.MaxLineBytes {
+					t.Fatalf("line %q longer than %d bytes read without error", line, o.MaxLineBytes)
+				}
+			}
+		}
+		// Reference: the non-empty lines, split and parsed with strconv; an
+		// empty field after the columns of the first row (without its own
+		// empty last field) is the end of a line that ends with the
+		// separator.
 		var want [][]float64
 		data = bytes.TrimPrefix(data, bom)
 		lines := bytes.Split(data, []byte("\n"))
 		first := true
+		ncol := 0
 		for _, line := range lines {
 			line = bytes.TrimSuffix(line, []byte("\r"))
 			if len(line) == 0 {
 				continue
+			}
+			fields, kind := splitLine(line, src.comma)
+			if kind != errNone {
+				t.Fatalf("line %q read without error", line)
+			}
+			if first {
+				ncol = len(fields)
+				if ncol > 1 && fields[ncol-1] == "" {
+					ncol--
+				}
+			}
+			if len(fields) == ncol+1 && fields[ncol] == "" {
+				fields = fields[:ncol]
 			}
 			if first && src.HasHeader() {
 				first = false
 				continue
 			}
 			first = false
-			fields, kind := splitLine(line, src.comma)
-			if kind != errNone {
-				t.Fatalf("line %q read without error", line)
-			}
 			row := make([]float64, len(fields))
 			for j, s := range fields {
 				v, err := strconv.ParseFloat(s, 64)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -59,6 +60,11 @@ type chunk struct {
 	err                error // error after the n rows
 	errLab             int32 // local class of the row of err, -1 if none
 	sc                 scratch
+
+	// Rows dropped by LabelsIgnore, and whether each local domain (with a
+	// domain column) had one.
+	dropped    int
+	domDropped []bool
 
 	ready chan struct{} // receives once the chunk is parsed
 }
@@ -297,6 +303,7 @@ func (p *pipeline) produce() {
 // chunkReader cuts a file into chunks of whole lines.
 type chunkReader struct {
 	r     io.Reader
+	max   int    // the longest line
 	carry []byte // the start of a line not yet returned
 	eof   bool
 	err   error
@@ -304,8 +311,11 @@ type chunkReader struct {
 
 // fill sets c.data to the next lines of the file, at least one unless the
 // file is done, reading about size bytes; the last line of the file need not
-// end with '\n'. As lineReader, it drops a partial line before a read error.
-// It returns false at the end.
+// end with '\n'. As lineReader, it drops a partial line before a read error,
+// and ends the reading with a *longLineError (of line 0: the caller knows
+// the number) once max+2 bytes of a line without its end are read, so that
+// a buffer never exceeds the larger of size and 2*max+2 bytes. It returns
+// false at the end.
 func (f *chunkReader) fill(c *chunk, size int) bool {
 	buf := c.buf[:0]
 	if cap(buf) < size {
@@ -331,7 +341,14 @@ func (f *chunkReader) fill(c *chunk, size int) bool {
 			c.data = buf
 			return len(buf) > 0
 		}
-		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		i := bytes.LastIndexByte(buf, '\n')
+		if len(buf)-(i+1) > f.max+1 {
+			// As lineReader: a long line, whatever comes next.
+			f.err = newLongLine(0, f.max, buf[i+1:])
+			c.data = buf[:i+1]
+			return i >= 0
+		}
+		if i >= 0 {
 			c.data = buf[:i+1]
 			if f.err == nil {
 				f.carry = append(f.carry, buf[i+1:]...)
@@ -409,6 +426,7 @@ func (p *pipeline) readFile(fi int) bool {
 		return p.fail(fmt.Errorf("csvio: %w", err))
 	}
 	defer f.Close()
+	max := s.maxLine
 	var (
 		lname string
 		labs  *lineReader
@@ -421,9 +439,9 @@ func (p *pipeline) readFile(fi int) bool {
 		}
 		defer lf.Close()
 		labs = &p.labs
-		labs.reset(lf, labelBuffer)
+		labs.reset(lf, labelBuffer, max)
 	}
-	cr := chunkReader{r: f, carry: p.carry[:0]}
+	cr := chunkReader{r: f, max: max, carry: p.carry[:0]}
 	defer func() { p.carry = cr.carry[:0] }()
 	lines, rows := 0, 0 // lines read, non-empty data lines
 	header := s.header
@@ -444,6 +462,11 @@ func (p *pipeline) readFile(fi int) bool {
 				var line []byte
 				line, data = cutLine(data)
 				lines++
+				if len(line) > max {
+					c.data, c.perr = nil, readError(name, newLongLine(lines, max, line))
+					p.send(c)
+					return false
+				}
 				if lines == 1 {
 					line = bytes.TrimPrefix(line, bom)
 				}
@@ -451,11 +474,8 @@ func (p *pipeline) readFile(fi int) bool {
 					continue
 				}
 				header = false
-				row, kind := splitLine(line, s.comma)
-				if kind != errNone {
-					c.data, c.perr = nil, &ParseError{File: name, Line: lines, Column: len(row) + 1, Msg: quoteMsg(kind)}
-				} else if !slices.Equal(row, s.columns) {
-					c.data, c.perr = nil, &ParseError{File: name, Line: lines, Msg: "header differs from that of " + s.files[0]}
+				if err := s.checkHeader(name, lines, line); err != nil {
+					c.data, c.perr = nil, err
 				}
 				if c.perr != nil {
 					p.send(c)
@@ -476,27 +496,36 @@ func (p *pipeline) readFile(fi int) bool {
 		lines += countLines(c.data)
 		p.send(c)
 	}
-	if header {
-		if cr.err != nil {
-			return p.fail(fmt.Errorf("csvio: %s: %w", name, cr.err))
-		}
-		return p.fail(&ParseError{File: name, Line: lines + 1, Msg: "no header"})
-	}
 	if cr.err != nil {
-		return p.fail(fmt.Errorf("csvio: %s: %w", name, cr.err))
+		return p.fail(dataError(name, cr.err, lines+1))
+	}
+	if header {
+		return p.fail(&ParseError{File: name, Line: lines + 1, Msg: "no header"})
 	}
 	if labs != nil {
 		if extra := countRest(labs); extra > 0 {
 			if labs.err != nil {
-				return p.fail(fmt.Errorf("csvio: %s: %w", lname, labs.err))
+				return p.fail(readError(lname, labs.err))
 			}
 			return p.fail(fmt.Errorf("%s has %d lines but %s has %d rows", lname, rows+extra, name, rows))
 		}
 		if labs.err != nil {
-			return p.fail(fmt.Errorf("csvio: %s: %w", lname, labs.err))
+			return p.fail(readError(lname, labs.err))
 		}
 	}
 	return true
+}
+
+// dataError is readError for an error of a chunkReader, whose long line, if
+// that is the error, is line number line.
+func dataError(name string, err error, line int) error {
+	var e *longLineError
+	if errors.As(err, &e) && e.line == 0 {
+		at := *e
+		at.line = line
+		err = &at
+	}
+	return readError(name, err)
 }
 
 // takeLabels reads a label for each non-empty line of c. When the label file
@@ -512,22 +541,27 @@ func (p *pipeline) takeLabels(c *chunk, labs *lineReader, cr *chunkReader, rows 
 		if !ok {
 			c.limit = k
 			if labs.err != nil {
-				c.perr = fmt.Errorf("csvio: %s: %w", lname, labs.err)
+				c.perr = readError(lname, labs.err)
 				return false
 			}
-			// The rows left, as the sequential reader counts them.
-			total := *rows + n - k - 1
-			var rest lineReader
-			rest.reset(io.MultiReader(bytes.NewReader(cr.carry), cr.r), labelBuffer)
+			// The rows left, as the sequential reader counts them (and
+			// with the errors it meets): the lines of c after this row's,
+			// then the rest of the file.
+			ln, after := rowLine(c.data, c.firstLine, k)
+			var in io.Reader = bytes.NewReader(after)
 			if cr.err == nil && !cr.eof {
-				total += countRest(&rest)
+				in = io.MultiReader(in, bytes.NewReader(cr.carry), cr.r)
 			}
-			if cr.err != nil || rest.err != nil {
-				err := cr.err
-				if err == nil {
-					err = rest.err
-				}
-				c.perr = fmt.Errorf("csvio: %s: %w", name, err)
+			var rest lineReader
+			rest.reset(in, labelBuffer, p.s.maxLine)
+			rest.line = ln
+			total := *rows + countRest(&rest)
+			if rest.err != nil {
+				c.perr = readError(name, rest.err)
+				return false
+			}
+			if cr.err != nil {
+				c.perr = dataError(name, cr.err, c.firstLine+countLines(c.data))
 				return false
 			}
 			c.perr = fmt.Errorf("%s has %d lines but %s has %d rows", lname, *rows-1, name, total)
@@ -541,6 +575,25 @@ func (p *pipeline) takeLabels(c *chunk, labs *lineReader, cr *chunkReader, rows 
 		c.labLine = append(c.labLine, int32(labs.line))
 	}
 	return true
+}
+
+// rowLine returns the line number of the non-empty line k (from 0) of data,
+// whose first line is line firstLine of its file, and the data after it.
+func rowLine(data []byte, firstLine, k int) (int, []byte) {
+	for ln := firstLine; len(data) > 0; ln++ {
+		var line []byte
+		line, data = cutLine(data)
+		if ln == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(line) > 0 {
+			if k == 0 {
+				return ln, data
+			}
+			k--
+		}
+	}
+	return firstLine, nil // not reached: data has more than k such lines
 }
 
 // countNonEmpty returns the number of non-empty lines of data, whose first
@@ -606,6 +659,7 @@ func (s *Source) parseChunk(c *chunk) {
 		c.labNames.reset() // else the producer filled it
 	}
 	c.domNames.reset()
+	c.dropped, c.domDropped = 0, c.domDropped[:0]
 	data := c.data
 	ln := c.firstLine - 1
 	k := 0 // non-empty lines
@@ -613,6 +667,10 @@ func (s *Source) parseChunk(c *chunk) {
 		var line []byte
 		line, data = cutLine(data)
 		ln++
+		if len(line) > s.maxLine {
+			c.err = readError(name, newLongLine(ln, s.maxLine, line))
+			return
+		}
 		if ln == 1 {
 			line = bytes.TrimPrefix(line, bom)
 		}
@@ -652,6 +710,10 @@ func (s *Source) parseChunk(c *chunk) {
 			}
 		}
 		if lab >= 0 && c.labNames.ignore[lab] {
+			c.dropped++
+			if s.domainCol >= 0 {
+				c.domDropped[c.domID(dom)] = true
+			}
 			continue
 		}
 		if s.transform != nil {
@@ -671,12 +733,45 @@ func (s *Source) parseChunk(c *chunk) {
 			c.lab = append(c.lab, lab)
 		}
 		if s.domainCol >= 0 {
-			dm, _ := c.domNames.id(dom)
-			c.dom = append(c.dom, dm)
+			c.dom = append(c.dom, c.domID(dom))
 		}
 		c.n++
 	}
-	c.err = c.perr
+	c.err = s.endChunk(c, data, ln)
+}
+
+// endChunk returns the error that ends the chunk c after its rows, given the
+// lines of c not read and the number of the last line read: c.perr, unless
+// c stops at the error of a label (c.limit >= 0) and the line of the next row
+// is too long, an error the sequential reader meets first.
+func (s *Source) endChunk(c *chunk, data []byte, ln int) error {
+	if c.limit < 0 {
+		return c.perr
+	}
+	for len(data) > 0 {
+		var line []byte
+		line, data = cutLine(data)
+		ln++
+		if len(line) > s.maxLine {
+			return readError(s.files[c.fi], newLongLine(ln, s.maxLine, line))
+		}
+		if ln == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(line) > 0 {
+			break
+		}
+	}
+	return c.perr
+}
+
+// domID returns the local number of the domain b.
+func (c *chunk) domID(b []byte) int32 {
+	dm, isNew := c.domNames.id(b)
+	if isNew {
+		c.domDropped = append(c.domDropped, false)
+	}
+	return dm
 }
 
 // nextLabel returns the label of the next non-empty line of l.
@@ -728,6 +823,7 @@ type preader struct {
 
 	doms, classes    dataset.Index
 	domIDs, classIDs map[string]int
+	drop             dropped // what LabelsIgnore dropped
 	err              error
 }
 
@@ -758,8 +854,8 @@ func (r *preader) Read(b *dataset.Block, max int) (int, error) {
 	if err := r.ctx.Err(); err != nil {
 		return 0, err
 	}
-	if max < 1 {
-		panic("csvio: Read with max < 1")
+	if err := checkRead(b, max); err != nil {
+		return 0, err
 	}
 	n, err := r.read(b, max)
 	if err != nil {
@@ -772,7 +868,10 @@ func (r *preader) Read(b *dataset.Block, max int) (int, error) {
 		r.err = io.EOF
 		r.p.stop(r.cur)
 		r.cur = nil
-		return 0, io.EOF
+		if err := r.s.endPass(r.doms.Names(), r.Classes(), &r.drop); err != nil {
+			r.err = err
+		}
+		return 0, r.err
 	}
 	return n, nil
 }
@@ -833,6 +932,7 @@ func (r *preader) read(b *dataset.Block, max int) (int, error) {
 				}
 				return 0, c.err
 			}
+			r.drop.fold(s, c)
 			r.cur = nil
 			r.p.free <- c
 			continue

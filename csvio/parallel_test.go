@@ -36,6 +36,7 @@ type shape struct {
 	quotes            bool // quoted fields and spaces
 	longField         int  // length of a text field in a skipped column
 	gz                bool
+	trailing          bool // lines end with the separator (some rows not)
 }
 
 // genFiles writes the files of sh and returns them with the options to read
@@ -107,6 +108,9 @@ func genFiles(rng *rand.Rand, sh shape) (fstest.MapFS, []string, Options) {
 		}
 		if sh.header {
 			b.WriteString(strings.Join(hdr, ","))
+			if sh.trailing {
+				b.WriteByte(',')
+			}
 			b.WriteString(nl)
 		}
 		for p := range sh.rows {
@@ -154,6 +158,9 @@ func genFiles(rng *rand.Rand, sh shape) (fstest.MapFS, []string, Options) {
 				}
 			}
 			b.WriteString(strings.Join(f, ","))
+			if sh.trailing && (p == 0 || rng.IntN(10) > 0) {
+				b.WriteString([]string{",", ", ", `,""`}[rng.IntN(3)])
+			}
 			if p < sh.rows-1 || !sh.noFinalNewline {
 				b.WriteString(nl)
 			}
@@ -287,6 +294,8 @@ func TestParallelMatchesSequential(t *testing.T) {
 		{files: 2, rows: 60, cols: 2, longField: 3000, labelFiles: true, bom: true, quotes: true},
 		{files: 4, rows: 1, cols: 1, noFinalNewline: true},
 		{files: 2, rows: 3000, cols: 8, labelFiles: true, names: 5},
+		{files: 3, rows: 200, cols: 3, trailing: true, labelFiles: true, crlf: true},
+		{files: 2, rows: 200, cols: 3, trailing: true, header: true, domainCol: true, labelCol: true, quotes: true, empty: true},
 	} {
 		rng := rand.New(rand.NewPCG(uint64(k), 99))
 		fsys, files, o := genFiles(rng, sh)
@@ -347,6 +356,10 @@ func TestParallelErrors(t *testing.T) {
 	w := gzip.NewWriter(&gzBad)
 	w.Write(base["s2.csv"].Data)
 	w.Close()
+	// A line of 81 bytes, over the limit of 80 (the lines of the files
+	// have at most 72).
+	long := "1.5,2.5,3.5," + strings.Repeat("4", 69)
+	limit := func(o *Options) { o.MaxLineBytes = len(long) - 1 }
 	for _, tc := range []struct {
 		name  string
 		edit  func()
@@ -390,6 +403,31 @@ func TestParallelErrors(t *testing.T) {
 				}
 			}
 		}, `ParseError{"s1.csv" 150 3 "transform gives -Inf"}`, nil},
+		{"long line", func() { replaceLine("s2.csv", 150, long) }, nil, limit,
+			`ParseError{"s2.csv" 150 0 "line longer than 80 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts \"1.5,2.5,3.5,444444444444\"...`, nil},
+		{"long line where the labels end", func() {
+			replaceLine("s2.csv", 150, long)
+			s := fsys["l2.csv"].Data
+			fsys["l2.csv"] = &fstest.MapFile{Data: s[:lineOf(s, 150)]}
+		}, nil, limit, `ParseError{"s2.csv" 150 0 "line longer than 80 bytes`, nil},
+		{"long line after the labels end", func() {
+			replaceLine("s2.csv", 150, long)
+			s := fsys["l2.csv"].Data
+			fsys["l2.csv"] = &fstest.MapFile{Data: s[:lineOf(s, 100)]}
+		}, nil, limit, `ParseError{"s2.csv" 150 0 "line longer than 80 bytes`, nil},
+		{"long last line", func() {
+			s := fsys["s3.csv"].Data
+			fsys["s3.csv"] = &fstest.MapFile{Data: append(s[:lineOf(s, 200)], long...)}
+		}, nil, limit, `ParseError{"s3.csv" 200 0 "line longer than 80 bytes`, nil},
+		{"long label", func() { replaceLine("l3.csv", 20, strings.Repeat("c", 81)) }, nil, limit,
+			`ParseError{"l3.csv" 20 0 "line longer than 80 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts \"cccccccccccccccccccccccc\"...`, nil},
+		{"long label and long line", func() {
+			replaceLine("l3.csv", 20, strings.Repeat("c", 81))
+			replaceLine("s3.csv", 20, long)
+		}, nil, limit, `ParseError{"s3.csv" 20 0 "line longer than 80 bytes`, nil},
+		{"long label after the lines", func() {
+			fsys["l1.csv"] = &fstest.MapFile{Data: append(slices.Clone(fsys["l1.csv"].Data), strings.Repeat("c", 90)...)}
+		}, nil, limit, `ParseError{"l1.csv" 201 0 "line longer than 80 bytes`, nil},
 		{"corrupt gzip", func() {
 			b := slices.Clone(gzBad.Bytes())
 			b[len(b)/2] ^= 0xff
@@ -596,10 +634,16 @@ func FuzzParallel(f *testing.F) {
 		"1,x\n2,y\n3,x\n4,z\n",
 		"1,2\n3,\"4\n5,6\n",
 		"1,2\n3,4,5\n",
+		"1,2,\n3,4\n5,6,\n",
+		"1,2\n3,4\n555555,6\n7,8\n\x001\n2\n3\n",
+		"1,2\n3,4\n555555,6\n7,8\n\x001\n2\n",
+		"1,2\n3,4\n5,6\n\x001\n222222\n3\n",
+		"1,2\n3,4\n5,6\n7,8\x001\n0\n0\n0\n",
 	} {
 		f.Add([]byte(s), uint8(0))
 		f.Add([]byte(s), uint8(2))
 		f.Add([]byte(s), uint8(8))
+		f.Add([]byte(s), uint8(16+32*3))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, mode uint8) {
 		data, lab, hasLab := bytes.Cut(in, []byte{0})
@@ -613,6 +657,9 @@ func FuzzParallel(f *testing.F) {
 			o.LabelsIgnore = []string{"0"}
 		} else if mode&8 != 0 {
 			o.Domain = "2"
+		}
+		if mode&16 != 0 {
+			o.MaxLineBytes = 1 + int(mode>>5) // 1 to 8 bytes
 		}
 		seq, err := NewSourceFS(fsys, []string{"f.csv"}, o)
 		if err != nil {
@@ -663,7 +710,7 @@ func TestCountNonEmpty(t *testing.T) {
 		data := []byte(b.String())
 		first := 1 + i%3
 		var l lineReader
-		l.reset(bytes.NewReader(data), 16)
+		l.reset(bytes.NewReader(data), 16, DefaultMaxLineBytes)
 		want := 0
 		for {
 			line, ok := l.next()

@@ -2,54 +2,78 @@ package csvio
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"unsafe"
+
+	"github.com/dicalab/dica/internal/escape"
 )
 
 // lineReader returns the lines of r one at a time from a large reusable
-// buffer, without allocating per line. A line may be longer than the buffer:
-// the buffer then grows.
+// buffer, without allocating per line. A line may be longer than the buffer
+// (the buffer then grows) but not longer than max bytes: such a line ends
+// the reading with a *longLineError, found once max+2 bytes of it are read,
+// so that the buffer never exceeds the larger of its first size and max+2
+// bytes.
 type lineReader struct {
 	r          io.Reader
 	buf        []byte
 	start, end int
+	max        int
 	eof        bool
 	err        error
 	line       int // 1-based number of the line last returned
 }
 
-func (l *lineReader) reset(r io.Reader, size int) {
+// reset starts reading r with a buffer of at least size bytes and lines of
+// at most max bytes (max > 0).
+func (l *lineReader) reset(r io.Reader, size, max int) {
 	if cap(l.buf) < size {
 		l.buf = make([]byte, size)
 	}
 	l.buf = l.buf[:cap(l.buf)]
-	l.r, l.start, l.end, l.eof, l.err, l.line = r, 0, 0, false, nil, 0
+	l.r, l.start, l.end, l.max, l.eof, l.err, l.line = r, 0, 0, max, false, nil, 0
 }
 
 // next returns the next line without its line ending ("\n" or "\r\n"). The
-// slice is valid until the following call. At the end of the input it
-// returns nil, false and the read error, if any.
+// slice is valid until the following call. At the end of the input, or at a
+// line longer than max, it returns nil, false and the error, if any.
 func (l *lineReader) next() ([]byte, bool) {
 	for {
 		if i := bytes.IndexByte(l.buf[l.start:l.end], '\n'); i >= 0 {
 			s := l.buf[l.start : l.start+i]
-			l.start += i + 1
-			l.line++
 			if n := len(s); n > 0 && s[n-1] == '\r' {
 				s = s[:n-1]
 			}
+			if len(s) > l.max {
+				l.fail(s)
+				return nil, false
+			}
+			l.start += i + 1
+			l.line++
 			return s, true
+		}
+		// Without a line end, max+2 bytes ("\r" aside) prove a long line,
+		// whatever comes next (even a read error).
+		if l.end-l.start > l.max+1 {
+			l.fail(l.buf[l.start:l.end])
+			return nil, false
 		}
 		if l.eof || l.err != nil {
 			if l.start < l.end && l.err == nil {
 				s := l.buf[l.start:l.end]
-				l.start = l.end
-				l.line++
 				if n := len(s); n > 0 && s[n-1] == '\r' {
 					s = s[:n-1]
 				}
+				if len(s) > l.max {
+					l.fail(s)
+					return nil, false
+				}
+				l.start = l.end
+				l.line++
 				return s, true
 			}
 			return nil, false
@@ -59,7 +83,8 @@ func (l *lineReader) next() ([]byte, bool) {
 			l.start = 0
 		}
 		if l.end == len(l.buf) {
-			nb := make([]byte, 2*len(l.buf))
+			// Here len(l.buf) <= max+1: grow, to at most max+2 bytes.
+			nb := make([]byte, min(2*len(l.buf), l.max+2))
 			copy(nb, l.buf[:l.end])
 			l.buf = nb
 		}
@@ -71,6 +96,49 @@ func (l *lineReader) next() ([]byte, bool) {
 			l.err = err
 		}
 	}
+}
+
+// fail ends the reading at the next line, which starts with b and is longer
+// than l.max.
+func (l *lineReader) fail(b []byte) {
+	l.err = newLongLine(l.line+1, l.max, b)
+	l.start, l.end = 0, 0
+}
+
+// longLineError is a line longer than the limit.
+type longLineError struct {
+	line  int    // 1-based line number; 0 when the reader does not know it
+	max   int    // the limit
+	start []byte // the first bytes of the line
+}
+
+// longLineQuote is the number of bytes of a long line that its error
+// quotes.
+const longLineQuote = 24
+
+func newLongLine(line, max int, b []byte) *longLineError {
+	// The first max bytes of a long line are its text on every path that
+	// finds it (a line end or "\r" may follow them).
+	return &longLineError{line: line, max: max, start: bytes.Clone(b[:min(len(b), longLineQuote, max)])}
+}
+
+func (e *longLineError) Error() string {
+	return fmt.Sprintf("line %d: %s", e.line, e.msg())
+}
+
+func (e *longLineError) msg() string {
+	return fmt.Sprintf("line longer than %d bytes, the limit (MaxLineBytes, --max-line-bytes); it starts %s...: is this a CSV file?",
+		e.max, escape.Snippet(e.start, longLineQuote))
+}
+
+// readError describes an error met while reading the lines of the file
+// name: a line too long is a *ParseError at that line.
+func readError(name string, err error) error {
+	var e *longLineError
+	if errors.As(err, &e) {
+		return &ParseError{File: name, Line: e.line, Msg: e.msg()}
+	}
+	return fmt.Errorf("csvio: %s: %w", name, err)
 }
 
 // pow10 holds the powers of ten that are exact in float64.

@@ -150,7 +150,7 @@ func TestLineReader(t *testing.T) {
 	want := []string{"a", "", "bb", long, "last"}
 	// One byte at a time, with a buffer smaller than a line.
 	var l lineReader
-	l.reset(iotest.OneByteReader(strings.NewReader(in)), 16)
+	l.reset(iotest.OneByteReader(strings.NewReader(in)), 16, DefaultMaxLineBytes)
 	var got []string
 	for {
 		s, ok := l.next()
@@ -162,7 +162,7 @@ func TestLineReader(t *testing.T) {
 	if !slices.Equal(got, want) || l.line != len(want) || l.err != nil {
 		t.Errorf("lines %q (line %d, err %v), want %q", got, l.line, l.err, want)
 	}
-	l.reset(iotest.TimeoutReader(strings.NewReader("a\nb")), 16)
+	l.reset(iotest.TimeoutReader(strings.NewReader("a\nb")), 16, DefaultMaxLineBytes)
 	for {
 		if _, ok := l.next(); !ok {
 			break

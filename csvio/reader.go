@@ -8,10 +8,10 @@ import (
 	"io"
 	"math"
 	"runtime"
-	"slices"
 	"strconv"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/escape"
 )
 
 var errClosed = errors.New("csvio: Read after Close")
@@ -35,7 +35,7 @@ const (
 // goroutines (as do the end of the pass, an error, and the cancellation of
 // ctx).
 func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
 	workers := s.workers
@@ -68,6 +68,8 @@ type reader struct {
 	domCache, clsCache smallCache
 	scratch2           []byte
 	sc                 scratch
+	drop               dropped // what LabelsIgnore dropped
+	fileDropped        bool    // a row of the current file was dropped
 	err                error
 	done               bool
 }
@@ -149,6 +151,8 @@ func (r *reader) classOf(label []byte) int {
 	c := -1
 	if !r.s.ignore[string(label)] {
 		c = id(&r.classes, &r.classIDs, label)
+	} else {
+		r.drop.value(label)
 	}
 	r.clsCache.put(label, c)
 	return c
@@ -175,16 +179,17 @@ func (r *reader) openNext() error {
 		return fmt.Errorf("csvio: %w", err)
 	}
 	r.f = f
-	r.data.reset(f, dataBuffer)
+	r.data.reset(f, dataBuffer, s.maxLine)
 	r.rows = 0
 	r.fileDom = -1
+	r.fileDropped = false
 	if s.labelFiles != nil {
 		lf, err := s.open(s.labelFiles[r.fi])
 		if err != nil {
 			return fmt.Errorf("csvio: %w", err)
 		}
 		r.lf = lf
-		r.labs.reset(lf, labelBuffer)
+		r.labs.reset(lf, labelBuffer, s.maxLine)
 	}
 	if s.header {
 		for {
@@ -198,14 +203,7 @@ func (r *reader) openNext() error {
 			if len(line) == 0 {
 				continue
 			}
-			row, kind := splitLine(line, s.comma)
-			if kind != errNone {
-				return &ParseError{File: name, Line: r.data.line, Column: len(row) + 1, Msg: quoteMsg(kind)}
-			}
-			if !slices.Equal(row, s.columns) {
-				return &ParseError{File: name, Line: r.data.line, Msg: "header differs from that of " + s.files[0]}
-			}
-			break
+			return s.checkHeader(name, r.data.line, line)
 		}
 	}
 	return nil
@@ -215,7 +213,7 @@ func (r *reader) openNext() error {
 // at the line after the last.
 func (r *reader) readErr(name string, l *lineReader, msg string) error {
 	if l.err != nil {
-		return fmt.Errorf("csvio: %s: %w", name, l.err)
+		return readError(name, l.err)
 	}
 	return &ParseError{File: name, Line: l.line + 1, Msg: msg}
 }
@@ -239,7 +237,7 @@ func (r *reader) endFile() error {
 	s := r.s
 	name := s.files[r.fi]
 	if r.data.err != nil {
-		return fmt.Errorf("csvio: %s: %w", name, r.data.err)
+		return readError(name, r.data.err)
 	}
 	if s.labelFiles == nil {
 		return nil
@@ -247,17 +245,19 @@ func (r *reader) endFile() error {
 	lname := s.labelFiles[r.fi]
 	if extra := countRest(&r.labs); extra > 0 {
 		if r.labs.err != nil {
-			return fmt.Errorf("csvio: %s: %w", lname, r.labs.err)
+			return readError(lname, r.labs.err)
 		}
 		return fmt.Errorf("%s has %d lines but %s has %d rows", lname, r.rows+extra, name, r.rows)
 	}
 	if r.labs.err != nil {
-		return fmt.Errorf("csvio: %s: %w", lname, r.labs.err)
+		return readError(lname, r.labs.err)
 	}
 	return nil
 }
 
-// Read fills b with up to max rows (it implements dataset.Reader).
+// Read fills b with up to max rows (it implements dataset.Reader). At the
+// end of the rows it returns 0 and io.EOF, or the error of a value of
+// LabelsIgnore that matched no row.
 func (r *reader) Read(b *dataset.Block, max int) (int, error) {
 	if r.err != nil {
 		return 0, r.err
@@ -265,8 +265,8 @@ func (r *reader) Read(b *dataset.Block, max int) (int, error) {
 	if err := r.ctx.Err(); err != nil {
 		return 0, err
 	}
-	if max < 1 {
-		panic("csvio: Read with max < 1")
+	if err := checkRead(b, max); err != nil {
+		return 0, err
 	}
 	n, err := r.read(b, max)
 	if err != nil {
@@ -276,9 +276,23 @@ func (r *reader) Read(b *dataset.Block, max int) (int, error) {
 	}
 	if n == 0 {
 		r.err = io.EOF
-		return 0, io.EOF
+		if err := r.s.endPass(r.doms.Names(), r.Classes(), &r.drop); err != nil {
+			r.err = err
+		}
+		return 0, r.err
 	}
 	return n, nil
+}
+
+// checkRead checks the arguments of Read.
+func checkRead(b *dataset.Block, max int) error {
+	if b == nil {
+		return errors.New("csvio: Read into a nil Block")
+	}
+	if max < 1 {
+		return fmt.Errorf("csvio: Read of at most %d rows; want at least 1", max)
+	}
+	return nil
 }
 
 func (r *reader) read(b *dataset.Block, max int) (int, error) {
@@ -319,11 +333,11 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 			l, ok := nextLabel(&r.labs, &r.scratch2)
 			if !ok {
 				if r.labs.err != nil {
-					return 0, fmt.Errorf("csvio: %s: %w", s.labelFiles[r.fi], r.labs.err)
+					return 0, readError(s.labelFiles[r.fi], r.labs.err)
 				}
 				rows := r.rows + countRest(&r.data)
 				if r.data.err != nil {
-					return 0, fmt.Errorf("csvio: %s: %w", name, r.data.err)
+					return 0, readError(name, r.data.err)
 				}
 				return 0, fmt.Errorf("%s has %d lines but %s has %d rows", s.labelFiles[r.fi], r.rows-1, name, rows)
 			}
@@ -352,6 +366,13 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 			}
 			c := r.classOf(label)
 			if c < 0 {
+				switch {
+				case s.domainCol >= 0:
+					r.drop.domain(dom)
+				case !r.fileDropped:
+					r.fileDropped = true
+					r.drop.domain([]byte(s.fileDoms[r.fi]))
+				}
 				continue
 			}
 			b.Label[k] = c
@@ -439,7 +460,18 @@ func (s *Source) parseRow(line []byte, x, tg []float64, sc *scratch) (dom, label
 		}
 	}
 	if pos <= len(line) {
-		return nil, nil, 0, fieldCount(countFields(line, comma), ncol)
+		// One more field, empty, ends a line that ends with the separator.
+		f, next, kind := nextField(line, pos, comma, &sc.num)
+		if kind != errNone || next <= len(line) {
+			return nil, nil, 0, fieldCount(countFields(line, comma), ncol)
+		}
+		if len(f) > 0 {
+			if s.trailing {
+				return nil, nil, ncol + 1, fmt.Sprintf("value %s after the last column (the first row of %s ends with a separator, so the files have %d columns and a last field that must be empty)",
+					escape.Snippet(f, 0), s.files[0], ncol)
+			}
+			return nil, nil, 0, fieldCount(ncol+1, ncol)
+		}
 	}
 	return dom, label, 0, ""
 }
@@ -459,11 +491,8 @@ func fieldCount(got, want int) string {
 }
 
 func numberMsg(f []byte) string {
-	if len(f) > 40 {
-		return fmt.Sprintf("cannot parse %s... as a number", strconv.Quote(string(f[:40])))
-	}
 	if _, err := strconv.ParseFloat(string(f), 64); err == nil || err.(*strconv.NumError).Err == strconv.ErrRange {
-		return fmt.Sprintf("%s is not a finite number", strconv.Quote(string(f)))
+		return fmt.Sprintf("%s is not a finite number", escape.Snippet(f, 0))
 	}
-	return fmt.Sprintf("cannot parse %s as a number", strconv.Quote(string(f)))
+	return fmt.Sprintf("cannot parse %s as a number", escape.Snippet(f, 0))
 }

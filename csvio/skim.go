@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 
 	"github.com/dicalab/dica/dataset"
 )
@@ -24,8 +26,11 @@ import (
 // With a label column in the files and LabelsIgnore, telling which rows
 // are dropped needs each row's label field, so Skim parses every row.
 func (s *Source) Skim(ctx context.Context, keep func(i int64) bool, put func(x, y []float64) error) (int64, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.check(ctx); err != nil {
 		return 0, err
+	}
+	if keep == nil || put == nil {
+		return 0, errors.New("csvio: Skim with a nil keep or put function")
 	}
 	if s.labelCol >= 0 && len(s.ignore) > 0 {
 		return s.skimByReading(ctx, keep, put)
@@ -38,15 +43,19 @@ func (s *Source) Skim(ctx context.Context, keep func(i int64) bool, put func(x, 
 	defer r.Close()
 	d, t := len(s.schema.Features), len(s.schema.Targets)
 	x, tg := make([]float64, d), make([]float64, t)
-	var sc scratch
-	var n int64
+	var (
+		sc     scratch
+		n      int64
+		drop   dropped
+		others = map[string]bool{} // labels not ignored
+	)
 	for {
 		ok, err := r.next()
 		if err != nil {
 			return n, err
 		}
 		if !ok {
-			return n, nil
+			return n, s.unmatched(slices.Collect(maps.Keys(others)), &drop)
 		}
 		c := r.cur
 		for i := 0; i < c.n; i++ {
@@ -63,6 +72,14 @@ func (s *Source) Skim(ctx context.Context, keep func(i int64) bool, put func(x, 
 		}
 		if c.err != nil {
 			return n, c.err
+		}
+		if len(s.ignore) > 0 {
+			drop.fold(s, c)
+			for k, ign := range c.labNames.ignore {
+				if name := c.labNames.name(int32(k)); !ign && !others[string(name)] {
+					others[string(name)] = true
+				}
+			}
 		}
 		r.cur = nil
 		r.p.free <- c
@@ -101,10 +118,12 @@ func (s *Source) parseKept(line []byte, ln, fi int, x, tg []float64, sc *scratch
 func (s *Source) skimChunk(c *chunk) {
 	c.n, c.err, c.errLab = 0, nil, -1
 	c.spans = c.spans[:0]
+	c.dropped = 0
 	data := c.data
 	ln := c.firstLine - 1
 	k := 0 // non-empty lines
-	for off := 0; off < len(data) && k != c.limit; {
+	off := 0
+	for off < len(data) && k != c.limit {
 		start := off
 		end := bytes.IndexByte(data[off:], '\n')
 		if end < 0 {
@@ -116,6 +135,10 @@ func (s *Source) skimChunk(c *chunk) {
 			end--
 		}
 		ln++
+		if end-start > s.maxLine {
+			c.err = readError(s.files[c.fi], newLongLine(ln, s.maxLine, data[start:end]))
+			return
+		}
 		if ln == 1 && bytes.HasPrefix(data[start:end], bom) {
 			start += len(bom)
 		}
@@ -130,13 +153,14 @@ func (s *Source) skimChunk(c *chunk) {
 				return
 			}
 			if c.labNames.ignore[lab] {
+				c.dropped++
 				continue
 			}
 		}
 		c.spans = append(c.spans, start, end, ln)
 		c.n++
 	}
-	c.err = c.perr
+	c.err = s.endChunk(c, data[off:], ln)
 }
 
 // skimByReading is Skim by a full pass.

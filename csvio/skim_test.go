@@ -78,6 +78,8 @@ func TestSkimMatchesRead(t *testing.T) {
 		{files: 2, rows: 100, cols: 3, header: true, target: true, noFinalNewline: true, empty: true},
 		{files: 2, rows: 60, cols: 2, longField: 3000, labelFiles: true, bom: true, quotes: true},
 		{files: 4, rows: 1, cols: 1, noFinalNewline: true},
+		{files: 3, rows: 200, cols: 3, trailing: true, labelFiles: true, crlf: true},
+		{files: 2, rows: 200, cols: 3, trailing: true, header: true, domainCol: true, quotes: true, empty: true},
 	} {
 		rng := rand.New(rand.NewPCG(uint64(k), 99))
 		fsys, files, o := genFiles(rng, sh)
