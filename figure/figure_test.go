@@ -635,3 +635,28 @@ func deltaE(a, b color.NRGBA) float64 {
 }
 
 func sq(d float64) float64 { return d * d }
+
+// BenchmarkProjection draws the command's default picture: 16 samples of
+// 5,000 cells, the method and a baseline, by population and by sample (4
+// panels of 80,000 dots), as a PNG.
+func BenchmarkProjection(b *testing.B) {
+	c, views := testCells(80000, 8)
+	c.DomainNames = make([]string, 16)
+	c.Unseen, c.Total = nil, nil
+	for g := range c.DomainNames {
+		c.DomainNames[g] = fmt.Sprintf("sample%d", g+1)
+	}
+	for i := range c.Domain {
+		c.Domain[i] = i % 16
+	}
+	for b.Loop() {
+		f, err := Projection(c, views, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := f.Write(&buf, PNG); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

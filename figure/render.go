@@ -468,7 +468,7 @@ type dots struct {
 
 func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
 	dpi := float64(d.dpi)
-	img, direct := c.Canvas.(*vgimg.Canvas)
+	img, direct := baseCanvas(c.Canvas).(*vgimg.Canvas)
 	if direct {
 		dpi = img.DPI()
 	}
@@ -526,6 +526,21 @@ func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
 		Max: vg.Point{X: vg.Length(x1 / dpi * 72), Y: vg.Length(y1 / dpi * 72)},
 	}
 	c.DrawImage(rect, out)
+}
+
+// baseCanvas returns the canvas that draw.Canvas values (the tiles of a
+// grid) wrap.
+func baseCanvas(v vg.Canvas) vg.Canvas {
+	for {
+		switch c := v.(type) {
+		case draw.Canvas:
+			v = c.Canvas
+		case *draw.Canvas:
+			v = c.Canvas
+		default:
+			return v
+		}
+	}
 }
 
 func to8(v float32) uint8 {
