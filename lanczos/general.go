@@ -129,48 +129,9 @@ func GenSymLowRank(ctx context.Context, a Operator, alpha float64, v *mat.Dense,
 	if !(alpha > 0) || math.IsInf(alpha, 0) {
 		return nil, fmt.Errorf("lanczos: alpha = %v, want finite > 0", alpha)
 	}
-	var u *mat.Dense
-	var sv []float64
-	if v != nil {
-		vr, vc := v.Dims()
-		if vr != n {
-			return nil, fmt.Errorf("lanczos: V has %d rows, A has dimension %d", vr, n)
-		}
-		for i := 0; i < vr; i++ {
-			for j := 0; j < vc; j++ {
-				if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
-					return nil, fmt.Errorf("lanczos: V[%d,%d] = %v", i, j, x)
-				}
-			}
-		}
-		var g mat.SymDense
-		g.SymOuterK(1, v.T())
-		var es mat.EigenSym
-		if !es.Factorize(&g, true) {
-			return nil, errors.New("lanczos: eigendecomposition of V^T V failed")
-		}
-		vals := es.Values(nil)
-		var p mat.Dense
-		es.VectorsTo(&p)
-		smax := vals[len(vals)-1]
-		var cols []int
-		for j, x := range vals {
-			if x > float64(vc)*eps*smax && x > 0 {
-				cols = append(cols, j)
-			}
-		}
-		if len(cols) > 0 {
-			// U = V P_j / sqrt(s_j) for the nonzero s_j.
-			pp := mat.NewDense(vc, len(cols), nil)
-			for c, j := range cols {
-				for i := 0; i < vc; i++ {
-					pp.Set(i, c, p.At(i, j)/math.Sqrt(vals[j]))
-				}
-				sv = append(sv, vals[j])
-			}
-			u = mat.NewDense(n, len(cols), nil)
-			u.Mul(v, pp)
-		}
+	u, sv, err := thinEig(v, n)
+	if err != nil {
+		return nil, err
 	}
 	half := func(pow float64) Operator { // alpha^pow I + U diag((alpha+s)^pow - alpha^pow) U^T
 		if u == nil {
@@ -208,4 +169,56 @@ func GenSymLowRank(ctx context.Context, a Operator, alpha float64, v *mat.Dense,
 		func(x []float64) { bmh.Apply(tmp, x); copy(x, tmp) },
 		func(r []float64) { bh.Apply(tmp, r); copy(r, tmp) })
 	return res, nil
+}
+
+// thinEig returns the thin eigendecomposition V V^T = U diag(s) U^T of the
+// n x r matrix V through the r x r Gram matrix V^T V = P diag(s) P^T:
+// U = V P diag(s)^{-1/2} for the eigenvalues s above r eps max(s). A nil V
+// gives a nil U.
+func thinEig(v *mat.Dense, n int) (*mat.Dense, []float64, error) {
+	if v == nil {
+		return nil, nil, nil
+	}
+	vr, vc := v.Dims()
+	if vr != n {
+		return nil, nil, fmt.Errorf("lanczos: V has %d rows, A has dimension %d", vr, n)
+	}
+	for i := 0; i < vr; i++ {
+		for j := 0; j < vc; j++ {
+			if x := v.At(i, j); math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, nil, fmt.Errorf("lanczos: V[%d,%d] = %v", i, j, x)
+			}
+		}
+	}
+	var g mat.SymDense
+	g.SymOuterK(1, v.T())
+	var es mat.EigenSym
+	if !es.Factorize(&g, true) {
+		return nil, nil, errors.New("lanczos: eigendecomposition of V^T V failed")
+	}
+	vals := es.Values(nil)
+	var p mat.Dense
+	es.VectorsTo(&p)
+	smax := vals[len(vals)-1]
+	var cols []int
+	for j, x := range vals {
+		if x > float64(vc)*eps*smax && x > 0 {
+			cols = append(cols, j)
+		}
+	}
+	if len(cols) == 0 {
+		return nil, nil, nil
+	}
+	// U = V P_j / sqrt(s_j) for the nonzero s_j.
+	pp := mat.NewDense(vc, len(cols), nil)
+	var sv []float64
+	for c, j := range cols {
+		for i := 0; i < vc; i++ {
+			pp.Set(i, c, p.At(i, j)/math.Sqrt(vals[j]))
+		}
+		sv = append(sv, vals[j])
+	}
+	u := mat.NewDense(n, len(cols), nil)
+	u.Mul(v, pp)
+	return u, sv, nil
 }

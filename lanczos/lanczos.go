@@ -273,21 +273,34 @@ func newEngine(ctx context.Context, n int, s Settings, op opFunc, b Operator) (*
 	if e.miss == 0 {
 		e.miss = DefaultCheckMiss
 	}
+	e.op = op
 	if e.neg {
-		e.op = func(w, aw, v []float64) {
-			op(w, aw, v)
-			for i := range w {
-				w[i] = -w[i]
-			}
-			if aw != nil {
-				for i := range aw {
-					aw[i] = -aw[i]
-				}
+		e.op = negated(op)
+	}
+	e.alloc()
+	return e, nil
+}
+
+// negated returns the operator -Op (and -A in B mode): the smallest
+// eigenvalues of Op are the largest of -Op.
+func negated(op opFunc) opFunc {
+	return func(w, aw, v []float64) {
+		op(w, aw, v)
+		for i := range w {
+			w[i] = -w[i]
+		}
+		if aw != nil {
+			for i := range aw {
+				aw[i] = -aw[i]
 			}
 		}
-	} else {
-		e.op = op
 	}
+}
+
+// alloc allocates the basis (NCV+1 rows of length n), its image under the
+// operator, their B counterparts in B mode, and the projected problem.
+func (e *engine) alloc() {
+	n, m := e.n, e.m
 	e.v = make([]float64, (m+1)*n)
 	e.w = make([]float64, m*n)
 	if e.bmode {
@@ -306,7 +319,6 @@ func newEngine(ctx context.Context, n int, s Settings, op opFunc, b Operator) (*
 	e.reseed = make([]bool, m+1)
 	e.h = make([]float64, m+1)
 	e.h2 = make([]float64, m+1)
-	return e, nil
 }
 
 const eps = 0x1p-52
@@ -608,6 +620,7 @@ func (e *engine) kthLocked(k int) float64 {
 	return s[k-1]
 }
 
+// The engine's actions: what decide and expand tell solve to do next.
 const (
 	actExpand  = iota // keep expanding the basis
 	actRestart        // basis full: thick restart
@@ -617,247 +630,323 @@ const (
 	actFound          // deflated restart found an unconverged wanted value
 )
 
+// solve runs the engine from the start vector to the result. It alternates
+// two states: expanding the basis of the active block by Lanczos steps
+// (expand) until an action other than actExpand is due, and carrying out
+// that action (a thick restart, the start of the deflated check, locking a
+// copy the check found, or resuming the main iteration), each of which sets
+// the row the next expansion starts from.
 func (e *engine) solve() (*Result, error) {
-	n, m := e.n, e.m
-	// Start vector.
-	if e.start != nil {
-		copy(e.f, e.start)
-		for _, x := range e.f {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, errors.New("lanczos: Settings.Start contains NaN or Inf")
-			}
-		}
-		ok, err := e.setRow(0, true)
+	if err := e.startVector(); err != nil {
+		return nil, err
+	}
+	nb := 0
+	for {
+		s, err := e.expand(nb)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			return nil, errors.New("lanczos: Settings.Start is zero")
+		switch s.act {
+		case actDone:
+			if e.phase == 1 && s.status == Converged {
+				s.r = nil // the deflated space holds nothing wanted
+			}
+			return e.finish(s.r, s.status)
+		case actCheck:
+			nb, err = e.beginCheck(s)
+		case actLockOne:
+			nb, err = e.lockCopy(s)
+		case actFound:
+			nb = e.resumeMain(s)
+		default:
+			nb = e.thickRestart(s)
 		}
-	} else {
-		if _, err := e.randomOrth(0); err != nil {
+		if err == errFull {
+			return e.finish(nil, s.status)
+		}
+		if err != nil {
 			return nil, err
 		}
+		e.rest++
+	}
+}
+
+// startVector puts the normalized start vector (Settings.Start, or a random
+// one) in row 0.
+func (e *engine) startVector() error {
+	if e.start == nil {
+		_, err := e.randomOrth(0)
+		return err
+	}
+	copy(e.f, e.start)
+	for _, x := range e.f {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return errors.New("lanczos: Settings.Start contains NaN or Inf")
+		}
+	}
+	ok, err := e.setRow(0, true)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("lanczos: Settings.Start is zero")
+	}
+	return nil
+}
+
+// sweep is the outcome of one expansion of the active block.
+type sweep struct {
+	a        int     // first row of the active block (nlock + nsoft)
+	act      int     // the action due; never actExpand
+	status   Status  // how the solve ends when act is actDone
+	r        *ritz   // the last Rayleigh-Ritz solution of the active block (nil if none)
+	lockSel  []int   // Ritz pairs of r that converged among the wanted and guard ones
+	unconv   int     // wanted and guard pairs of r not yet converged
+	betaLast float64 // coupling of the last row to the residual when the basis is full
+}
+
+// expand extends the active block from row nb by Lanczos steps, solving
+// the projected problem after each and applying the convergence tests
+// (decide), until the basis is full, the budget is spent, the iteration
+// ends, or decide asks for another action.
+func (e *engine) expand(nb int) (sweep, error) {
+	s := sweep{a: e.nlock + e.nsoft, act: actExpand, status: Converged}
+	a, m := s.a, e.m
+	var err error
+	for j := nb; s.act == actExpand; {
+		if j == m {
+			s.act = actRestart
+			break
+		}
+		if e.matvec%8 == 0 && e.ctx != nil {
+			if err := e.ctx.Err(); err != nil {
+				return s, err
+			}
+		}
+		if e.matvec >= e.maxMV {
+			s.status, s.act = BudgetExceeded, actDone
+			if j > a {
+				if s.r, err = e.rayleighRitz(a, j, 0); err != nil {
+					return s, err
+				}
+			}
+			break
+		}
+		beta, end, err := e.step(a, j)
+		if err != nil {
+			return s, err
+		}
+		if end != stepOn {
+			s.act = actDone
+			if end == stepExhausted {
+				s.status = ReachableSpaceExhausted
+			}
+		}
+		if j+1 < m {
+			e.tset(j, j+1, beta)
+		} else {
+			s.betaLast = beta
+		}
+		if e.phase == 1 && e.cok {
+			e.certStep(a, j, beta)
+		}
+		j++
+		if s.r, err = e.rayleighRitz(a, j, s.betaLast); err != nil {
+			return s, err
+		}
+		if s.act == actExpand {
+			s.act, s.lockSel, s.unconv = e.decide(s.r, j-a)
+		}
+	}
+	return s, nil
+}
+
+// How a Lanczos step ends.
+const (
+	stepOn        = iota // the next basis vector is in row j+1
+	stepFull             // the basis spans the whole space: nothing to add
+	stepExhausted        // A vanishes on the complement of the basis
+)
+
+// step is one Lanczos step on row j of the active block starting at row a:
+// it applies the operator to v_j, subtracts the known couplings and alpha,
+// reorthogonalizes fully, sets the diagonal entry of the projected matrix,
+// and puts the next basis vector (or, after a breakdown, a random one
+// orthogonal to the basis) in row j+1. It returns beta, the coupling of
+// v_j to row j+1 (0 after a breakdown or when the space is full).
+func (e *engine) step(a, j int) (beta float64, end int, err error) {
+	if err := e.apply(j); err != nil {
+		return 0, stepOn, err
 	}
 	bl := blas64.Implementation()
-	nb := 0
-	status := Converged
-	for {
-		a := e.nlock + e.nsoft
-		var (
-			r        *ritz
-			lockSel  []int
-			unconv   int
-			betaLast float64
-			err      error
-		)
-		act := actExpand
-		j := nb
-		for act == actExpand {
-			if j == m {
-				act = actRestart
-				break
-			}
-			if e.matvec%8 == 0 && e.ctx != nil {
-				if err := e.ctx.Err(); err != nil {
-					return nil, err
-				}
-			}
-			if e.matvec >= e.maxMV {
-				status = BudgetExceeded
-				act = actDone
-				if j > a {
-					if r, err = e.rayleighRitz(a, j, 0); err != nil {
-						return nil, err
-					}
-				}
-				break
-			}
-			vj := e.row(e.v, j)
-			wj := e.row(e.w, j)
+	n, m := e.n, e.m
+	vj := e.row(e.v, j)
+	// Lanczos recurrence: subtract the known couplings (the previous beta,
+	// or the arrow after a restart) and alpha, then reorthogonalize fully.
+	for i := a; i < j; i++ {
+		if c := e.t[i*m+j]; c != 0 {
+			bl.Daxpy(n, -c, e.row(e.v, i), 1, e.f, 1)
 			if e.bmode {
-				aj := e.row(e.av, j)
-				e.op(wj, aj, vj)
-				copy(e.bf, aj)
-			} else {
-				e.op(wj, nil, vj)
+				bl.Daxpy(n, -c, e.row(e.bv, i), 1, e.bf, 1)
 			}
-			e.matvec++
-			copy(e.f, wj)
-			norm0 := math.Sqrt(max(bl.Ddot(n, e.f, 1, e.bf, 1), 0))
-			if math.IsNaN(norm0) || math.IsInf(norm0, 0) {
-				return nil, fmt.Errorf("lanczos: operator produced NaN or Inf at matvec %d", e.matvec)
-			}
-			e.normA = max(e.normA, norm0)
-			// Lanczos recurrence: subtract the known couplings (the
-			// previous beta, or the arrow after a restart) and alpha, then
-			// reorthogonalize fully.
-			for i := a; i < j; i++ {
-				if c := e.t[i*m+j]; c != 0 {
-					bl.Daxpy(n, -c, e.row(e.v, i), 1, e.f, 1)
-					if e.bmode {
-						bl.Daxpy(n, -c, e.row(e.bv, i), 1, e.bf, 1)
-					}
-				}
-			}
-			alpha := bl.Ddot(n, e.row(e.bv, j), 1, e.f, 1)
-			bl.Daxpy(n, -alpha, vj, 1, e.f, 1)
-			if e.bmode {
-				bl.Daxpy(n, -alpha, e.row(e.bv, j), 1, e.bf, 1)
-			}
-			norm1 := math.Sqrt(max(bl.Ddot(n, e.f, 1, e.bf, 1), 0))
-			beta := e.orth(j+1, norm1)
-			e.t[j*m+j] = alpha + e.h[j]
-			full := j+1 >= n
-			if !full && beta <= e.breakTol() {
-				if e.reseed[j] {
-					// A vanishes on the complement of the invariant
-					// subspace found so far.
-					status = ReachableSpaceExhausted
-					act = actDone
-				} else {
-					ok, err := e.randomOrth(j + 1)
-					if err != nil {
-						return nil, err
-					}
-					full = !ok
-					e.reseed[j+1] = true
-				}
-				beta = 0
-			} else if !full {
-				e.normalizeInto(j+1, beta)
-				e.reseed[j+1] = false
-			}
-			if full {
-				act = actDone
-				beta = 0
-			}
-			if j+1 < m {
-				e.tset(j, j+1, beta)
-			} else {
-				betaLast = beta
-			}
-			if e.phase == 1 && e.cok {
-				e.certStep(a, j, beta)
-			}
-			j++
-			if r, err = e.rayleighRitz(a, j, betaLast); err != nil {
-				return nil, err
-			}
-			if act == actExpand {
-				act, lockSel, unconv = e.decide(r, j-a)
-			}
-		}
-		switch act {
-		case actDone:
-			if e.phase == 1 && status == Converged {
-				r = nil // the deflated space holds nothing wanted
-			}
-			return e.finish(r, status)
-		case actCheck:
-			// Lock what converged; keep the leading unconverged Ritz
-			// vectors as a soft deflation set (they shift the top of the
-			// deflated spectrum away from the k-th value, which makes
-			// the check cheaper; a copy missed by the Krylov space is
-			// orthogonal to them as well); restart from a fresh vector.
-			e.phase = 1
-			isLock := make(map[int]bool, len(lockSel))
-			for _, i := range lockSel {
-				isLock[i] = true
-			}
-			ns := min(r.na-len(lockSel), (m-a-len(lockSel))/2-minCheckSteps)
-			sel := append([]int(nil), lockSel...)
-			for i := 0; i < r.na && len(sel) < len(lockSel)+ns; i++ {
-				if !isLock[i] {
-					sel = append(sel, i)
-				}
-			}
-			if err := e.lockFresh(r, a, sel, len(lockSel)); err != nil {
-				if err != errFull {
-					return nil, err
-				}
-				return e.finish(nil, status)
-			}
-			nb = e.nlock + e.nsoft
-			e.certStart()
-			e.rest++
-			continue
-		case actLockOne:
-			// Lock the converged copy, drop the soft set, check again.
-			e.transform(r, a, []int{0})
-			e.moveDown(a, 1)
-			e.nsoft = 0
-			e.lockVal = append(e.lockVal, r.theta[0])
-			e.lockConv = append(e.lockConv, true)
-			e.nlock++
-			if err := e.fresh(); err != nil {
-				if err != errFull {
-					return nil, err
-				}
-				return e.finish(nil, status)
-			}
-			nb = e.nlock
-			e.certStart()
-			e.rest++
-			continue
-		case actFound:
-			// A missed wanted value: drop the soft set and restart the main
-			// iteration from its Ritz vector.
-			e.transform(r, a, []int{0})
-			e.moveDown(a, 1)
-			e.nsoft = 0
-			e.phase = 0
-			e.clearT(e.nlock)
-			e.reseed[e.nlock] = false
-			nb = e.nlock
-			e.rest++
-			continue
-		}
-		// Thick restart: lock converged wanted pairs, keep the leading
-		// unconverged ones and the residual direction.
-		na := r.na
-		q := len(lockSel)
-		avail := na - q
-		p := unconv + int(keepFrac*float64(avail-unconv))
-		p = min(p, m-a-q-2, avail)
-		p = max(p, min(unconv, m-a-q-1))
-		// At most half of the active basis beyond the unconverged wanted
-		// pairs (guard pairs included): a small NCV must leave room to
-		// expand (ARPACK keeps nev + min(nconv, np/2) for the same
-		// reason).
-		p = min(p, max(int(keepMax*float64(avail)), e.k-e.nlock-q, 1), m-a-q-1)
-		isLock := make(map[int]bool, q)
-		for _, i := range lockSel {
-			isLock[i] = true
-		}
-		sel := append([]int(nil), lockSel...)
-		for i := 0; i < na && len(sel) < q+p; i++ {
-			if !isLock[i] {
-				sel = append(sel, i)
-			}
-		}
-		p = len(sel) - q
-		e.transform(r, a, sel)
-		c := a + q + p
-		e.copyRow(c, m)
-		e.clearT(a)
-		for idx, i := range sel {
-			row := a + idx
-			e.t[row*m+row] = r.theta[i]
-			if idx < q {
-				e.lockVal = append(e.lockVal, r.theta[i])
-				e.lockConv = append(e.lockConv, true)
-			} else {
-				e.tset(row, c, betaLast*r.y.At(na-1, i))
-			}
-		}
-		e.nlock += q
-		nb = c
-		e.rest++
-		if e.phase == 1 && e.cok {
-			e.certRestart(r, a, sel, c)
 		}
 	}
+	alpha := bl.Ddot(n, e.row(e.bv, j), 1, e.f, 1)
+	bl.Daxpy(n, -alpha, vj, 1, e.f, 1)
+	if e.bmode {
+		bl.Daxpy(n, -alpha, e.row(e.bv, j), 1, e.bf, 1)
+	}
+	norm1 := math.Sqrt(max(bl.Ddot(n, e.f, 1, e.bf, 1), 0))
+	beta = e.orth(j+1, norm1)
+	e.t[j*m+j] = alpha + e.h[j]
+	if j+1 >= n {
+		return 0, stepFull, nil
+	}
+	if beta <= e.breakTol() {
+		// Breakdown: the basis spans an invariant subspace.
+		if e.reseed[j] {
+			// v_j was itself a fresh random vector: A vanishes on
+			// the complement of the invariant subspace found so far.
+			return 0, stepExhausted, nil
+		}
+		ok, err := e.randomOrth(j + 1)
+		if err != nil {
+			return 0, stepOn, err
+		}
+		e.reseed[j+1] = true
+		if !ok {
+			return 0, stepFull, nil
+		}
+		return 0, stepOn, nil
+	}
+	e.normalizeInto(j+1, beta)
+	e.reseed[j+1] = false
+	return beta, stepOn, nil
+}
+
+// apply computes w_j = Op v_j (and A v_j in B mode) into row j of W (and
+// AV), copies it to the residual vector f (and its B image to bf), counts
+// the matvec and updates the estimate of ||A||.
+func (e *engine) apply(j int) error {
+	vj := e.row(e.v, j)
+	wj := e.row(e.w, j)
+	if e.bmode {
+		aj := e.row(e.av, j)
+		e.op(wj, aj, vj)
+		copy(e.bf, aj)
+	} else {
+		e.op(wj, nil, vj)
+	}
+	e.matvec++
+	copy(e.f, wj)
+	norm0 := math.Sqrt(max(blas64.Implementation().Ddot(e.n, e.f, 1, e.bf, 1), 0))
+	if math.IsNaN(norm0) || math.IsInf(norm0, 0) {
+		return fmt.Errorf("lanczos: operator produced NaN or Inf at matvec %d", e.matvec)
+	}
+	e.normA = max(e.normA, norm0)
+	return nil
+}
+
+// beginCheck starts the deflated check once the main iteration has
+// converged: it locks what converged, keeps the leading unconverged Ritz
+// vectors as a soft deflation set (they shift the top of the deflated
+// spectrum away from the k-th value, which makes the check cheaper; a copy
+// missed by the Krylov space is orthogonal to them as well), and restarts
+// from a fresh random vector. It returns the row the check expands from.
+func (e *engine) beginCheck(s sweep) (int, error) {
+	e.phase = 1
+	nl := len(s.lockSel)
+	ns := min(s.r.na-nl, (e.m-s.a-nl)/2-minCheckSteps)
+	sel := leading(s.lockSel, s.r.na, nl+ns)
+	if err := e.lockFresh(s.r, s.a, sel, nl); err != nil {
+		return 0, err
+	}
+	e.certStart()
+	return e.nlock + e.nsoft, nil
+}
+
+// lockCopy locks the converged copy the check found (the top Ritz pair),
+// drops the soft set and starts the check again from a fresh vector.
+func (e *engine) lockCopy(s sweep) (int, error) {
+	e.transform(s.r, s.a, []int{0})
+	e.moveDown(s.a, 1)
+	e.nsoft = 0
+	e.lockVal = append(e.lockVal, s.r.theta[0])
+	e.lockConv = append(e.lockConv, true)
+	e.nlock++
+	if err := e.fresh(); err != nil {
+		return 0, err
+	}
+	e.certStart()
+	return e.nlock, nil
+}
+
+// resumeMain handles a wanted value the check found unconverged: it drops
+// the soft set and resumes the main iteration from the value's Ritz vector.
+func (e *engine) resumeMain(s sweep) int {
+	e.transform(s.r, s.a, []int{0})
+	e.moveDown(s.a, 1)
+	e.nsoft = 0
+	e.phase = 0
+	e.clearT(e.nlock)
+	e.reseed[e.nlock] = false
+	return e.nlock
+}
+
+// thickRestart restarts a full basis: it locks the converged wanted pairs,
+// keeps the leading unconverged ones (the unconverged wanted and guard
+// pairs plus keepFrac of the rest, at most keepMax of the active block)
+// and the residual direction, and returns the row expansion resumes from.
+func (e *engine) thickRestart(s sweep) int {
+	r, a, m := s.r, s.a, e.m
+	na := r.na
+	q := len(s.lockSel)
+	avail := na - q
+	p := s.unconv + int(keepFrac*float64(avail-s.unconv))
+	p = min(p, m-a-q-2, avail)
+	p = max(p, min(s.unconv, m-a-q-1))
+	// At most half of the active basis beyond the unconverged wanted
+	// pairs (guard pairs included): a small NCV must leave room to
+	// expand (ARPACK keeps nev + min(nconv, np/2) for the same
+	// reason).
+	p = min(p, max(int(keepMax*float64(avail)), e.k-e.nlock-q, 1), m-a-q-1)
+	sel := leading(s.lockSel, na, q+p)
+	p = len(sel) - q
+	e.transform(r, a, sel)
+	c := a + q + p
+	e.copyRow(c, m)
+	e.clearT(a)
+	for idx, i := range sel {
+		row := a + idx
+		e.t[row*m+row] = r.theta[i]
+		if idx < q {
+			e.lockVal = append(e.lockVal, r.theta[i])
+			e.lockConv = append(e.lockConv, true)
+		} else {
+			e.tset(row, c, s.betaLast*r.y.At(na-1, i))
+		}
+	}
+	e.nlock += q
+	if e.phase == 1 && e.cok {
+		e.certRestart(r, a, sel, c)
+	}
+	return c
+}
+
+// leading returns the Ritz pairs to keep: those of lockSel, then the
+// leading others among the na pairs until there are total of them.
+func leading(lockSel []int, na, total int) []int {
+	isLock := make(map[int]bool, len(lockSel))
+	for _, i := range lockSel {
+		isLock[i] = true
+	}
+	sel := append([]int(nil), lockSel...)
+	for i := 0; i < na && len(sel) < total; i++ {
+		if !isLock[i] {
+			sel = append(sel, i)
+		}
+	}
+	return sel
 }
 
 // decide applies the convergence tests to the current Rayleigh-Ritz
@@ -992,42 +1081,11 @@ var errFull = errors.New("lanczos: no room for a fresh vector")
 // finish locks the active Ritz pairs (if any), selects the returned pairs
 // and computes explicit residuals.
 func (e *engine) finish(r *ritz, status Status) (*Result, error) {
-	n, a := e.n, e.nlock+e.nsoft
 	if r != nil {
-		sel := make([]int, r.na)
-		for i := range sel {
-			sel[i] = i
-		}
-		e.transform(r, a, sel)
-		e.moveDown(a, r.na)
-		for i := 0; i < r.na; i++ {
-			e.lockVal = append(e.lockVal, r.theta[i])
-			e.lockConv = append(e.lockConv, r.est[i] <= e.tol*e.scale(r.theta[i]))
-		}
-		e.nlock += r.na
+		e.lockActive(r)
 	}
-	idx := make([]int, e.nlock)
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(x, y int) bool { return e.lockVal[idx[x]] > e.lockVal[idx[y]] })
-	if status == ReachableSpaceExhausted {
-		zero := 1e3 * e.breakTol()
-		kept := idx[:0]
-		for _, i := range idx {
-			if math.Abs(e.lockVal[i]) > zero {
-				kept = append(kept, i)
-			}
-		}
-		idx = kept
-		if len(idx) >= e.k {
-			status = Converged
-		}
-	}
-	if len(idx) > e.k {
-		idx = idx[:e.k]
-	}
-	nk := len(idx)
+	idx, status := e.selectReturned(status)
+	n, nk := e.n, len(idx)
 	e.sel = idx
 	res := &Result{
 		Values:    make([]float64, nk),
@@ -1077,6 +1135,51 @@ func (e *engine) finish(r *ritz, status Status) (*Result, error) {
 	}
 	res.Status = status
 	return res, nil
+}
+
+// lockActive locks all Ritz pairs of the active block, converged or not.
+func (e *engine) lockActive(r *ritz) {
+	a := e.nlock + e.nsoft
+	sel := make([]int, r.na)
+	for i := range sel {
+		sel[i] = i
+	}
+	e.transform(r, a, sel)
+	e.moveDown(a, r.na)
+	for i := 0; i < r.na; i++ {
+		e.lockVal = append(e.lockVal, r.theta[i])
+		e.lockConv = append(e.lockConv, r.est[i] <= e.tol*e.scale(r.theta[i]))
+	}
+	e.nlock += r.na
+}
+
+// selectReturned returns the rows of the locked pairs to return, largest
+// value first, at most K of them; when the reachable space is exhausted it
+// leaves out the null space (values at the breakdown level) and reports
+// Converged if K pairs remain.
+func (e *engine) selectReturned(status Status) ([]int, Status) {
+	idx := make([]int, e.nlock)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(x, y int) bool { return e.lockVal[idx[x]] > e.lockVal[idx[y]] })
+	if status == ReachableSpaceExhausted {
+		zero := 1e3 * e.breakTol()
+		kept := idx[:0]
+		for _, i := range idx {
+			if math.Abs(e.lockVal[i]) > zero {
+				kept = append(kept, i)
+			}
+		}
+		idx = kept
+		if len(idx) >= e.k {
+			status = Converged
+		}
+	}
+	if len(idx) > e.k {
+		idx = idx[:e.k]
+	}
+	return idx, status
 }
 
 // accept is the explicit residual level accepted for a converged pair: the
