@@ -51,7 +51,7 @@ func checkDest(dest string) error {
 	if err != nil {
 		return err
 	}
-	if !fi.IsDir() || !zarr.IsGroup(dest) {
+	if !fi.IsDir() || !zarr.IsGroup(os.DirFS(dest), ".") {
 		return fmt.Errorf("%s exists and is not a Zarr store (a folder with .zgroup); only a Zarr store is replaced: remove it or choose another name", dest)
 	}
 	return nil

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,6 +56,7 @@ type Options struct {
 // chunk, the domain, label and targets from obs columns. It implements
 // dataset.Sizer. It is safe to Open several passes, even concurrently.
 type Source struct {
+	fsys   fs.FS
 	path   string
 	lim    zarr.Limits
 	x      *zarr.Array
@@ -84,21 +87,32 @@ type obsCol struct {
 // metadata: X dense of two dimensions, the obs columns named by the options
 // present with one value per cell, the features present in var.
 func NewSource(path string, o Options) (*Source, error) {
-	s := &Source{path: path, lim: zarr.Limits{MaxChunkBytes: o.MaxChunkBytes}, tr: o.Transform}
-	if o.MaxChunkBytes < 0 {
-		return nil, fmt.Errorf("anndata: MaxChunkBytes %d is negative", o.MaxChunkBytes)
-	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	if !fi.IsDir() || !zarr.IsGroup(path) {
-		if zarr.IsGroup(filepath.Dir(path)) {
-			return nil, fmt.Errorf("%s: not an AnnData store, but a part of one: give the store's folder %s", path, filepath.Dir(path))
+	if !fi.IsDir() || !zarr.IsGroup(os.DirFS(path), ".") {
+		if up := filepath.Dir(path); zarr.IsGroup(os.DirFS(up), ".") {
+			return nil, fmt.Errorf("%s: not an AnnData store, but a part of one: give the store's folder %s", path, up)
 		}
 		return nil, fmt.Errorf("%s: not an AnnData Zarr store (a folder with .zgroup); h5ad files are not read: convert with anndata.read_h5ad(path).write_zarr(path.zarr)", path)
 	}
-	attrs, err := zarr.Attrs(path)
+	return NewSourceFS(os.DirFS(path), path, o)
+}
+
+// NewSourceFS is NewSource of the store at the root of fsys; name names it
+// in messages, and its base name without extension is the domain when
+// Options.Domain is empty.
+func NewSourceFS(fsys fs.FS, name string, o Options) (*Source, error) {
+	path := name
+	s := &Source{fsys: fsys, path: path, lim: zarr.Limits{MaxChunkBytes: o.MaxChunkBytes}, tr: o.Transform}
+	if o.MaxChunkBytes < 0 {
+		return nil, fmt.Errorf("anndata: MaxChunkBytes %d is negative", o.MaxChunkBytes)
+	}
+	if !zarr.IsGroup(fsys, ".") {
+		return nil, fmt.Errorf("%s: not an AnnData Zarr store (no .zgroup)", path)
+	}
+	attrs, err := zarr.Attrs(fsys, ".")
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +124,10 @@ func NewSource(path string, o Options) (*Source, error) {
 	if o.Layer != "" && o.Layer != "X" {
 		s.xname = "layers/" + strings.TrimPrefix(o.Layer, "layers/")
 	}
-	xdir := filepath.Join(path, filepath.FromSlash(s.xname))
-	if !zarr.IsArray(xdir) {
-		if zarr.IsGroup(xdir) {
-			xa, _ := zarr.Attrs(xdir)
+	xdir := s.xname
+	if !zarr.IsArray(fsys, xdir) {
+		if zarr.IsGroup(fsys, xdir) {
+			xa, _ := zarr.Attrs(fsys, xdir)
 			t := zarr.AttrString(xa, "encoding-type")
 			if strings.Contains(t, "csr") || strings.Contains(t, "csc") || strings.Contains(t, "sparse") {
 				return nil, fmt.Errorf("%s: %s is a sparse matrix (%s); dica reads a dense matrix: in Python, a.X = a.X.toarray() before a.write_zarr(...)", path, s.xname, t)
@@ -122,7 +136,7 @@ func NewSource(path string, o Options) (*Source, error) {
 		}
 		return nil, fmt.Errorf("%s: no array %s", path, s.xname)
 	}
-	if s.x, err = zarr.OpenArray(xdir, s.xname, s.lim); err != nil {
+	if s.x, err = zarr.OpenArray(fsys, xdir, s.xname, s.lim); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(s.x.Shape) != 2 || !s.x.DType.Numeric() {
@@ -175,7 +189,7 @@ func NewSource(path string, o Options) (*Source, error) {
 			return nil, err
 		}
 	} else {
-		base := filepath.Base(filepath.Clean(path))
+		base := filepath.Base(filepath.Clean(name))
 		s.domName = strings.TrimSuffix(base, filepath.Ext(base))
 	}
 	if o.Label != "" {
@@ -229,8 +243,8 @@ func listNames(v []string) string {
 // index reads the index of the dataframe group (var or obs), which must
 // have n entries.
 func (s *Source) index(group string, n int64) ([]string, error) {
-	dir := filepath.Join(s.path, group)
-	attrs, err := zarr.Attrs(dir)
+	dir := group
+	attrs, err := zarr.Attrs(s.fsys, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +252,7 @@ func (s *Source) index(group string, n int64) ([]string, error) {
 	if col == "" {
 		col = "_index"
 	}
-	a, err := zarr.OpenArray(filepath.Join(dir, filepath.FromSlash(col)), group+"/"+col, s.lim)
+	a, err := zarr.OpenArray(s.fsys, pathpkg.Join(dir, col), group+"/"+col, s.lim)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path, err)
 	}
@@ -307,18 +321,17 @@ func (s *Source) obsColumn(ref string, numeric bool) (*obsCol, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) || name[0] == '.' {
 		return nil, fmt.Errorf("%s: obs column %s: not a column name", s.path, escape.String(ref, 0))
 	}
-	obs := filepath.Join(s.path, "obs")
-	dir := filepath.Join(obs, name)
+	dir := pathpkg.Join("obs", name)
 	col := &obsCol{name: "obs/" + name}
 	switch {
-	case zarr.IsArray(dir):
-		a, err := zarr.OpenArray(dir, col.name, s.lim)
+	case zarr.IsArray(s.fsys, dir):
+		a, err := zarr.OpenArray(s.fsys, dir, col.name, s.lim)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.path, err)
 		}
 		col.values = a
-	case zarr.IsGroup(dir):
-		attrs, err := zarr.Attrs(dir)
+	case zarr.IsGroup(s.fsys, dir):
+		attrs, err := zarr.Attrs(s.fsys, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -327,14 +340,14 @@ func (s *Source) obsColumn(ref string, numeric bool) (*obsCol, error) {
 			if numeric {
 				return nil, fmt.Errorf("%s: obs column %s is categorical; a target must be numeric", s.path, escape.String(name, 0))
 			}
-			codes, err := zarr.OpenArray(filepath.Join(dir, "codes"), col.name+"/codes", s.lim)
+			codes, err := zarr.OpenArray(s.fsys, pathpkg.Join(dir, "codes"), col.name+"/codes", s.lim)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.path, err)
 			}
 			if codes.DType.Kind != zarr.Int && codes.DType.Kind != zarr.Uint {
 				return nil, fmt.Errorf("%s: %s/codes has type %s; want integers", s.path, col.name, codes.DType)
 			}
-			cats, err := zarr.OpenArray(filepath.Join(dir, "categories"), col.name+"/categories", s.lim)
+			cats, err := zarr.OpenArray(s.fsys, pathpkg.Join(dir, "categories"), col.name+"/categories", s.lim)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.path, err)
 			}
@@ -351,11 +364,11 @@ func (s *Source) obsColumn(ref string, numeric bool) (*obsCol, error) {
 			}
 			col.values = codes
 		case "nullable-integer", "nullable-boolean":
-			v, err := zarr.OpenArray(filepath.Join(dir, "values"), col.name+"/values", s.lim)
+			v, err := zarr.OpenArray(s.fsys, pathpkg.Join(dir, "values"), col.name+"/values", s.lim)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.path, err)
 			}
-			m, err := zarr.OpenArray(filepath.Join(dir, "mask"), col.name+"/mask", s.lim)
+			m, err := zarr.OpenArray(s.fsys, pathpkg.Join(dir, "mask"), col.name+"/mask", s.lim)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.path, err)
 			}
@@ -382,7 +395,7 @@ func (s *Source) obsColumn(ref string, numeric bool) (*obsCol, error) {
 
 // obsColumns lists the obs columns (column-order of obs's attributes).
 func (s *Source) obsColumns() ([]string, error) {
-	attrs, err := zarr.Attrs(filepath.Join(s.path, "obs"))
+	attrs, err := zarr.Attrs(s.fsys, "obs")
 	if err != nil {
 		return nil, err
 	}

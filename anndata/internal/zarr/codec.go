@@ -166,13 +166,17 @@ func unblosc(src []byte, max int) ([]byte, error) {
 	if typesize == 0 || blocksize <= 0 {
 		return nil, fmt.Errorf("blosc header: type size %d, block size %d", typesize, blocksize)
 	}
-	blocksize = min(blocksize, nbytes)
-	nblocks := (nbytes + blocksize - 1) / blocksize
+	// As c-blosc: whole blocks, then a leftover block of the rest (which is
+	// never split), even when the header's block size exceeds the data.
+	nblocks := nbytes / blocksize
+	if nbytes%blocksize != 0 {
+		nblocks++
+	}
 	if 16+4*nblocks > int64(len(src)) {
 		return nil, errors.New("truncated blosc block offsets")
 	}
 	codec := flags >> 5
-	tmp := make([]byte, blocksize)
+	tmp := make([]byte, min(blocksize, nbytes))
 	for j := int64(0); j < nblocks; j++ {
 		bsize := blocksize
 		leftover := false

@@ -18,9 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
+	"path"
 	"strconv"
 	"strings"
 )
@@ -157,7 +157,8 @@ func ParseDType(s string) (DType, error) {
 
 // Array is an array's metadata, checked and parsed.
 type Array struct {
-	Path   string // directory of the array in the store (for messages)
+	FS     fs.FS  // the store
+	Path   string // directory of the array in FS
 	Name   string // name of the array within the store, such as "obs/domain"
 	Meta   Meta
 	DType  DType
@@ -198,9 +199,10 @@ func (a *Array) Key(idx ...int64) string {
 	return sb.String()
 }
 
-// ReadMetaFile reads a small JSON metadata file, at most MaxMetaBytes.
-func ReadMetaFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// ReadMetaFile reads a small JSON metadata file of fsys, at most
+// MaxMetaBytes.
+func ReadMetaFile(fsys fs.FS, path string) ([]byte, error) {
+	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -217,9 +219,9 @@ func ReadMetaFile(path string) ([]byte, error) {
 
 // Attrs reads the attributes (.zattrs) of the group or array in dir; a
 // missing file gives an empty map.
-func Attrs(dir string) (map[string]json.RawMessage, error) {
-	b, err := ReadMetaFile(filepath.Join(dir, ".zattrs"))
-	if errors.Is(err, os.ErrNotExist) {
+func Attrs(fsys fs.FS, dir string) (map[string]json.RawMessage, error) {
+	b, err := ReadMetaFile(fsys, path.Join(dir, ".zattrs"))
+	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]json.RawMessage{}, nil
 	}
 	if err != nil {
@@ -227,7 +229,7 @@ func Attrs(dir string) (map[string]json.RawMessage, error) {
 	}
 	m := map[string]json.RawMessage{}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object: %v", filepath.Join(dir, ".zattrs"), err)
+		return nil, fmt.Errorf("%s: not a JSON object: %v", path.Join(dir, ".zattrs"), err)
 	}
 	return m, nil
 }
@@ -244,14 +246,14 @@ func AttrString(attrs map[string]json.RawMessage, key string) string {
 }
 
 // IsGroup reports whether dir holds a Zarr group (.zgroup).
-func IsGroup(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, ".zgroup"))
+func IsGroup(fsys fs.FS, dir string) bool {
+	fi, err := fs.Stat(fsys, path.Join(dir, ".zgroup"))
 	return err == nil && fi.Mode().IsRegular()
 }
 
 // IsArray reports whether dir holds a Zarr array (.zarray).
-func IsArray(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, ".zarray"))
+func IsArray(fsys fs.FS, dir string) bool {
+	fi, err := fs.Stat(fsys, path.Join(dir, ".zarray"))
 	return err == nil && fi.Mode().IsRegular()
 }
 
@@ -269,17 +271,18 @@ func (l Limits) Max() int64 {
 	return l.MaxChunkBytes
 }
 
-// OpenArray reads and checks the metadata of the array in dir (named name
+// OpenArray reads and checks the metadata of the array in the directory
+// dir of fsys (named name
 // in messages): Zarr format 2, at most 2 dimensions, a supported data type,
 // compressor and filters, and chunks of at most lim.MaxChunkBytes.
-func OpenArray(dir, name string, lim Limits) (*Array, error) {
-	b, err := ReadMetaFile(filepath.Join(dir, ".zarray"))
+func OpenArray(fsys fs.FS, dir, name string, lim Limits) (*Array, error) {
+	b, err := ReadMetaFile(fsys, path.Join(dir, ".zarray"))
 	if err != nil {
 		return nil, err
 	}
-	a := &Array{Path: dir, Name: name}
+	a := &Array{FS: fsys, Path: dir, Name: name}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%s: array %s: %s", filepath.Join(dir, ".zarray"), name, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s: array %s: %s", path.Join(dir, ".zarray"), name, fmt.Sprintf(format, args...))
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&a.Meta); err != nil {

@@ -7,8 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
 	"unicode/utf8"
 )
@@ -29,8 +28,7 @@ type Chunk struct {
 func (a *Array) ReadChunk(lim Limits, idx ...int64) (*Chunk, error) {
 	key := a.Key(idx...)
 	c := &Chunk{DType: a.DType, Len: int(a.ChunkLen())}
-	path := filepath.Join(a.Path, filepath.FromSlash(key))
-	f, err := os.Open(path)
+	f, err := a.FS.Open(path.Join(a.Path, key))
 	if errors.Is(err, fs.ErrNotExist) {
 		if !a.DType.Numeric() {
 			return nil, fmt.Errorf("array %s: chunk %s is missing", a.Name, key)
