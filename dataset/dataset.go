@@ -3,13 +3,23 @@
 //
 // A Dataset lives in memory. Data too large for memory reaches the solvers as
 // a Source: a stream of row Blocks that can be read more than once.
+//
+// Nil and zero values give errors or documented zero results: the methods
+// of a nil *Dataset report no points (and Validate an error), and
+// Collect(ctx, nil) is an error. The only panics left are those of
+// programmer errors in methods without an error result, each documented
+// (Block.Row out of range, Index.ID on a nil *Index, CopyRows of rows that
+// do not exist).
 package dataset
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/escape"
 )
 
 // Dataset is an in-memory multi-domain data set.
@@ -36,7 +46,13 @@ type Dataset struct {
 	// set has no real targets.
 	Target      *mat.Dense
 	TargetNames []string
+
+	// err is why Subset could not make the data set; Validate returns it.
+	err error
 }
+
+// errNil is the error of the methods of a nil *Dataset.
+var errNil = errors.New("dataset: nil Dataset")
 
 // New returns a Dataset of the points in x with the given domain of each
 // point. Domain names are numbered in order of first appearance. The result
@@ -62,8 +78,11 @@ func New(x *mat.Dense, domains []string) (*Dataset, error) {
 }
 
 // SetLabels sets the class label of each point; classes are numbered in order
-// of first appearance.
+// of first appearance. It removes real targets.
 func (ds *Dataset) SetLabels(labels []string) error {
+	if ds == nil {
+		return errNil
+	}
 	if len(labels) != ds.N() {
 		return fmt.Errorf("dataset: %d points but %d labels", ds.N(), len(labels))
 	}
@@ -77,8 +96,12 @@ func (ds *Dataset) SetLabels(labels []string) error {
 	return nil
 }
 
-// SetTargets sets real targets (n x t) for regression.
+// SetTargets sets real targets (n x t) for regression. It removes class
+// labels.
 func (ds *Dataset) SetTargets(y *mat.Dense, names []string) error {
+	if ds == nil {
+		return errNil
+	}
 	if y == nil || y.IsEmpty() {
 		return fmt.Errorf("dataset: empty targets")
 	}
@@ -97,47 +120,67 @@ func (ds *Dataset) SetTargets(y *mat.Dense, names []string) error {
 	return nil
 }
 
-// N returns the number of points.
+// N returns the number of points (0 for a nil Dataset).
 func (ds *Dataset) N() int {
-	if ds.X == nil || ds.X.IsEmpty() {
+	if ds == nil || ds.X == nil || ds.X.IsEmpty() {
 		return 0
 	}
 	n, _ := ds.X.Dims()
 	return n
 }
 
-// D returns the number of input dimensions.
+// D returns the number of input dimensions (0 for a nil Dataset).
 func (ds *Dataset) D() int {
-	if ds.X == nil || ds.X.IsEmpty() {
+	if ds == nil || ds.X == nil || ds.X.IsEmpty() {
 		return 0
 	}
 	_, d := ds.X.Dims()
 	return d
 }
 
-// NumDomains returns the number of domains.
-func (ds *Dataset) NumDomains() int { return len(ds.DomainNames) }
-
-// NumClasses returns the number of classes, 0 without labels.
-func (ds *Dataset) NumClasses() int { return len(ds.ClassNames) }
-
-// DomainSizes returns the number of points in each domain.
-func (ds *Dataset) DomainSizes() []int {
-	c := make([]int, len(ds.DomainNames))
-	for _, g := range ds.Domain {
-		c[g]++
+// NumDomains returns the number of domains (0 for a nil Dataset).
+func (ds *Dataset) NumDomains() int {
+	if ds == nil {
+		return 0
 	}
-	return c
+	return len(ds.DomainNames)
+}
+
+// NumClasses returns the number of classes, 0 without labels (and for a
+// nil Dataset).
+func (ds *Dataset) NumClasses() int {
+	if ds == nil {
+		return 0
+	}
+	return len(ds.ClassNames)
+}
+
+// DomainSizes returns the number of points in each domain (nil for a nil
+// Dataset). Domain indices out of range are not counted (Validate reports
+// them).
+func (ds *Dataset) DomainSizes() []int {
+	if ds == nil {
+		return nil
+	}
+	return sizes(ds.Domain, len(ds.DomainNames))
 }
 
 // ClassSizes returns the number of points in each class (nil without labels).
+// Class indices out of range are not counted (Validate reports them).
 func (ds *Dataset) ClassSizes() []int {
-	if ds.Label == nil {
+	if ds == nil || ds.Label == nil {
 		return nil
 	}
-	c := make([]int, len(ds.ClassNames))
-	for _, y := range ds.Label {
-		c[y]++
+	return sizes(ds.Label, len(ds.ClassNames))
+}
+
+// sizes counts the ids in [0, n).
+func sizes(ids []int, n int) []int {
+	c := make([]int, n)
+	for _, g := range ids {
+		if g >= 0 && g < n {
+			c[g]++
+		}
 	}
 	return c
 }
@@ -146,6 +189,12 @@ func (ds *Dataset) ClassSizes() []int {
 // lengths that agree, finite values (the error names row and column), domain
 // and class indices in range, and at least 2 points in every domain.
 func (ds *Dataset) Validate() error {
+	if ds == nil {
+		return errNil
+	}
+	if ds.err != nil {
+		return ds.err
+	}
 	n := ds.N()
 	if n == 0 {
 		return fmt.Errorf("dataset: no points")
@@ -166,7 +215,7 @@ func (ds *Dataset) Validate() error {
 	}
 	for i, c := range ds.DomainSizes() {
 		if c < 2 {
-			return fmt.Errorf("dataset: domain %q has %d point(s); every domain needs at least 2", ds.DomainNames[i], c)
+			return fmt.Errorf("dataset: domain %s has %d point(s); every domain needs at least 2", escape.String(ds.DomainNames[i], 0), c)
 		}
 	}
 	if ds.Label != nil && ds.Target != nil {
@@ -199,6 +248,9 @@ func (ds *Dataset) Validate() error {
 
 // RequireDomains returns an error unless the data set has at least min domains.
 func (ds *Dataset) RequireDomains(min int) error {
+	if ds == nil {
+		return errNil
+	}
 	if len(ds.DomainNames) < min {
 		return fmt.Errorf("dataset: %d domain(s); this method needs at least %d", len(ds.DomainNames), min)
 	}
@@ -208,6 +260,9 @@ func (ds *Dataset) RequireDomains(min int) error {
 // RequireSupervision returns an error unless the data set has real targets or
 // class labels with at least 2 classes that occur.
 func (ds *Dataset) RequireSupervision() error {
+	if ds == nil {
+		return errNil
+	}
 	if ds.Target != nil {
 		return nil
 	}
@@ -228,8 +283,20 @@ func (ds *Dataset) RequireSupervision() error {
 
 // Subset returns the data set restricted to the given rows, in that order.
 // Domain and class names are kept (some may then have no points). With no
-// rows the result has no points (and fails Validate).
+// rows the result has no points (and fails Validate). Subset has no error
+// result: a row index out of [0, N), a nil Dataset or one whose lengths
+// disagree give a data set with no points whose Validate error says what
+// was wrong.
 func (ds *Dataset) Subset(rows []int) *Dataset {
+	if err := ds.lengths(); err != nil {
+		return &Dataset{X: &mat.Dense{}, err: fmt.Errorf("dataset: Subset: %w", err)}
+	}
+	n := ds.N()
+	for i, p := range rows {
+		if p < 0 || p >= n {
+			return &Dataset{X: &mat.Dense{}, err: fmt.Errorf("dataset: Subset: row index %d (at %d) out of range [0, %d)", p, i, n)}
+		}
+	}
 	out := &Dataset{X: &mat.Dense{}, Features: ds.Features, DomainNames: ds.DomainNames,
 		ClassNames: ds.ClassNames, TargetNames: ds.TargetNames}
 	out.Domain = make([]int, len(rows))
@@ -259,8 +326,14 @@ func (ds *Dataset) Subset(rows []int) *Dataset {
 }
 
 // Compact renumbers domains and classes so that only those with points
-// remain, keeping their relative order. It is useful after Subset.
+// remain, keeping their relative order. It is useful after Subset. It does
+// nothing to a nil Dataset, and leaves the domains (or the classes)
+// unchanged when one of their indices is out of range, which Validate
+// reports.
 func (ds *Dataset) Compact() {
+	if ds == nil {
+		return
+	}
 	ds.Domain, ds.DomainNames = compact(ds.Domain, ds.DomainNames)
 	if ds.Label != nil {
 		ds.Label, ds.ClassNames = compact(ds.Label, ds.ClassNames)
@@ -270,6 +343,9 @@ func (ds *Dataset) Compact() {
 func compact(ids []int, names []string) ([]int, []string) {
 	used := make([]bool, len(names))
 	for _, g := range ids {
+		if g < 0 || g >= len(names) {
+			return ids, names
+		}
 		used[g] = true
 	}
 	remap := make([]int, len(names))
@@ -287,6 +363,38 @@ func compact(ids []int, names []string) ([]int, []string) {
 	return nid, out
 }
 
+// lengths returns an error if ds is nil, was made by a failed Subset, or
+// has lengths that disagree with its number of points; it costs no pass
+// over the values.
+func (ds *Dataset) lengths() error {
+	if ds == nil {
+		return errNil
+	}
+	if ds.err != nil {
+		return ds.err
+	}
+	n, d := ds.N(), ds.D()
+	if ds.Features != nil && len(ds.Features) != d {
+		return fmt.Errorf("dataset: %d columns but %d feature names", d, len(ds.Features))
+	}
+	if len(ds.Domain) != n {
+		return fmt.Errorf("dataset: %d points but %d domain entries", n, len(ds.Domain))
+	}
+	if ds.Label != nil && len(ds.Label) != n {
+		return fmt.Errorf("dataset: %d points but %d labels", n, len(ds.Label))
+	}
+	if ds.Target != nil {
+		r, t := ds.Target.Dims()
+		if r != n {
+			return fmt.Errorf("dataset: %d points but %d target rows", n, r)
+		}
+		if ds.TargetNames != nil && len(ds.TargetNames) != t {
+			return fmt.Errorf("dataset: %d target columns but %d target names", t, len(ds.TargetNames))
+		}
+	}
+	return nil
+}
+
 // checkFinite returns an error naming the first non-finite value of m by its
 // row and column (0-based, as Go indexes the matrix).
 func checkFinite(m *mat.Dense, what string) error {
@@ -302,14 +410,18 @@ func checkFinite(m *mat.Dense, what string) error {
 }
 
 // Index numbers strings in order of first appearance. The zero value is
-// ready to use.
+// ready to use; a nil *Index knows no strings.
 type Index struct {
 	ids   map[string]int
 	names []string
 }
 
-// ID returns the number of s, adding it if it is new.
+// ID returns the number of s, adding it if it is new. It panics on a nil
+// *Index, which has nowhere to add s (a programmer error).
 func (ix *Index) ID(s string) int {
+	if ix == nil {
+		panic("dataset: ID of a nil *Index")
+	}
 	if id, ok := ix.ids[s]; ok {
 		return id
 	}
@@ -324,12 +436,25 @@ func (ix *Index) ID(s string) int {
 
 // Lookup returns the number of s and whether it is known.
 func (ix *Index) Lookup(s string) (int, bool) {
+	if ix == nil {
+		return 0, false
+	}
 	id, ok := ix.ids[s]
 	return id, ok
 }
 
 // Names returns the strings in order of their numbers.
-func (ix *Index) Names() []string { return append([]string(nil), ix.names...) }
+func (ix *Index) Names() []string {
+	if ix == nil {
+		return nil
+	}
+	return append([]string(nil), ix.names...)
+}
 
 // Len returns how many strings are numbered.
-func (ix *Index) Len() int { return len(ix.names) }
+func (ix *Index) Len() int {
+	if ix == nil {
+		return 0
+	}
+	return len(ix.names)
+}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -26,12 +27,16 @@ type Block struct {
 	Target []float64
 }
 
-// Row returns row i of the block's inputs.
+// Row returns row i of the block's inputs, i in [0, Rows). It panics, as a
+// slice index does, when the row lies outside X: a programmer error (Read
+// says how many rows there are), left to the slice's bounds check so that
+// the loops over rows cost nothing more.
 func (b *Block) Row(i int) []float64 { return b.X[i*b.D : (i+1)*b.D] }
 
 // Reset prepares b to hold up to rows rows of d inputs and t targets,
-// reusing its storage where possible.
+// reusing its storage where possible. Negative sizes count as 0.
 func (b *Block) Reset(rows, d int, labels bool, t int) {
+	rows, d, t = max(rows, 0), max(d, 0), max(t, 0)
 	b.Rows, b.D, b.T = 0, d, t
 	b.X = grow(b.X, rows*d)
 	b.Domain = growInt(b.Domain, rows)
@@ -132,10 +137,13 @@ type Skimmer interface {
 }
 
 // Source returns the data set as a stream (it implements Sizer and
-// RowAccess).
+// RowAccess). Its Open checks the lengths of the data set (not its values:
+// Validate does) and gives an error for a nil Dataset.
 func (ds *Dataset) Source() Source { return memSource{ds} }
 
-// CopyRows implements RowAccess.
+// CopyRows implements RowAccess. Like Dense.SetRow, it panics on a row
+// index out of [0, Len()) or on x or y of the wrong shape: the caller
+// chooses the rows from Len.
 func (s memSource) CopyRows(rows []int, x, y *mat.Dense) {
 	for i, p := range rows {
 		x.SetRow(i, s.ds.X.RawRowView(p))
@@ -150,6 +158,9 @@ type memSource struct{ ds *Dataset }
 func (s memSource) Len() int { return s.ds.N() }
 
 func (s memSource) Schema() Schema {
+	if s.ds == nil {
+		return Schema{}
+	}
 	f := s.ds.Features
 	if f == nil {
 		f = make([]string, s.ds.D())
@@ -172,7 +183,13 @@ func (s memSource) Schema() Schema {
 }
 
 func (s memSource) Open(ctx context.Context) (Reader, error) {
+	if ctx == nil {
+		return nil, errors.New("dataset: nil context")
+	}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.ds.lengths(); err != nil {
 		return nil, err
 	}
 	return &memReader{ds: s.ds, ctx: ctx}, nil
@@ -187,6 +204,12 @@ type memReader struct {
 func (r *memReader) Read(b *Block, max int) (int, error) {
 	if err := r.ctx.Err(); err != nil {
 		return 0, err
+	}
+	if b == nil {
+		return 0, errors.New("dataset: Read into a nil Block")
+	}
+	if max < 1 {
+		return 0, fmt.Errorf("dataset: Read of at most %d rows; want at least 1", max)
 	}
 	ds := r.ds
 	n := ds.N()
@@ -226,12 +249,25 @@ func (r *memReader) Classes() []string { return r.ds.ClassNames }
 func (r *memReader) Close() error      { return nil }
 
 // Collect reads a whole source into memory. It is meant for small data (the
-// exact path) and for tests.
+// exact path) and for tests. The blocks must agree with the source's Schema
+// (inputs, labels, targets): a source whose blocks do not is an error, as
+// are a nil source, a nil context and a source without inputs or rows. The
+// result is checked with Validate.
 func Collect(ctx context.Context, src Source) (*Dataset, error) {
+	if src == nil {
+		return nil, errors.New("dataset: nil Source")
+	}
+	if ctx == nil {
+		return nil, errors.New("dataset: nil context")
+	}
 	sc := src.Schema()
+	d, t := sc.D(), len(sc.Targets)
 	r, err := src.Open(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if r == nil {
+		return nil, errors.New("dataset: the source opened no Reader")
 	}
 	defer r.Close()
 	var (
@@ -239,25 +275,36 @@ func Collect(ctx context.Context, src Source) (*Dataset, error) {
 		dom, lb []int
 		b       Block
 	)
+	const max = 4096
 	for {
-		k, err := r.Read(&b, 4096)
+		k, err := r.Read(&b, max)
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if k > 0 {
+			if k > max || b.D != d || b.T != t || len(b.X) < k*d || len(b.Domain) < k ||
+				sc.Labelled && len(b.Label) < k || len(b.Target) < k*t {
+				return nil, fmt.Errorf("dataset: the source's Read gave %d rows of %d inputs and %d targets (asked for %d rows of %d and %d)", k, b.D, b.T, max, d, t)
+			}
+			x = append(x, b.X[:k*d]...)
+			dom = append(dom, b.Domain[:k]...)
+			if sc.Labelled {
+				lb = append(lb, b.Label[:k]...)
+			}
+			tg = append(tg, b.Target[:k*t]...)
+		}
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			return nil, err
-		}
-		x = append(x, b.X[:k*b.D]...)
-		dom = append(dom, b.Domain[:k]...)
-		if sc.Labelled {
-			lb = append(lb, b.Label[:k]...)
-		}
-		if b.T > 0 {
-			tg = append(tg, b.Target[:k*b.T]...)
+		if k <= 0 {
+			return nil, fmt.Errorf("dataset: the source's Read gave %d rows without an error", k)
 		}
 	}
 	if len(dom) == 0 {
 		return nil, fmt.Errorf("dataset: no points")
+	}
+	if d == 0 {
+		return nil, errors.New("dataset: the source has no input columns")
 	}
 	ds := &Dataset{
 		X:           newDense(len(dom), sc.D(), x),
