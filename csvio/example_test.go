@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log"
 	"math"
+	"os"
+	"path/filepath"
 	"testing/fstest"
 
 	"github.com/dicalab/dica/csvio"
@@ -74,4 +76,89 @@ func ExampleNewSourceFS_columns() {
 	// Output:
 	// [CD4 CD8] [alice bob] [0 1 0 1] [T B] [0 1 1 0]
 	// bad.csv:3: column 3: cannot parse "1.2.3" as a number
+}
+
+// Glob orders the matches of a pattern naturally, as the dica command does:
+// sample2 before sample10, so that the files, and so the domains of a fit,
+// are numbered as their names suggest. filepath.Glob sorts lexically.
+func ExampleGlob() {
+	dir, err := os.MkdirTemp("", "glob")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	for _, name := range []string{"sample10.csv", "sample2.csv", "sample1.csv", "labels1.csv"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("1,2\n3,4\n"), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	pattern := filepath.Join(dir, "sample*.csv")
+	natural, err := csvio.Glob([]string{pattern})
+	if err != nil {
+		log.Fatal(err)
+	}
+	lexical, err := filepath.Glob(pattern)
+	if err != nil {
+		log.Fatal(err)
+	}
+	base := func(files []string) []string {
+		var names []string
+		for _, f := range files {
+			names = append(names, filepath.Base(f))
+		}
+		return names
+	}
+	fmt.Println("csvio.Glob:   ", base(natural))
+	fmt.Println("filepath.Glob:", base(lexical))
+
+	src, err := csvio.NewSource(natural, csvio.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ds, err := dataset.Collect(context.Background(), src)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("domains:", ds.DomainNames)
+	// Output:
+	// csvio.Glob:    [sample1.csv sample2.csv sample10.csv]
+	// filepath.Glob: [sample1.csv sample10.csv sample2.csv]
+	// domains: [sample1 sample2 sample10]
+}
+
+// Samples whose cells are all ungated (label 0) lose every row to
+// LabelsIgnore: after a pass, EmptiedDomains names them, so that a program
+// can warn. A LabelsIgnore value that no label has is an error at the end
+// of the pass.
+func ExampleSource_EmptiedDomains() {
+	fsys := fstest.MapFS{
+		"s1.csv": {Data: []byte("1,2\n3,4\n5,6\n")},
+		"l1.csv": {Data: []byte("1\n2\n1\n")},
+		"s2.csv": {Data: []byte("7,8\n9,10\n")},
+		"l2.csv": {Data: []byte("0\n0\n")},
+	}
+	files, labels := []string{"s1.csv", "s2.csv"}, []string{"l1.csv", "l2.csv"}
+	src, err := csvio.NewSourceFS(fsys, files, csvio.Options{LabelFiles: labels, LabelsIgnore: []string{"0"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(src.EmptiedDomains())
+	ds, err := dataset.Collect(context.Background(), src)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ds.DomainNames, ds.N())
+	fmt.Println(src.EmptiedDomains())
+
+	src, err = csvio.NewSourceFS(fsys, files, csvio.Options{LabelFiles: labels, LabelsIgnore: []string{"O"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = dataset.Collect(context.Background(), src)
+	fmt.Println(err)
+	// Output:
+	// [] false
+	// [s1] 3
+	// [s2] true
+	// csvio: LabelsIgnore (--labels-ignore) value "O" matches no label (labels seen: "0", "1", "2")
 }
