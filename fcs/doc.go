@@ -38,10 +38,33 @@
 // expected and present event counts; EventOptions.AllowTruncated reads the
 // complete events present instead.
 //
-// Source reads files as a dataset.Source, one domain per file (or per data
-// set, SourceOptions.AllDataSets), raw or linearized (SourceOptions.Scale).
+// Versions other than FCS 2.0, 3.0 and 3.1 are read as FCS 3.1, with a
+// warning; so is a DATA segment holding more events than $TOT (then $TOT
+// events are read).
 //
 // Events are decoded in blocks from a buffered chunk of the file, so a file
 // never has to be in memory twice: File.Events returns an EventReader whose
 // Read fills a row-major []float64.
+//
+// # Channel names
+//
+// Channels are referred to by $PnN or $PnS (File.LookupParam). Parameters
+// that share a $PnN are named NAME#k, k being the parameter number, in
+// every list of names (File.Names, Info, a Source of all channels), with a
+// warning; a reference that matches several parameters is an error naming
+// them and the NAME#k that selects each, never a guess.
+//
+// Source reads files as a dataset.Source, one domain per file (or per data
+// set, SourceOptions.AllDataSets), raw or linearized (SourceOptions.Scale).
+// It records what an output or a fitted model needs to keep: the channels
+// matched (Source.Channels), the spillover applied (Source.Compensations),
+// the keywords the files share (Source.Keywords) and each channel's own
+// keywords (Param.Keywords), and the readers' warnings (Source.Warnings).
+//
+// # Writing
+//
+// Write, WriteFile and Writer write FCS 3.1: TEXT in valid UTF-8 (bytes
+// that are not are read as Latin-1), delimiters inside keywords and values
+// doubled, $PnE 0,0 for float data, whose $PnR and $PnD follow from the
+// values (Param.ForFloat). WriteFile replaces its destination atomically.
 package fcs

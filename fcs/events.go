@@ -2,6 +2,7 @@ package fcs
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -21,6 +22,9 @@ type TruncatedError struct {
 // users (EventOptions.AllowTruncated) and command-line users (the dica
 // flag --allow-truncated).
 func (e *TruncatedError) Error() string {
+	if e == nil {
+		return "fcs: truncated DATA"
+	}
 	return fmt.Sprintf("fcs: truncated DATA: $TOT declares %d events but only %d complete events are present (the file or its DATA segment ends early); AllowTruncated (dica: --allow-truncated) reads the complete ones", e.Expected, e.Present)
 }
 
@@ -57,6 +61,9 @@ type EventReader struct {
 // *TruncatedError when the DATA segment is cut short (unless
 // opts.AllowTruncated).
 func (f *File) Events(opts EventOptions) (*EventReader, error) {
+	if err := f.parsed(); err != nil {
+		return nil, err
+	}
 	n, err := f.present(opts.AllowTruncated)
 	if err != nil {
 		return nil, err
@@ -97,18 +104,34 @@ func (f *File) present(allowTrunc bool) (int, error) {
 	return n, nil
 }
 
-// Len returns the number of events not yet read.
-func (r *EventReader) Len() int { return r.left }
+// Len returns the number of events not yet read (0 for a nil or zero
+// EventReader).
+func (r *EventReader) Len() int {
+	if r == nil {
+		return 0
+	}
+	return r.left
+}
 
-// NumParams returns the number of values of an event.
-func (r *EventReader) NumParams() int { return len(r.f.params) }
+// NumParams returns the number of values of an event (0 for a nil or zero
+// EventReader).
+func (r *EventReader) NumParams() int {
+	if r == nil || r.f == nil {
+		return 0
+	}
+	return len(r.f.params)
+}
 
 // Read decodes up to maxEvents events (and no more than fit in dst) into dst,
 // row-major, one row of NumParams values per event, and returns the number
 // of events read. At the end of the data it returns 0, io.EOF. It returns an
-// error if dst cannot hold one event.
+// error if dst cannot hold one event, and io.EOF for a zero EventReader
+// (one that File.Events did not make), which has no events.
 func (r *EventReader) Read(dst []float64, maxEvents int) (int, error) {
-	if r.left == 0 {
+	if r == nil {
+		return 0, errors.New("fcs: Read of a nil EventReader")
+	}
+	if r.left == 0 || r.f == nil {
 		return 0, io.EOF
 	}
 	p := len(r.f.params)
@@ -172,6 +195,9 @@ const windowBytes = 4096
 // window returns an eventWindow over the events of f (the same events, and
 // errors, as Events).
 func (f *File) window(opts EventOptions) (*eventWindow, error) {
+	if err := f.parsed(); err != nil {
+		return nil, err
+	}
 	n, err := f.present(opts.AllowTruncated)
 	if err != nil {
 		return nil, err

@@ -89,6 +89,7 @@ func ExampleInfo_WriteText() {
 	// byteorder   1,2,3,4
 	// events      2
 	// parameters  2
+	// spillover   none
 	// #  name   label  bits  range  first  last
 	// 1  FSC-H  -      16    1024   10     1000
 	// 2  FL2-H  CD8    16    1024   20     1023

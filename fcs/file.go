@@ -1,6 +1,7 @@
 package fcs
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dicalab/dica/internal/escape"
 )
 
 // Param describes one parameter (channel) of a data set.
@@ -26,6 +29,15 @@ type Param struct {
 	// Decades and Offset are the two numbers of $PnE: for Decades > 0 the
 	// stored value v stands for Offset * 10^(Decades * v / Range).
 	Decades, Offset float64
+	// Keywords are the parameter's other keywords, those the fields above
+	// do not hold: $PnV (detector voltage), $PnL (excitation wavelength),
+	// $PnD (display scale), $PnF, $PnO, $PnP, $PnT, $PnCALIBRATION, ...,
+	// and custom ones numbered the same way without the "$" (such as BD's
+	// PnDISPLAY). Their keys are written with the letter n in place of the
+	// parameter number, "$PnV" for $P3V of parameter 3, so that they can be
+	// carried to a parameter of another number: Write writes them with the
+	// number of the parameter in the output. Values are as in the file.
+	Keywords []Keyword
 }
 
 // File is one data set of an FCS file: its metadata, read by Parse or Open,
@@ -49,6 +61,11 @@ type File struct {
 	evBytes  int64
 	next     int64 // $NEXTDATA
 	warnings []string
+	// name names the data set in messages: its path, and its place in a
+	// $NEXTDATA chain after the first ("" for Parse).
+	name string
+	// names are the unique parameter names (see Names).
+	names []string
 	// textBytes is the length of the primary and supplemental TEXT read.
 	textBytes int64
 }
@@ -123,8 +140,12 @@ func open(path string, all bool) ([]*File, error) {
 		return nil, fmt.Errorf("%w (file %s)", err, path)
 	}
 	h := &handle{refs: len(sets), c: f}
-	for _, s := range sets {
+	for k, s := range sets {
 		s.h = h
+		s.name = path
+		if k > 0 {
+			s.name = fmt.Sprintf("%s (data set %d)", path, k+1)
+		}
 	}
 	return sets, nil
 }
@@ -132,6 +153,9 @@ func open(path string, all bool) ([]*File, error) {
 // Parse reads the HEADER and TEXT of the first data set of the FCS file held
 // by r, size bytes long.
 func Parse(r io.ReaderAt, size int64) (*File, error) {
+	if err := checkReader(r, size); err != nil {
+		return nil, err
+	}
 	sets, err := parseChain(r, size, false)
 	if err != nil {
 		return nil, err
@@ -141,7 +165,22 @@ func Parse(r io.ReaderAt, size int64) (*File, error) {
 
 // ParseAll reads the HEADER and TEXT of every data set of the $NEXTDATA
 // chain of the FCS file held by r, size bytes long.
-func ParseAll(r io.ReaderAt, size int64) ([]*File, error) { return parseChain(r, size, true) }
+func ParseAll(r io.ReaderAt, size int64) ([]*File, error) {
+	if err := checkReader(r, size); err != nil {
+		return nil, err
+	}
+	return parseChain(r, size, true)
+}
+
+func checkReader(r io.ReaderAt, size int64) error {
+	if r == nil {
+		return errors.New("fcs: Parse of a nil reader")
+	}
+	if size < 0 {
+		return fmt.Errorf("fcs: Parse of %d bytes", size)
+	}
+	return nil
+}
 
 func parseChain(r io.ReaderAt, size int64, all bool) ([]*File, error) {
 	var sets []*File
@@ -184,9 +223,9 @@ func parseChain(r io.ReaderAt, size int64, all bool) ([]*File, error) {
 }
 
 // Close releases the file opened by Open or OpenAll. It does nothing for a
-// File made by Parse.
+// File made by Parse, for a nil or zero File, and when called again.
 func (f *File) Close() error {
-	if f.h == nil {
+	if f == nil || f.h == nil {
 		return nil
 	}
 	h := f.h
@@ -233,6 +272,9 @@ func parseAt(r io.ReaderAt, size, base int64) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !knownVersions[hdr.version] {
+		f.warnf("unknown FCS version %s: read as FCS 3.1", hdr.version)
+	}
 	f.warnings = append(f.warnings, warn...)
 	f.addKeywords(kw)
 	f.readSupplemental(text[0])
@@ -241,6 +283,10 @@ func parseAt(r io.ReaderAt, size, base int64) (*File, error) {
 	}
 	return f, nil
 }
+
+// knownVersions are the HEADER versions the reader implements; others are
+// read as FCS 3.1, with a warning.
+var knownVersions = map[string]bool{"FCS2.0": true, "FCS3.0": true, "FCS3.1": true}
 
 func (f *File) addKeywords(kw []Keyword) {
 	for _, k := range kw {
@@ -303,7 +349,7 @@ func (f *File) intKey(k string) (int64, bool) {
 
 func (f *File) interpret() error {
 	if m, ok := f.Keyword("$MODE"); ok && strings.ToUpper(strings.TrimSpace(m)) != "L" {
-		return fmt.Errorf("fcs: $MODE %q is not supported (only list mode L)", m)
+		return fmt.Errorf("fcs: $MODE %s is not supported (only list mode L)", escape.String(m, 0))
 	}
 	dt, ok := f.Keyword("$DATATYPE")
 	if !ok {
@@ -315,7 +361,7 @@ func (f *File) interpret() error {
 	case "A":
 		return fmt.Errorf("fcs: $DATATYPE A (ASCII) is not supported")
 	default:
-		return fmt.Errorf("fcs: unknown $DATATYPE %q", dt)
+		return fmt.Errorf("fcs: unknown $DATATYPE %s", escape.String(dt, 0))
 	}
 	bo, ok := f.Keyword("$BYTEORD")
 	if !ok {
@@ -336,29 +382,32 @@ func (f *File) interpret() error {
 	// Every parameter needs its own $PnB keyword, which bounds $PAR by the
 	// size of the TEXT (and so the allocation below by the input size).
 	if err != nil || par < 1 || par > int64(len(f.keys)) {
-		return fmt.Errorf("fcs: bad $PAR %q (TEXT holds %d keywords)", pv, len(f.keys))
+		return fmt.Errorf("fcs: bad $PAR %s (TEXT holds %d keywords)", escape.String(pv, 0), len(f.keys))
 	}
 	f.params = make([]Param, par)
+	extra := f.paramKeywords(int(par))
 	for i := range f.params {
 		p, err := f.param(i + 1)
 		if err != nil {
 			return err
 		}
+		p.Keywords = extra[i]
 		f.params[i] = p
 		f.evBytes += int64(p.Bits / 8)
 	}
+	f.names = f.uniqueNames()
 
 	tot := int64(-1)
 	if v, ok := f.Keyword("$TOT"); ok {
 		tot, err = parseInt(v)
 		if err != nil || tot < 0 {
-			return fmt.Errorf("fcs: bad $TOT %q", v)
+			return fmt.Errorf("fcs: bad $TOT %s", escape.String(v, 0))
 		}
 	}
 	if v, ok := f.Keyword("$NEXTDATA"); ok {
 		n, err := parseInt(v)
 		if err != nil || n < 0 {
-			f.warnf("ignored bad $NEXTDATA %q", v)
+			f.warnf("ignored bad $NEXTDATA %s", escape.String(v, 0))
 		} else {
 			f.next = n
 		}
@@ -368,6 +417,11 @@ func (f *File) interpret() error {
 		need = tot * f.evBytes
 	}
 	f.locateData(need)
+	if tot >= 0 && f.segLen > 0 && f.begin < f.size {
+		if holds := min(f.segLen, f.size-f.begin) / f.evBytes; holds > tot {
+			f.warnf("the DATA segment holds %d events but $TOT declares %d: reading %d", holds, tot, tot)
+		}
+	}
 	if tot < 0 {
 		// FCS 2.0 does not require $TOT: count the events of the segment.
 		f.warnf("no $TOT: the event count is taken from the DATA segment length")
@@ -419,26 +473,138 @@ func parseByteOrder(s string) (big bool, err error) {
 	for i, p := range parts {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil {
-			return false, fmt.Errorf("fcs: bad $BYTEORD %q", s)
+			return false, fmt.Errorf("fcs: bad $BYTEORD %s", escape.String(s, 0))
 		}
 		asc = asc && n == i+1
 		desc = desc && n == len(parts)-i
 	}
 	switch {
 	case len(parts) < 2:
-		return false, fmt.Errorf("fcs: bad $BYTEORD %q", s)
+		return false, fmt.Errorf("fcs: bad $BYTEORD %s", escape.String(s, 0))
 	case asc:
 		return false, nil
 	case desc:
 		return true, nil
 	}
-	return false, fmt.Errorf("fcs: $BYTEORD %q is not supported (only little-endian 1,2,...,n and big-endian n,...,2,1)", s)
+	return false, fmt.Errorf("fcs: $BYTEORD %s is not supported (only little-endian 1,2,...,n and big-endian n,...,2,1)", escape.String(s, 0))
+}
+
+// paramKeywords gathers, for each of the par parameters, the keywords
+// that Param's fields do not hold (see Param.Keywords), in file order.
+// Keywords of parameter numbers above par are left out.
+func (f *File) paramKeywords(par int) [][]Keyword {
+	out := make([][]Keyword, par)
+	for _, k := range f.keys {
+		n, generic, ok := paramKey(k.Key)
+		if !ok || n > par || fieldKeys[generic] {
+			continue
+		}
+		out[n-1] = append(out[n-1], Keyword{Key: generic, Value: k.Value})
+	}
+	return out
+}
+
+// fieldKeys are the parameter keywords that Param holds in its fields.
+var fieldKeys = map[string]bool{"$PnN": true, "$PnS": true, "$PnB": true, "$PnR": true, "$PnG": true, "$PnE": true}
+
+// paramKey reports whether key is a keyword of one parameter: "$P<n><X>",
+// or the custom "P<n><X>", where <n> is a parameter number and <X> starts
+// with a letter. It returns n and the generic form "$Pn<X>" or "Pn<X>" (in
+// upper case but for the n).
+func paramKey(key string) (n int, generic string, ok bool) {
+	k := normKey(key)
+	prefix := "$P"
+	if !strings.HasPrefix(k, prefix) {
+		if prefix = "P"; !strings.HasPrefix(k, prefix) {
+			return 0, "", false
+		}
+	}
+	rest := k[len(prefix):]
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 9 || i == len(rest) || rest[i] < 'A' || rest[i] > 'Z' {
+		return 0, "", false
+	}
+	n, _ = strconv.Atoi(rest[:i])
+	if n < 1 {
+		return 0, "", false
+	}
+	return n, prefix + "n" + rest[i:], true
+}
+
+// uniqueNames returns the parameter names of Names: $PnN, and NAME#k (k
+// the 1-based parameter number) for every parameter whose $PnN another
+// parameter shares. A name made so may equal another parameter's $PnN
+// (a $PnN such as "CD3#5"); that parameter is then renamed the same way,
+// until all names differ (each round renames at least one parameter, and
+// names ending in distinct numbers "#k" differ). Each renaming is a
+// warning.
+func (f *File) uniqueNames() []string {
+	names := make([]string, len(f.params))
+	renamed := make([]bool, len(f.params))
+	for i, p := range f.params {
+		names[i] = p.Name
+	}
+	for {
+		holders := make(map[string][]int, len(names))
+		for i, n := range names {
+			holders[n] = append(holders[n], i)
+		}
+		var groups [][]int // in the order of their first parameter
+		for i, n := range names {
+			if h := holders[n]; len(h) > 1 && h[0] == i {
+				groups = append(groups, h)
+			}
+		}
+		if len(groups) == 0 {
+			return names
+		}
+		for _, h := range groups {
+			var ks []int
+			var old, now []string
+			for _, j := range h {
+				if renamed[j] {
+					continue
+				}
+				ks = append(ks, j+1)
+				old = append(old, names[j])
+				names[j] += "#" + strconv.Itoa(j+1)
+				now = append(now, escape.String(names[j], 0))
+				renamed[j] = true
+			}
+			if len(ks) == len(h) {
+				f.warnf("parameters %s have the same $PnN %s: they are named %s", andList(ks), escape.String(old[0], 0), orList(now, " and "))
+			} else {
+				f.warnf("the $PnN %s of parameter %s is the name of another parameter: it is named %s", escape.String(old[0], 0), andList(ks), orList(now, " and "))
+			}
+		}
+	}
+}
+
+// andList writes numbers as "5", "5 and 9" or "5, 9 and 12".
+func andList(ks []int) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = strconv.Itoa(k)
+	}
+	return orList(s, " and ")
+}
+
+// orList joins words as "a", "a or b" or "a, b or c" (with the last
+// separator given).
+func orList(w []string, last string) string {
+	if len(w) <= 1 {
+		return strings.Join(w, "")
+	}
+	return strings.Join(w[:len(w)-1], ", ") + last + w[len(w)-1]
 }
 
 func (f *File) param(n int) (Param, error) {
 	key := func(c string) string { return "$P" + strconv.Itoa(n) + c }
 	p := Param{Name: "P" + strconv.Itoa(n), Gain: 1}
-	if v, ok := f.Keyword(key("N")); ok {
+	if v, ok := f.Keyword(key("N")); ok && strings.TrimSpace(v) != "" {
 		p.Name = strings.TrimSpace(v)
 	}
 	if v, ok := f.Keyword(key("S")); ok {
@@ -450,27 +616,27 @@ func (f *File) param(n int) (Param, error) {
 	}
 	bits, err := parseInt(bv)
 	if err != nil {
-		return p, fmt.Errorf("fcs: bad %s %q", key("B"), bv)
+		return p, fmt.Errorf("fcs: bad %s %s", key("B"), escape.String(bv, 0))
 	}
 	p.Bits = int(bits)
 	switch f.dataType {
 	case 'I':
 		if bits < 8 || bits > 64 || bits%8 != 0 {
-			return p, fmt.Errorf("fcs: %s %q: integer widths must be a multiple of 8 from 8 to 64", key("B"), bv)
+			return p, fmt.Errorf("fcs: %s %s: integer widths must be a multiple of 8 from 8 to 64", key("B"), escape.String(bv, 0))
 		}
 	case 'F':
 		if bits != 32 {
-			return p, fmt.Errorf("fcs: %s %q: $DATATYPE F needs 32 bits", key("B"), bv)
+			return p, fmt.Errorf("fcs: %s %s: $DATATYPE F needs 32 bits", key("B"), escape.String(bv, 0))
 		}
 	case 'D':
 		if bits != 64 {
-			return p, fmt.Errorf("fcs: %s %q: $DATATYPE D needs 64 bits", key("B"), bv)
+			return p, fmt.Errorf("fcs: %s %s: $DATATYPE D needs 64 bits", key("B"), escape.String(bv, 0))
 		}
 	}
 	if v, ok := f.Keyword(key("R")); ok {
 		r, err := parseFloat(v)
 		if err != nil || r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-			f.warnf("ignored bad %s %q", key("R"), v)
+			f.warnf("ignored bad %s %s", key("R"), escape.String(v, 0))
 		} else {
 			p.Range = r
 		}
@@ -478,7 +644,7 @@ func (f *File) param(n int) (Param, error) {
 	if v, ok := f.Keyword(key("G")); ok {
 		g, err := parseFloat(v)
 		if err != nil || !(g > 0) || math.IsInf(g, 0) {
-			f.warnf("ignored bad %s %q", key("G"), v)
+			f.warnf("ignored bad %s %s", key("G"), escape.String(v, 0))
 		} else {
 			p.Gain = g
 		}
@@ -488,7 +654,7 @@ func (f *File) param(n int) (Param, error) {
 		d, err1 := parseFloat(a)
 		o, err2 := parseFloat(b)
 		if !found || err1 != nil || err2 != nil || d < 0 || math.IsInf(d, 0) || math.IsNaN(o) || math.IsInf(o, 0) {
-			f.warnf("ignored bad %s %q", key("E"), v)
+			f.warnf("ignored bad %s %s", key("E"), escape.String(v, 0))
 		} else {
 			p.Decades, p.Offset = d, o
 		}
@@ -496,12 +662,34 @@ func (f *File) param(n int) (Param, error) {
 	return p, nil
 }
 
-// Version returns the HEADER version, e.g. "FCS3.1".
-func (f *File) Version() string { return f.hdr.version }
+// errNotParsed is returned by the methods of a File that Open, OpenAll,
+// Parse or ParseAll did not make (a nil *File or a zero File).
+var errNotParsed = errors.New("fcs: the File was not made by Open, OpenAll, Parse or ParseAll")
+
+// parsed returns errNotParsed for a nil or zero File.
+func (f *File) parsed() error {
+	if f == nil || f.r == nil || f.evBytes == 0 {
+		return errNotParsed
+	}
+	return nil
+}
+
+// Version returns the HEADER version, e.g. "FCS3.1" ("" for a nil File).
+// Versions other than FCS2.0, FCS3.0 and FCS3.1 are read as FCS 3.1, with
+// a warning.
+func (f *File) Version() string {
+	if f == nil {
+		return ""
+	}
+	return f.hdr.version
+}
 
 // Keyword returns the value of keyword key, matched case-insensitively, and
 // whether it is present (in the primary or supplemental TEXT).
 func (f *File) Keyword(key string) (string, bool) {
+	if f == nil {
+		return "", false
+	}
 	i, ok := f.index[normKey(key)]
 	if !ok {
 		return "", false
@@ -511,45 +699,113 @@ func (f *File) Keyword(key string) (string, bool) {
 
 // Keywords returns every keyword in file order (primary TEXT, then the
 // supplemental TEXT's keywords not in the primary).
-func (f *File) Keywords() []Keyword { return append([]Keyword(nil), f.keys...) }
+func (f *File) Keywords() []Keyword {
+	if f == nil {
+		return nil
+	}
+	return append([]Keyword(nil), f.keys...)
+}
 
-// Params returns the parameters, in data order.
-func (f *File) Params() []Param { return append([]Param(nil), f.params...) }
+// Params returns the parameters, in data order. Their Name is $PnN as
+// written, which several parameters may share; Names tells them apart.
+func (f *File) Params() []Param {
+	if f == nil {
+		return nil
+	}
+	ps := make([]Param, len(f.params))
+	for i, p := range f.params {
+		p.Keywords = append([]Keyword(nil), p.Keywords...)
+		ps[i] = p
+	}
+	return ps
+}
 
 // NumParams returns $PAR.
-func (f *File) NumParams() int { return len(f.params) }
+func (f *File) NumParams() int {
+	if f == nil {
+		return 0
+	}
+	return len(f.params)
+}
 
 // NumEvents returns $TOT, the number of events the data set declares.
-func (f *File) NumEvents() int { return f.tot }
+func (f *File) NumEvents() int {
+	if f == nil {
+		return 0
+	}
+	return f.tot
+}
 
-// DataType returns $DATATYPE: 'I', 'F' or 'D'.
-func (f *File) DataType() byte { return f.dataType }
+// DataType returns $DATATYPE: 'I', 'F' or 'D' (0 for a nil File).
+func (f *File) DataType() byte {
+	if f == nil {
+		return 0
+	}
+	return f.dataType
+}
 
 // ByteOrder returns $BYTEORD as written in the file, e.g. "4,3,2,1".
-func (f *File) ByteOrder() string { return f.byteOrd }
+func (f *File) ByteOrder() string {
+	if f == nil {
+		return ""
+	}
+	return f.byteOrd
+}
 
 // EventBytes returns the bytes of one event in the DATA segment.
-func (f *File) EventBytes() int { return int(f.evBytes) }
+func (f *File) EventBytes() int {
+	if f == nil {
+		return 0
+	}
+	return int(f.evBytes)
+}
 
 // DataOffset returns the file offset of the first byte of the DATA segment
 // chosen by the reader (0 when there is none).
-func (f *File) DataOffset() int64 { return f.begin }
+func (f *File) DataOffset() int64 {
+	if f == nil {
+		return 0
+	}
+	return f.begin
+}
+
+// NextData returns $NEXTDATA, the offset of the next data set of the file
+// from this one's HEADER, or 0 when this data set is the last one (OpenAll
+// and ParseAll read them all).
+func (f *File) NextData() int64 {
+	if f == nil {
+		return 0
+	}
+	return f.next
+}
 
 // Warnings returns the deviations from the standard that the reader worked
-// around (ignored keywords or segments, disagreeing offsets).
-func (f *File) Warnings() []string { return append([]string(nil), f.warnings...) }
-
-// Names returns the $PnN names of the parameters.
-func (f *File) Names() []string {
-	s := make([]string, len(f.params))
-	for i, p := range f.params {
-		s[i] = p.Name
+// around or that the caller should know of: ignored keywords or segments,
+// disagreeing offsets, a DATA segment holding more events than $TOT, an
+// unknown version, parameters sharing a $PnN (see Names).
+func (f *File) Warnings() []string {
+	if f == nil {
+		return nil
 	}
-	return s
+	return append([]string(nil), f.warnings...)
+}
+
+// Names returns the names of the parameters, all different: $PnN, except
+// that the parameters sharing a $PnN with another are named NAME#k, k
+// being the 1-based parameter number (as in $PkN), which FindParam and
+// LookupParam accept. Such a renaming is one of the Warnings.
+func (f *File) Names() []string {
+	if f == nil {
+		return nil
+	}
+	return append([]string(nil), f.names...)
 }
 
 // Labels returns the $PnS labels of the parameters ("" when absent).
 func (f *File) Labels() []string {
+	if f == nil {
+		return nil
+	}
 	s := make([]string, len(f.params))
 	for i, p := range f.params {
 		s[i] = p.Label
@@ -563,9 +819,10 @@ func (f *File) Labels() []string {
 // the DATA segment (from its HEADER or $BEGINDATA/$ENDDATA, see the package
 // documentation), so an ANALYSIS segment or the next data set of a $NEXTDATA
 // chain is never decoded as events. A segment longer than $TOT events (such
-// as an $ENDDATA one byte too far) is fine.
+// as an $ENDDATA one byte too far) is fine; one that holds more complete
+// events is one of the Warnings, and $TOT events are read.
 func (f *File) EventsPresent() int {
-	if f.segLen == 0 || f.begin >= f.size || f.evBytes == 0 {
+	if f == nil || f.segLen == 0 || f.begin >= f.size || f.evBytes == 0 {
 		return 0
 	}
 	avail := min(f.segLen, f.size-f.begin) / f.evBytes
@@ -574,6 +831,9 @@ func (f *File) EventsPresent() int {
 
 // Analysis returns the bytes of the ANALYSIS segment (nil when absent).
 func (f *File) Analysis() ([]byte, error) {
+	if err := f.parsed(); err != nil {
+		return nil, err
+	}
 	b, e := f.hdr.off[4], f.hdr.off[5]
 	if xb, ok := f.intKey("$BEGINANALYSIS"); ok && (b == 0 || e < b || f.base+e >= f.size) {
 		xe, _ := f.intKey("$ENDANALYSIS")
@@ -588,29 +848,144 @@ func (f *File) Analysis() ([]byte, error) {
 	return readAt(f.r, f.base+b, e-b+1)
 }
 
-// FindParam returns the index of the parameter whose $PnN, or else $PnS, is
-// name (exact match first, then case-insensitive), or -1.
+// FindParam returns the index of the parameter that name refers to (see
+// LookupParam), or -1 when no parameter or several parameters match.
 func (f *File) FindParam(name string) int {
-	for i, p := range f.params {
-		if p.Name == name {
-			return i
+	j, _ := f.lookup(name)
+	return j
+}
+
+// LookupParam returns the 0-based index of the parameter that ref refers
+// to, trying in turn, and taking the first rule that matches:
+//
+//  1. a name of Names, exactly (the $PnN, or NAME#k for a shared $PnN);
+//  2. $PnN, exactly;
+//  3. $PnS, exactly;
+//  4. a name of Names or $PnN, case-insensitively and without surrounding
+//     spaces;
+//  5. $PnS, likewise;
+//  6. NAME#k, for parameter k whose $PnN or $PnS is NAME (exactly or
+//     case-insensitively).
+//
+// A rule that matches several parameters (two parameters sharing a $PnN,
+// or a marker $PnS given to the -A and -H channels of one detector) is an
+// error that names them and the NAME#k references that select each one,
+// since choosing one would read another channel's values than the caller
+// meant. A reference that matches nothing is an error listing the
+// parameters.
+func (f *File) LookupParam(ref string) (int, error) {
+	if f == nil {
+		return -1, errNotParsed
+	}
+	j, cands := f.lookup(ref)
+	if j >= 0 {
+		return j, nil
+	}
+	return -1, fmt.Errorf("fcs: %w", f.refError("channel", ref, cands))
+}
+
+// lookupAs is LookupParam for a reference to a channel of the kind what
+// ("spillover channel", ...), which its errors name.
+func (f *File) lookupAs(what, ref string) (int, error) {
+	j, cands := f.lookup(ref)
+	if j >= 0 {
+		return j, nil
+	}
+	return -1, fmt.Errorf("fcs: %w", f.refError(what, ref, cands))
+}
+
+// refError is the error of LookupParam for a reference that matches no
+// parameter (cands empty) or the parameters cands.
+func (f *File) refError(what, ref string, cands []int) error {
+	if len(cands) == 0 {
+		in := ""
+		if f.name != "" {
+			in = " in " + f.name
+		}
+		return fmt.Errorf("%s %s not found%s; available ($PnN / $PnS): %s", what, escape.String(ref, 0), in, available(f))
+	}
+	ks := make([]int, len(cands))
+	use := make([]string, len(cands))
+	byLabel := false
+	for i, c := range cands {
+		ks[i] = c + 1
+		use[i] = escape.String(strings.TrimSpace(ref)+"#"+strconv.Itoa(c+1), 0)
+		byLabel = byLabel || !strings.EqualFold(f.params[c].Name, strings.TrimSpace(ref))
+	}
+	which := "names parameters " + andList(ks)
+	if byLabel {
+		which = "is the $PnS of parameters " + andList(ks)
+		for i, c := range cands {
+			use[i] += " (" + escape.String(f.names[c], 0) + ")"
 		}
 	}
-	for i, p := range f.params {
-		if p.Label != "" && p.Label == name {
-			return i
+	of := ""
+	if f.name != "" {
+		of = " of " + f.name
+	}
+	return fmt.Errorf("%s %s %s%s: use %s", what, escape.String(ref, 0), which, of, orList(use, " or "))
+}
+
+// lookup implements LookupParam: the index of the parameter, or -1 and the
+// parameters matched by the first rule that matched several.
+func (f *File) lookup(ref string) (int, []int) {
+	if f == nil {
+		return -1, nil
+	}
+	for i, n := range f.names {
+		if n == ref {
+			return i, nil
 		}
 	}
-	t := strings.TrimSpace(name)
-	for i, p := range f.params {
-		if strings.EqualFold(p.Name, t) {
-			return i
+	t := strings.TrimSpace(ref)
+	rules := []func(i int) bool{
+		func(i int) bool { return f.params[i].Name == ref },
+		func(i int) bool { return f.params[i].Label != "" && f.params[i].Label == ref },
+		func(i int) bool {
+			return strings.EqualFold(f.names[i], t) || strings.EqualFold(f.params[i].Name, t)
+		},
+		func(i int) bool { return f.params[i].Label != "" && strings.EqualFold(f.params[i].Label, t) },
+	}
+	for _, match := range rules {
+		var cands []int
+		for i := range f.params {
+			if match(i) {
+				cands = append(cands, i)
+			}
+		}
+		switch len(cands) {
+		case 0:
+			continue
+		case 1:
+			return cands[0], nil
+		}
+		return -1, cands
+	}
+	if h := strings.LastIndexByte(t, '#'); h > 0 {
+		base := strings.TrimSpace(t[:h])
+		k, err := strconv.Atoi(t[h+1:])
+		if err == nil && k >= 1 && k <= len(f.params) && t[h+1] != '+' && t[h+1] != '-' {
+			p := f.params[k-1]
+			if strings.EqualFold(p.Name, base) || p.Label != "" && strings.EqualFold(p.Label, base) {
+				return k - 1, nil
+			}
 		}
 	}
+	return -1, nil
+}
+
+// available lists the parameters for a message: name / label.
+func available(f *File) string {
+	var b strings.Builder
 	for i, p := range f.params {
-		if p.Label != "" && strings.EqualFold(p.Label, t) {
-			return i
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(escape.String(f.names[i], 0))
+		if p.Label != "" && p.Label != f.names[i] {
+			b.WriteString(" / ")
+			b.WriteString(escape.String(p.Label, 0))
 		}
 	}
-	return -1
+	return b.String()
 }

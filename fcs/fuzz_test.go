@@ -71,6 +71,17 @@ func checkParse(t *testing.T, data []byte) {
 		if events += int64(f.EventsPresent()) * int64(f.EventBytes()); events > 2*int64(len(data)) {
 			t.Fatalf("%d data sets hold %d bytes of events, from %d bytes of input", len(sets), events, len(data))
 		}
+		// Names are unique, and each names its own parameter.
+		seen := map[string]bool{}
+		for i, n := range f.Names() {
+			if seen[n] {
+				t.Fatalf("name %q twice in %q", n, f.Names())
+			}
+			seen[n] = true
+			if j := f.FindParam(n); j != i {
+				t.Fatalf("FindParam(%q) = %d, want %d", n, j, i)
+			}
+		}
 		f.Info()
 		f.Spillover()
 		f.Analysis()

@@ -12,8 +12,8 @@ import (
 
 // Info summarizes a data set for display (the `dica info` command); its JSON
 // form has exactly the keys version, datatype, byteorder, events,
-// parameters, first_event and last_event (non-finite event values are
-// null, see Values).
+// parameters, spillover, first_event and last_event (non-finite event
+// values are null, see Values).
 type Info struct {
 	// Version is the HEADER version, e.g. "FCS3.1".
 	Version string `json:"version"`
@@ -24,6 +24,9 @@ type Info struct {
 	Events int `json:"events"`
 	// Parameters describes each parameter.
 	Parameters []ParamInfo `json:"parameters"`
+	// Spillover describes the spillover matrix the data set carries (see
+	// File.Spillover); nil (JSON null) when it has none.
+	Spillover *SpilloverInfo `json:"spillover"`
 	// FirstEvent and LastEvent are the first and last complete events
 	// present, raw (nil when none is present). In JSON, NaN and ±Inf
 	// values (possible in F and D data) are null.
@@ -62,6 +65,9 @@ func (v Values) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a JSON array of numbers and nulls (read as NaN).
 func (v *Values) UnmarshalJSON(b []byte) error {
+	if v == nil {
+		return errors.New("fcs: UnmarshalJSON into a nil *Values")
+	}
 	var p []*float64
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
@@ -82,7 +88,19 @@ func (v *Values) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ParamInfo is the summary of one parameter: $PnN, $PnS, $PnB and $PnR.
+// SpilloverInfo is the summary of a spillover matrix: the keyword holding
+// it and its channels as the keyword names them (the matrix is k x k for
+// k channels), or, when its value cannot be read, the keyword and the
+// error.
+type SpilloverInfo struct {
+	Keyword  string   `json:"keyword"`
+	Channels []string `json:"channels"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// ParamInfo is the summary of one parameter: its name (the $PnN, or NAME#k
+// when several parameters share the $PnN, see File.Names), $PnS, $PnB and
+// $PnR.
 type ParamInfo struct {
 	Name  string  `json:"name"`
 	Label string  `json:"label"`
@@ -94,6 +112,9 @@ type ParamInfo struct {
 // a truncated one, it returns the summary (with the events present) together
 // with the error that reading all events would give.
 func (f *File) Info() (Info, error) {
+	if err := f.parsed(); err != nil {
+		return Info{}, err
+	}
 	in := Info{
 		Version:    f.Version(),
 		DataType:   string(f.dataType),
@@ -102,7 +123,13 @@ func (f *File) Info() (Info, error) {
 		Parameters: make([]ParamInfo, len(f.params)),
 	}
 	for i, p := range f.params {
-		in.Parameters[i] = ParamInfo{Name: p.Name, Label: p.Label, Bits: p.Bits, Range: p.Range}
+		in.Parameters[i] = ParamInfo{Name: f.names[i], Label: p.Label, Bits: p.Bits, Range: p.Range}
+	}
+	switch k, sp, err := f.spillover(); {
+	case err == nil:
+		in.Spillover = &SpilloverInfo{Keyword: k, Channels: sp.Channels}
+	case k != "":
+		in.Spillover = &SpilloverInfo{Keyword: k, Error: err.Error()}
 	}
 	n, err := f.present(false)
 	var te *TruncatedError
@@ -142,12 +169,23 @@ func (f *File) eventAt(i int) ([]float64, error) {
 // WriteText writes the summary as aligned plain text: one line per field,
 // then a table of the parameters with the first and last event values.
 func (in Info) WriteText(w io.Writer) error {
+	if w == nil {
+		return errors.New("fcs: WriteText to a nil writer")
+	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "version\t%s\n", in.Version)
 	fmt.Fprintf(tw, "datatype\t%s\n", in.DataType)
 	fmt.Fprintf(tw, "byteorder\t%s\n", in.ByteOrder)
 	fmt.Fprintf(tw, "events\t%d\n", in.Events)
 	fmt.Fprintf(tw, "parameters\t%d\n", len(in.Parameters))
+	switch sp := in.Spillover; {
+	case sp == nil:
+		fmt.Fprintf(tw, "spillover\tnone\n")
+	case sp.Error != "":
+		fmt.Fprintf(tw, "spillover\t%s (unreadable: %s)\n", sp.Keyword, sp.Error)
+	default:
+		fmt.Fprintf(tw, "spillover\t%s %d x %d\n", sp.Keyword, len(sp.Channels), len(sp.Channels))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -2,13 +2,17 @@ package fcs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/escape"
 	"github.com/dicalab/dica/preprocess"
+	"gonum.org/v1/gonum/mat"
 )
 
 // SourceOptions configures NewSource.
@@ -51,11 +55,21 @@ type SourceOptions struct {
 // SourceOptions.AllDataSets, each data set of a file is one domain). Rows
 // are streamed: files are opened one at a time during a pass. It implements
 // dataset.Sizer.
+//
+// Besides the rows, a Source tells what a faithful output or a fitted model
+// needs to record: the channels chosen (Channels, Params), the spillover
+// applied to each data set (Compensations), the keywords worth carrying
+// to an output file (Keywords), and what the reader warned about
+// (Warnings).
 type Source struct {
 	files    []sourceFile
 	features []string
 	opts     SourceOptions
 	n        int
+	warnings []string
+	keywords []Keyword
+	params   []Param // of the chosen channels, Keywords common to all sets
+	channels []ChannelInfo
 }
 
 type sourceFile struct {
@@ -64,19 +78,42 @@ type sourceFile struct {
 	par          int
 	cols         []int                    // parameter index of each chosen channel
 	comp         *preprocess.Compensation // on the full raw row, or nil
+	spill        *Spillover               // the spillover comp applies, or nil
 	tcols        []int                    // chosen-channel indices to transform
 	events       int
 	params       []Param // of the chosen channels
 }
 
+// ChannelInfo describes a channel chosen by a Source: how the caller named
+// it and the parameter of the first data set it matched.
+type ChannelInfo struct {
+	// Ref is the reference as given in SourceOptions.Channels, or the
+	// parameter's name (File.Names) when Channels is nil.
+	Ref string
+	// Param is the 1-based number of the parameter ($PkN for Param k) in
+	// the first data set of the source.
+	Param int
+	// Name and Label are its $PnN and $PnS ("" when absent).
+	Name, Label string
+}
+
 var _ dataset.Source = (*Source)(nil)
+
+// errNoSource is returned by the methods of a Source that NewSource did not
+// make.
+var errNoSource = errors.New("fcs: the Source was not made by NewSource")
 
 // NewSource checks the files (HEADER and TEXT, channels, spillover,
 // truncation) and returns a source over them, in the order given (the data
-// sets of a file in chain order).
+// sets of a file in chain order). It collects the readers' warnings (see
+// Warnings): those of File.Warnings, and, with AllowTruncated, how many
+// events of a truncated data set are read.
 func NewSource(paths []string, opts SourceOptions) (*Source, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("fcs: NewSource with no file")
+	}
+	if opts.Channels != nil && len(opts.Channels) == 0 {
+		return nil, fmt.Errorf("fcs: NewSource with an empty list of Channels (nil reads every channel)")
 	}
 	s := &Source{opts: opts}
 	domains := map[string]string{}
@@ -88,19 +125,29 @@ func NewSource(paths []string, opts SourceOptions) (*Source, error) {
 		for _, si := range sets {
 			sf, feats := si.sf, si.feats
 			if prev, dup := domains[sf.domain]; dup {
-				return nil, fmt.Errorf("fcs: files %s and %s have the same base name %q (the domain name)", prev, p, sf.domain)
+				return nil, fmt.Errorf("fcs: files %s and %s have the same base name %s (the domain name)", prev, p, escape.String(sf.domain, 0))
 			}
 			domains[sf.domain] = p
 			if s.features == nil {
 				s.features = feats
-			} else if opts.Channels == nil && !equal(feats, s.features) {
-				return nil, fmt.Errorf("fcs: %s has parameters %s, unlike %s (%s): choose the channels to read (SourceOptions.Channels; dica: --channels)", sf.name(), strings.Join(feats, ", "), s.files[0].name(), strings.Join(s.features, ", "))
+			} else if opts.Channels == nil && !slices.Equal(feats, s.features) {
+				return nil, fmt.Errorf("fcs: %s has parameters %s, unlike %s (%s): set Channels (--channels) to the channels to read", sf.name(), quoteList(feats), s.files[0].name(), quoteList(s.features))
 			}
+			s.carry(si.f, &sf)
 			s.files = append(s.files, sf)
 			s.n += sf.events
 		}
 	}
 	return s, nil
+}
+
+// quoteList quotes names from users' files for a message.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = escape.String(n, 0)
+	}
+	return strings.Join(q, ", ")
 }
 
 // name names the data set in messages: its path, and its place in the
@@ -115,6 +162,7 @@ func (sf *sourceFile) name() string {
 type setInfo struct {
 	sf    sourceFile
 	feats []string
+	f     *File // closed; its metadata stays readable
 }
 
 // inspectPath inspects the first data set of the file at path, or all of
@@ -149,9 +197,67 @@ func (s *Source) inspectPath(path string) ([]setInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[k] = setInfo{sf, feats}
+		for _, w := range f.Warnings() {
+			s.warnings = append(s.warnings, sf.name()+": "+w)
+		}
+		if sf.events < f.NumEvents() {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s: read %d of %d events declared by $TOT (the file or its DATA segment ends early)", sf.name(), sf.events, f.NumEvents()))
+		}
+		out[k] = setInfo{sf, feats, f}
 	}
 	return out, nil
+}
+
+// carry keeps, in s.keywords and in the Keywords of s.params, the keywords
+// of the data set f (inspected as sf) that all data sets so far share.
+func (s *Source) carry(f *File, sf *sourceFile) {
+	if s.params == nil {
+		for _, k := range f.keys {
+			if carried(k) {
+				s.keywords = append(s.keywords, k)
+			}
+		}
+		s.params = make([]Param, len(sf.params))
+		for c, p := range sf.params {
+			p.Keywords = append([]Keyword(nil), p.Keywords...)
+			s.params[c] = p
+			s.channels = append(s.channels, ChannelInfo{Param: sf.cols[c] + 1, Name: p.Name, Label: p.Label})
+		}
+		return
+	}
+	s.keywords = slices.DeleteFunc(s.keywords, func(k Keyword) bool {
+		v, ok := f.Keyword(k.Key)
+		return !ok || v != k.Value
+	})
+	for c := range s.params {
+		other := sf.params[c].Keywords
+		s.params[c].Keywords = slices.DeleteFunc(s.params[c].Keywords, func(k Keyword) bool {
+			return !slices.Contains(other, k)
+		})
+	}
+}
+
+// notCarried are the keywords that describe how the input is laid out
+// (segments, event count and format, text encoding, cell subsets): a
+// writer sets them for its own output.
+var notCarried = map[string]bool{
+	"$BEGINANALYSIS": true, "$ENDANALYSIS": true, "$BEGINSTEXT": true, "$ENDSTEXT": true,
+	"$BEGINDATA": true, "$ENDDATA": true, "$NEXTDATA": true, "$TOT": true, "$PAR": true,
+	"$BYTEORD": true, "$DATATYPE": true, "$MODE": true, "$UNICODE": true,
+	"$CSMODE": true, "$CSVBITS": true,
+}
+
+// carried reports whether Source.Keywords may carry k to an output.
+func carried(k Keyword) bool {
+	nk := normKey(k.Key)
+	if nk == "" || k.Value == "" || notCarried[nk] {
+		return false
+	}
+	if strings.HasPrefix(nk, "$CSV") && strings.HasSuffix(nk, "FLAG") {
+		return false // $CSVnFLAG
+	}
+	_, _, param := paramKey(nk)
+	return !param
 }
 
 // openSet opens data set k (0-based) of the $NEXTDATA chain of the file at
@@ -175,18 +281,6 @@ func openSet(path string, k int) (*File, error) {
 	return sets[k], nil
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // inspect checks data set k of the file at path, open as f.
 func (s *Source) inspect(f *File, path, domain string, k int) (sourceFile, []string, error) {
 	sf := sourceFile{path: path, domain: domain, set: k, par: f.NumParams()}
@@ -206,9 +300,9 @@ func (s *Source) inspect(f *File, path, domain string, k int) (sourceFile, []str
 		}
 	} else {
 		for _, c := range feats {
-			j := f.FindParam(c)
-			if j < 0 {
-				return sf, nil, fmt.Errorf("fcs: %s: channel %q not found; available ($PnN / $PnS): %s", path, c, available(f))
+			j, err := f.LookupParam(c)
+			if err != nil {
+				return sf, nil, err // names the file
 			}
 			sf.cols = append(sf.cols, j)
 		}
@@ -217,31 +311,8 @@ func (s *Source) inspect(f *File, path, domain string, k int) (sourceFile, []str
 		sf.params = append(sf.params, f.params[j])
 	}
 	if s.opts.Compensate || s.opts.Spillover != nil {
-		sp := s.opts.Spillover
-		if sp != nil && (sp.Matrix == nil || len(sp.Channels) == 0) {
-			return sf, nil, fmt.Errorf("fcs: SourceOptions.Spillover has no matrix or no channels")
-		}
-		if sp == nil {
-			if sp, err = f.Spillover(); err != nil {
-				return sf, nil, fmt.Errorf("fcs: %s: compensation asked: %w", path, err)
-			}
-		}
-		names := make([]string, len(sp.Channels))
-		for i, c := range sp.Channels {
-			j := -1
-			if sp.Params != nil && s.opts.Spillover == nil {
-				j = sp.Params[i]
-			} else {
-				j = f.FindParam(c)
-			}
-			if j < 0 {
-				return sf, nil, fmt.Errorf("fcs: %s: spillover channel %q not found; available ($PnN / $PnS): %s", path, c, available(f))
-			}
-			names[i] = f.params[j].Name
-		}
-		sf.comp, err = preprocess.NewCompensation(sp.Matrix, names, f.Names())
-		if err != nil {
-			return sf, nil, fmt.Errorf("fcs: %s: %w", path, err)
+		if err := s.compensation(f, &sf); err != nil {
+			return sf, nil, err
 		}
 	}
 	if s.opts.Transform != nil {
@@ -251,15 +322,13 @@ func (s *Source) inspect(f *File, path, domain string, k int) (sourceFile, []str
 			}
 		} else {
 			for _, c := range s.opts.TransformChannels {
-				k := -1
-				j := f.FindParam(c)
-				for i, cj := range sf.cols {
-					if cj == j {
-						k = i
-					}
+				j, err := f.lookupAs("transform channel", c)
+				if err != nil {
+					return sf, nil, err
 				}
-				if j < 0 || k < 0 {
-					return sf, nil, fmt.Errorf("fcs: %s: transform channel %q is not one of the chosen channels %s", path, c, strings.Join(feats, ", "))
+				k := slices.Index(sf.cols, j)
+				if k < 0 {
+					return sf, nil, fmt.Errorf("fcs: %s: transform channel %s is not one of the chosen channels %s", path, escape.String(c, 0), quoteList(feats))
 				}
 				sf.tcols = append(sf.tcols, k)
 			}
@@ -268,38 +337,146 @@ func (s *Source) inspect(f *File, path, domain string, k int) (sourceFile, []str
 	return sf, append([]string(nil), feats...), nil
 }
 
-func available(f *File) string {
-	var b strings.Builder
-	for i, p := range f.params {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q", p.Name)
-		if p.Label != "" && p.Label != p.Name {
-			fmt.Fprintf(&b, " / %q", p.Label)
+// compensation sets sf's compensation: by SourceOptions.Spillover, or by
+// the data set's own spillover matrix.
+func (s *Source) compensation(f *File, sf *sourceFile) error {
+	path := sf.name()
+	sp := s.opts.Spillover
+	if sp != nil && (sp.Matrix == nil || len(sp.Channels) == 0) {
+		return fmt.Errorf("fcs: SourceOptions.Spillover has no matrix or no channels")
+	}
+	if sp == nil {
+		var err error
+		if sp, err = f.Spillover(); err != nil {
+			return fmt.Errorf("fcs: %s: compensation asked: %w", path, err)
 		}
 	}
-	return b.String()
+	applied := &Spillover{Keyword: sp.Keyword, Channels: append([]string(nil), sp.Channels...),
+		Params: make([]int, len(sp.Channels))}
+	names := make([]string, len(sp.Channels))
+	for i, c := range sp.Channels {
+		var j int
+		if s.opts.Spillover == nil {
+			j = sp.Params[i]
+		} else {
+			var err error
+			if j, err = f.lookupAs("spillover channel", c); err != nil {
+				return err
+			}
+		}
+		applied.Params[i] = j
+		names[i] = f.names[j]
+	}
+	comp, err := preprocess.NewCompensation(sp.Matrix, names, f.names)
+	if err != nil {
+		return fmt.Errorf("fcs: %s: %w", path, err)
+	}
+	applied.Matrix = mat.DenseCopyOf(sp.Matrix)
+	sf.comp, sf.spill = comp, applied
+	return nil
 }
 
 // Schema returns the chosen channels as features; rows carry no labels.
 func (s *Source) Schema() dataset.Schema {
+	if s == nil {
+		return dataset.Schema{}
+	}
 	return dataset.Schema{Features: append([]string(nil), s.features...)}
 }
 
 // Params returns the parameters ($PnN, $PnS, $PnB, $PnR, ...) of the chosen
-// channels, as the first file declares them; they describe the raw values,
-// before SourceOptions' compensation, scaling and transform.
+// channels, as the first data set declares them, except that their
+// Keywords are only those every data set of the source has, with the same
+// values, for that channel. They describe the raw values, before
+// SourceOptions' compensation, scaling and transform.
 func (s *Source) Params() []Param {
-	return append([]Param(nil), s.files[0].params...)
+	if s == nil {
+		return nil
+	}
+	ps := make([]Param, len(s.params))
+	for i, p := range s.params {
+		p.Keywords = append([]Keyword(nil), p.Keywords...)
+		ps[i] = p
+	}
+	return ps
+}
+
+// Channels describes the chosen channels, in column order: the reference
+// as given, and the parameter of the first data set it matched (the data
+// sets may hold it at different numbers).
+func (s *Source) Channels() []ChannelInfo {
+	if s == nil || len(s.channels) == 0 {
+		return nil
+	}
+	out := append([]ChannelInfo(nil), s.channels...)
+	for c := range out {
+		out[c].Ref = s.features[c]
+	}
+	return out
+}
+
+// Compensations returns, for each data set (in the order of Domains), the
+// spillover matrix applied to it: its Keyword (the keyword of the file it
+// was read from, or SourceOptions.Spillover's), Channels, Params (the
+// 0-based parameters of that data set it applies to) and Matrix. It
+// returns nil when the source does not compensate. The values are copies.
+func (s *Source) Compensations() []*Spillover {
+	if s == nil || !s.opts.Compensate && s.opts.Spillover == nil {
+		return nil
+	}
+	out := make([]*Spillover, len(s.files))
+	for i, sf := range s.files {
+		if sp := sf.spill; sp != nil {
+			out[i] = &Spillover{Keyword: sp.Keyword, Channels: append([]string(nil), sp.Channels...),
+				Params: append([]int(nil), sp.Params...), Matrix: mat.DenseCopyOf(sp.Matrix)}
+		}
+	}
+	return out
+}
+
+// Keywords returns the keywords of the source worth carrying to an output
+// file made from its events: those that every data set of the source has,
+// with the same value ($DATE, $CYT, $SPILLOVER, $FIL, $SRC, $INST, custom
+// keywords, ...), in the order of the first data set, without those a
+// writer sets for its own output: the segment offsets ($BEGINDATA,
+// $ENDDATA, $BEGINANALYSIS, $ENDANALYSIS, $BEGINSTEXT, $ENDSTEXT,
+// $NEXTDATA), $TOT, $PAR, $BYTEORD, $DATATYPE, $MODE, $UNICODE, the cell
+// subset keywords ($CSMODE, $CSVBITS, $CSVnFLAG), and the keywords of one
+// parameter ($PnN, $PnV, ..., and custom Pn keywords such as PnDISPLAY),
+// which Params carries per channel. Keywords with an empty value are left
+// out (FCS does not allow them).
+func (s *Source) Keywords() []Keyword {
+	if s == nil {
+		return nil
+	}
+	return append([]Keyword(nil), s.keywords...)
+}
+
+// Warnings returns what the readers of the data sets warned about (see
+// File.Warnings), each prefixed by the file's name ("path: " or "path
+// (data set k): "), and, for data sets read with AllowTruncated, "read N
+// of M events declared by $TOT".
+func (s *Source) Warnings() []string {
+	if s == nil {
+		return nil
+	}
+	return append([]string(nil), s.warnings...)
 }
 
 // Len returns the number of rows of a pass.
-func (s *Source) Len() int { return s.n }
+func (s *Source) Len() int {
+	if s == nil {
+		return 0
+	}
+	return s.n
+}
 
 // Domains returns the domain names, one per file (or data set, with
 // SourceOptions.AllDataSets), in order.
 func (s *Source) Domains() []string {
+	if s == nil {
+		return nil
+	}
 	d := make([]string, len(s.files))
 	for i, f := range s.files {
 		d[i] = f.domain
@@ -309,6 +486,12 @@ func (s *Source) Domains() []string {
 
 // Open starts a pass over the files.
 func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
+	if s == nil || len(s.files) == 0 {
+		return nil, errNoSource
+	}
+	if ctx == nil {
+		return nil, errors.New("fcs: Open with a nil context")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -329,6 +512,9 @@ type sourceReader struct {
 func (r *sourceReader) Read(b *dataset.Block, max int) (int, error) {
 	if err := r.ctx.Err(); err != nil {
 		return 0, err
+	}
+	if b == nil {
+		return 0, errors.New("fcs: Read into a nil block")
 	}
 	if max <= 0 {
 		return 0, fmt.Errorf("fcs: Read of %d rows", max)
@@ -441,6 +627,12 @@ func (s *Source) eventOptions() EventOptions {
 // compensated, selected and transformed as Read does; the others are not
 // checked.
 func (s *Source) Skim(ctx context.Context, keep func(i int64) bool, put func(x, y []float64) error) (int64, error) {
+	switch {
+	case s == nil || len(s.files) == 0:
+		return 0, errNoSource
+	case ctx == nil || keep == nil || put == nil:
+		return 0, errors.New("fcs: Skim with a nil context or function")
+	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}

@@ -136,7 +136,8 @@ func TestSourceErrors(t *testing.T) {
 		opts  SourceOptions
 		err   string
 	}{
-		{paths, SourceOptions{Channels: []string{"FL1-A", "APC-A"}}, `channel "APC-A" not found; available ($PnN / $PnS): "FSC-A", "FL1-A" / "CD3", "FL2-A" / "CD19", "Time"`},
+		{paths, SourceOptions{Channels: []string{"FL1-A", "APC-A"}}, `sampleA.fcs; available ($PnN / $PnS): "FSC-A", "FL1-A" / "CD3", "FL2-A" / "CD19", "Time"`},
+		{paths, SourceOptions{Channels: []string{"FL1-A", "APC-A"}}, `fcs: channel "APC-A" not found in `},
 		{[]string{paths[0], paths[0]}, SourceOptions{}, "same base name"},
 		{nil, SourceOptions{}, "no file"},
 		{paths, SourceOptions{Spillover: &Spillover{Channels: []string{"FL1-A", "FL3-A"}, Matrix: mat.NewDense(2, 2, []float64{1, 0, 0, 1})}}, `spillover channel "FL3-A" not found`},
@@ -214,7 +215,7 @@ func TestInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"version":"FCS3.1","datatype":"I","byteorder":"4,3,2,1","events":3,"parameters":[{"name":"FSC","label":"","bits":16,"range":1024},{"name":"FL1","label":"CD4","bits":24,"range":16777216}],"first_event":[1,2],"last_event":[5,6]}`
+	const want = `{"version":"FCS3.1","datatype":"I","byteorder":"4,3,2,1","events":3,"parameters":[{"name":"FSC","label":"","bits":16,"range":1024},{"name":"FL1","label":"CD4","bits":24,"range":16777216}],"spillover":null,"first_event":[1,2],"last_event":[5,6]}`
 	if string(js) != want {
 		t.Errorf("JSON\n%s\nwant\n%s", js, want)
 	}
@@ -225,7 +226,7 @@ func TestInfo(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "byteorder,datatype,events,first_event,last_event,parameters,version" {
+	if strings.Join(keys, ",") != "byteorder,datatype,events,first_event,last_event,parameters,spillover,version" {
 		t.Errorf("keys %v", keys)
 	}
 	var sb strings.Builder
@@ -237,6 +238,7 @@ datatype    I
 byteorder   4,3,2,1
 events      3
 parameters  2
+spillover   none
 #  name  label  bits  range     first  last
 1  FSC   -      16    1024      1      5
 2  FL1   CD4    24    16777216  2      6
@@ -291,7 +293,7 @@ func TestOpenAllAndDefaults(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := NewSource([]string{paths[0], p}, SourceOptions{}); err == nil || !strings.Contains(err.Error(), "SourceOptions.Channels; dica: --channels") {
+	if _, err := NewSource([]string{paths[0], p}, SourceOptions{}); err == nil || !strings.Contains(err.Error(), `has parameters "X", unlike `) || !strings.Contains(err.Error(), `("FSC-A", "FL1-A", "FL2-A", "Time"): set Channels (--channels) to the channels to read`) {
 		t.Errorf("mismatched parameters: %v", err)
 	}
 	if err := WriteFile(filepath.Join(t.TempDir(), "no", "dir.fcs"), a); err == nil {
@@ -412,7 +414,7 @@ func TestSourceAllDataSets(t *testing.T) {
 	if err := WriteFile(odd, set(1, 2, 3, 4), &DataSet{Params: params[:1], Events: mat.NewDense(1, 1, []float64{1})}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewSource([]string{odd}, SourceOptions{AllDataSets: true}); err == nil || !strings.Contains(err.Error(), "odd.fcs (data set 2) has parameters FSC-A") {
+	if _, err := NewSource([]string{odd}, SourceOptions{AllDataSets: true}); err == nil || !strings.Contains(err.Error(), `odd.fcs (data set 2) has parameters "FSC-A", unlike `) {
 		t.Errorf("mismatched data set: %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/dicalab/dica/internal/escape"
 )
 
 // HeaderLen is the length in bytes of the fixed part of an FCS HEADER.
@@ -42,14 +44,14 @@ func parseHeader(b []byte) (header, error) {
 	var h header
 	if len(b) < 3 || string(b[:3]) != "FCS" {
 		n := min(len(b), 16)
-		return h, fmt.Errorf("%w: it does not start with \"FCS\" (first bytes %q)", ErrNotFCS, b[:n])
+		return h, fmt.Errorf("%w: it does not start with \"FCS\" (first bytes %s)", ErrNotFCS, escape.Snippet(b[:n], 0))
 	}
 	if len(b) < HeaderLen {
 		return h, fmt.Errorf("%w: only %d bytes, shorter than the %d-byte HEADER", ErrNotFCS, len(b), HeaderLen)
 	}
 	v := string(b[:6])
 	if v[3] < '0' || v[3] > '9' || v[4] != '.' || v[5] < '0' || v[5] > '9' {
-		return h, fmt.Errorf("%w: bad version %q in HEADER", ErrNotFCS, v)
+		return h, fmt.Errorf("%w: bad version %s in HEADER", ErrNotFCS, escape.String(v, 0))
 	}
 	h.version = v
 	for i := range h.off {
@@ -60,7 +62,7 @@ func parseHeader(b []byte) (header, error) {
 		}
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
-			return h, fmt.Errorf("fcs: malformed HEADER: %s field %q is not a byte offset", fieldNames[i], f)
+			return h, fmt.Errorf("fcs: malformed HEADER: %s field %s is not a byte offset", fieldNames[i], escape.Snippet(f, 0))
 		}
 		h.off[i] = n
 	}
@@ -115,7 +117,7 @@ func parseText(b []byte) ([]Keyword, []string, error) {
 		}
 	}
 	if len(toks)%2 == 1 {
-		warn = append(warn, fmt.Sprintf("keyword %q has no value", toks[len(toks)-1]))
+		warn = append(warn, fmt.Sprintf("keyword %s has no value", escape.String(toks[len(toks)-1], 0)))
 		toks = toks[:len(toks)-1]
 	}
 	if len(toks) == 0 {

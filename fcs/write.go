@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/dicalab/dica/internal/atomicfile"
+	"github.com/dicalab/dica/internal/escape"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -20,8 +23,14 @@ type DataSet struct {
 	// ($PnS) is written when not empty. Bits defaults to 32 for F, 64 for D
 	// and 32 for I (I allows 8, 16, 24, 32, 40, 48, 56, 64). Range ($PnR)
 	// defaults to 2^Bits for I and to the smallest integer above the largest
-	// value (at least 1) for F and D. Gain, Decades and Offset are written
-	// as $PnG (when not 0 or 1) and $PnE.
+	// value (at least 1) for F and D; a default F or D range comes with the
+	// display hint $PnD "Linear,MIN,MAX" when the smallest value MIN is
+	// negative and Keywords has no $PnD (see Param.ForFloat). Gain is
+	// written as $PnG (when not 0 or 1). Decades and Offset are written as
+	// $PnE for I; F and D data take $PnE 0,0 (FCS 3.1: float values are
+	// linear), so Decades > 0 is an error for them. Keywords are written
+	// after the parameter's standard keywords, with the n of their key
+	// replaced by the parameter's number.
 	Params []Param
 	// DataType is 'F' (the default when 0), 'D' or 'I'.
 	DataType byte
@@ -29,6 +38,7 @@ type DataSet struct {
 	BigEndian bool
 	// Keywords are written after the standard keywords. They must not be
 	// keywords the writer sets ($BEGINDATA, $TOT, $PnB, ...) nor be empty.
+	// Source.Keywords gives those of an input worth carrying over.
 	Keywords []Keyword
 	// Events holds the $TOT x $PAR events (nil for none).
 	Events *mat.Dense
@@ -36,21 +46,64 @@ type DataSet struct {
 	Analysis []byte
 	// Delimiter is the TEXT delimiter (default '/', or another character if
 	// some keyword or value starts with '/'). Delimiters inside keywords or
-	// values are escaped by doubling them.
+	// values are escaped by doubling them, as FCS 3.1 requires.
 	Delimiter byte
 }
 
-// WriteFile writes the data sets to a new FCS 3.1 file at path (see Write).
+// validUTF8 returns s as valid UTF-8, as FCS 3.1 requires of TEXT: s
+// itself when it is valid, otherwise with each byte that does not belong
+// to a valid UTF-8 sequence taken as the ISO-8859-1 (Latin-1) character of
+// that code, the usual encoding of non-ASCII text in FCS 2.0 and 3.0
+// files.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			r = rune(s[i])
+		}
+		b.WriteRune(r)
+		i += n
+	}
+	return b.String()
+}
+
+// WriteFile writes the data sets to an FCS 3.1 file at path (see Write),
+// atomically: the file at path, if any, is replaced only once the new one
+// is complete and on disk, and is left as it was after an error.
 func WriteFile(path string, sets ...*DataSet) error {
-	f, err := os.Create(path)
+	if err := checkSets(sets); err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("fcs: %w", err)
 	}
+	defer f.Abort()
 	if err := Write(f, sets...); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("fcs: %w", err)
+	}
+	return nil
+}
+
+// checkSets checks that there are data sets and none is nil.
+func checkSets(sets []*DataSet) error {
+	if len(sets) == 0 {
+		return fmt.Errorf("fcs: Write with no data set")
+	}
+	for i, s := range sets {
+		if s == nil {
+			return fmt.Errorf("fcs: data set %d is nil", i+1)
+		}
+	}
+	return nil
 }
 
 // Write writes the data sets as an FCS 3.1 file in list mode, chained by
@@ -59,16 +112,24 @@ func WriteFile(path string, sets ...*DataSet) error {
 // HEADER offsets above 99,999,999 are written as 0, as the standard asks,
 // readers then take them from $BEGINDATA/$ENDDATA. Numbers of 1e21 and more
 // (or below 1e-6) in $PnR, $PnG and $PnE are written in exponent form
-// ("3.4e+38"). It
-// returns an error, naming the event (row) and parameter (column), for
-// values that the data type cannot hold: non-integer or out-of-range values
-// for I, NaN or ±Inf for F and D, magnitudes above math.MaxFloat32 for F
-// (they would become ±Inf). It also returns an error for a non-finite or
-// negative range, gain or $PnE, empty names or values, and keywords the
-// writer owns.
+// ("3.4e+38"). It returns an error, naming the event (row) and parameter
+// (column), for values that the data type cannot hold: non-integer or
+// out-of-range values for I, NaN or ±Inf for F and D, magnitudes above
+// math.MaxFloat32 for F (they would become ±Inf). It also returns an error
+// for a non-finite or negative range, gain or $PnE, a $PnE other than 0,0
+// for float data, empty names or values, keywords the writer owns, and a
+// nil writer or data set.
+//
+// Keywords and values (names and labels included) are written as valid
+// UTF-8, as FCS 3.1 requires: a byte that is not part of a valid UTF-8
+// sequence is taken as the Latin-1 character of that code (so the "µ" of an
+// FCS 2.0 file, byte 0xB5, is written as "µ", bytes C2 B5).
 func Write(w io.Writer, sets ...*DataSet) error {
-	if len(sets) == 0 {
-		return fmt.Errorf("fcs: Write with no data set")
+	if err := checkSets(sets); err != nil {
+		return err
+	}
+	if w == nil {
+		return fmt.Errorf("fcs: Write to a nil writer")
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	for i, s := range sets {
@@ -109,9 +170,10 @@ func isParamKey(k string) bool {
 }
 
 type wparam struct {
-	bits  int
-	rng   float64
-	limit uint64 // largest integer value
+	bits    int
+	rng     float64
+	limit   uint64 // largest integer value
+	display string // $PnD chosen by the writer, or ""
 }
 
 // check validates the data set and resolves the parameters' bits and
@@ -145,7 +207,7 @@ func (s *DataSet) check(stream int) (dt byte, n int, ps []wparam, err error) {
 	}
 	ps = make([]wparam, p)
 	for j, q := range s.Params {
-		if q.Name == "" {
+		if strings.TrimSpace(q.Name) == "" {
 			return 0, 0, nil, fmt.Errorf("fcs: parameter %d has no name", j+1)
 		}
 		b := q.Bits
@@ -182,7 +244,11 @@ func (s *DataSet) check(stream int) (dt byte, n int, ps []wparam, err error) {
 		if q.Decades < 0 || math.IsNaN(q.Decades) || math.IsInf(q.Decades, 0) || math.IsNaN(q.Offset) || math.IsInf(q.Offset, 0) {
 			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): bad $PnE %v,%v (want finite numbers, decades >= 0)", j+1, q.Name, q.Decades, q.Offset)
 		}
+		if q.Decades > 0 && dt != 'I' {
+			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): $PnE %v,%v (log-amplified integer values) does not apply to $DATATYPE %c, which FCS 3.1 gives $PnE 0,0: write the linear values with Decades 0 (see Param.Linear and Param.ForFloat)", j+1, q.Name, q.Decades, q.Offset, dt)
+		}
 		lim := uint64(0)
+		display := ""
 		if dt == 'I' {
 			if r == 0 {
 				r = math.Exp2(float64(b))
@@ -191,19 +257,20 @@ func (s *DataSet) check(stream int) (dt byte, n int, ps []wparam, err error) {
 		} else if r == 0 && stream >= 0 {
 			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): NewWriter needs the range ($PnR) of F and D parameters: the events are not known yet", j+1, q.Name)
 		} else if r == 0 {
-			mx := 0.0
+			lo, hi := math.Inf(1), math.Inf(-1)
 			for i := 0; i < n; i++ {
 				v := s.Events.At(i, j) // finite: checked below before anything is written
 				if dt == 'F' {
 					v = float64(float32(v)) // as stored
 				}
-				if v > mx {
-					mx = v
-				}
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
-			r = math.Max(1, math.Floor(mx)+1)
+			r = math.Max(1, math.Floor(math.Max(hi, 0))+1)
+			if lo < 0 && !s.hasKey(j, "D") {
+				display = linearDisplay(lo, hi)
+			}
 		}
-		ps[j] = wparam{bits: b, rng: r, limit: lim}
+		ps[j] = wparam{bits: b, rng: r, limit: lim, display: display}
 	}
 	if s.Events != nil {
 		for i := 0; i < n; i++ {
@@ -255,41 +322,157 @@ func (s *DataSet) keywords(dt byte, n int, ps []wparam) ([]Keyword, error) {
 	if s.BigEndian {
 		bo = "4,3,2,1"
 	}
-	kw := []Keyword{
-		{"$BYTEORD", bo}, {"$DATATYPE", string(dt)}, {"$MODE", "L"},
-		{"$PAR", strconv.Itoa(len(ps))}, {"$TOT", strconv.Itoa(n)},
+	var kw []Keyword
+	seen := map[string]bool{}
+	add := func(k, v string) error {
+		nk := normKey(k)
+		if seen[nk] {
+			return fmt.Errorf("fcs: keyword %s given twice", escape.String(k, 0))
+		}
+		if nk == "" || v == "" {
+			return fmt.Errorf("fcs: keyword %s has an empty key or value (not allowed by FCS)", escape.String(k, 0))
+		}
+		seen[nk] = true
+		kw = append(kw, Keyword{validUTF8(k), validUTF8(v)})
+		return nil
 	}
+	add("$BYTEORD", bo)
+	add("$DATATYPE", string(dt))
+	add("$MODE", "L")
+	add("$PAR", strconv.Itoa(len(ps)))
+	add("$TOT", strconv.Itoa(n))
 	for j, q := range s.Params {
 		pn := "$P" + strconv.Itoa(j+1)
-		kw = append(kw, Keyword{pn + "N", q.Name}, Keyword{pn + "B", strconv.Itoa(ps[j].bits)},
-			Keyword{pn + "E", fmtFloat(q.Decades) + "," + fmtFloat(q.Offset)},
-			Keyword{pn + "R", fmtFloat(ps[j].rng)})
+		e := "0,0" // FCS 3.1: float data are linear
+		if dt == 'I' {
+			e = fmtFloat(q.Decades) + "," + fmtFloat(q.Offset)
+		}
+		add(pn+"N", q.Name)
+		add(pn+"B", strconv.Itoa(ps[j].bits))
+		add(pn+"E", e)
+		add(pn+"R", fmtFloat(ps[j].rng))
 		if q.Label != "" {
-			kw = append(kw, Keyword{pn + "S", q.Label})
+			add(pn+"S", q.Label)
 		}
 		if q.Gain != 0 && q.Gain != 1 {
-			kw = append(kw, Keyword{pn + "G", fmtFloat(q.Gain)})
+			add(pn+"G", fmtFloat(q.Gain))
 		}
-	}
-	seen := map[string]bool{}
-	for _, k := range kw {
-		seen[k.Key] = true
+		if ps[j].display != "" {
+			add(pn+"D", ps[j].display)
+		}
+		for _, k := range q.Keywords {
+			key, err := numberKey(k.Key, j+1)
+			if err == nil {
+				err = add(key, k.Value)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("fcs: parameter %d (%s): %w", j+1, escape.String(q.Name, 0), err)
+			}
+		}
 	}
 	for _, k := range s.Keywords {
 		nk := normKey(k.Key)
 		if reserved[nk] || isParamKey(nk) && seen[nk] || isParamKey(nk) && !strings.HasSuffix(nk, "G") {
-			return nil, fmt.Errorf("fcs: keyword %s is set by the writer", k.Key)
+			return nil, fmt.Errorf("fcs: keyword %s is set by the writer", escape.String(k.Key, 0))
 		}
-		if seen[nk] {
-			return nil, fmt.Errorf("fcs: keyword %s given twice", k.Key)
+		if err := add(k.Key, k.Value); err != nil {
+			return nil, err
 		}
-		if strings.TrimSpace(k.Key) == "" || k.Value == "" {
-			return nil, fmt.Errorf("fcs: keyword %q has an empty key or value (not allowed by FCS)", k.Key)
-		}
-		seen[nk] = true
-		kw = append(kw, k)
 	}
 	return kw, nil
+}
+
+// numberKey turns the key of a Param.Keywords entry, "$Pn<X>" or "Pn<X>"
+// with <X> starting with a letter, into the key of parameter number n.
+func numberKey(generic string, n int) (string, error) {
+	prefix, rest := "", ""
+	switch {
+	case strings.HasPrefix(generic, "$Pn"):
+		prefix, rest = "$P", generic[3:]
+	case strings.HasPrefix(generic, "Pn"):
+		prefix, rest = "P", generic[2:]
+	default:
+		return "", fmt.Errorf("keyword %s of a parameter does not start with $Pn or Pn", escape.String(generic, 0))
+	}
+	if rest == "" || !('A' <= rest[0] && rest[0] <= 'Z' || 'a' <= rest[0] && rest[0] <= 'z') {
+		return "", fmt.Errorf("keyword %s of a parameter: the letters after $Pn or Pn name it", escape.String(generic, 0))
+	}
+	if prefix == "$P" && fieldKeys["$Pn"+normKey(rest)] {
+		return "", fmt.Errorf("keyword %s is set from the fields of Param", escape.String(generic, 0))
+	}
+	return prefix + strconv.Itoa(n) + rest, nil
+}
+
+// hasKey reports whether parameter j (0-based) has the keyword $Pn<x> in
+// its Keywords, or the data set as $P<j+1><x> in its Keywords.
+func (s *DataSet) hasKey(j int, x string) bool {
+	for _, k := range s.Params[j].Keywords {
+		if normKey(k.Key) == "$PN"+x {
+			return true
+		}
+	}
+	key := "$P" + strconv.Itoa(j+1) + x
+	for _, k := range s.Keywords {
+		if normKey(k.Key) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// linearDisplay is the $PnD value "Linear,lo,hi" of values from lo to hi.
+func linearDisplay(lo, hi float64) string {
+	return "Linear," + fmtFloat(lo) + "," + fmtFloat(hi)
+}
+
+// ForFloat returns p made fit for a float channel ($DATATYPE F or D) whose
+// values run from lo to hi, as FCS 3.1 describes float parameters: Bits 0
+// (the data type's width); $PnE 0,0 (Decades and Offset 0), since float
+// values are linear; Range ($PnR) the smallest integer above hi, at least 1
+// (as Write chooses it; float32 rounding included); and, when lo < 0, the
+// display hint $PnD "Linear,lo,hi" in Keywords (replacing any $PnD), as
+// viewers otherwise show a float channel from 0 or on a log scale and
+// would hide its negative values. The values written must then be linear:
+// for a log-amplified parameter (Decades > 0) write p.Linear(v) of the
+// stored v (or read it with SourceOptions.Scale). Gain is kept; if the
+// values were divided by it (Scale does that for linear channels), set
+// Gain to 1. ForFloat returns an error when lo or hi is not finite or
+// lo > hi.
+func (p Param) ForFloat(lo, hi float64) (Param, error) {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || lo > hi {
+		return p, fmt.Errorf("fcs: parameter %s: bad value range [%v, %v] (want finite numbers, the first not above the second)", escape.String(p.Name, 0), lo, hi)
+	}
+	p.Bits, p.Decades, p.Offset = 0, 0, 0
+	top := math.Max(hi, float64(float32(hi)))
+	p.Range = math.Max(1, math.Floor(top)+1)
+	kw := make([]Keyword, 0, len(p.Keywords)+1)
+	for _, k := range p.Keywords {
+		if lo < 0 && normKey(k.Key) == "$PND" {
+			continue
+		}
+		kw = append(kw, k)
+	}
+	if lo < 0 {
+		kw = append(kw, Keyword{Key: "$PnD", Value: linearDisplay(lo, hi)})
+	}
+	p.Keywords = kw
+	return p, nil
+}
+
+// Linear returns the linear value of a value v stored for the parameter:
+// Offset * 10^(Decades * v / Range) for a log-amplified parameter
+// (Decades > 0 and Range > 0; an Offset of 0 is read as 1, as flowCore
+// does), v otherwise. Unlike EventOptions.Scale it does not divide by the
+// gain.
+func (p Param) Linear(v float64) float64 {
+	if !(p.Decades > 0 && p.Range > 0) {
+		return v
+	}
+	off := p.Offset
+	if off == 0 {
+		off = 1
+	}
+	return off * math.Pow(10, p.Decades*v/p.Range)
 }
 
 // delimiter picks the TEXT delimiter: one that no key or value starts with.
@@ -493,12 +676,19 @@ type Writer struct {
 	err     error
 }
 
+// errNoWriter is returned by the methods of a Writer that NewWriter did
+// not make.
+var errNoWriter = errors.New("fcs: the Writer was not made by NewWriter")
+
 // NewWriter writes the HEADER and TEXT segments of s, which declare events
 // events, and returns a Writer for them. s.Events must be nil and
 // s.Analysis empty; every F and D parameter needs its Range, since the
 // writer cannot take it from events it has not seen. Other fields are as
 // for Write.
 func NewWriter(w io.Writer, s *DataSet, events int) (*Writer, error) {
+	if w == nil || s == nil {
+		return nil, fmt.Errorf("fcs: NewWriter with a nil writer or data set")
+	}
 	if events < 0 {
 		return nil, fmt.Errorf("fcs: NewWriter with %d events", events)
 	}
@@ -520,6 +710,9 @@ func NewWriter(w io.Writer, s *DataSet, events int) (*Writer, error) {
 // data type cannot hold, or an event beyond the declared count, is an
 // error, and the Writer then refuses further events.
 func (w *Writer) WriteEvent(values []float64) error {
+	if w == nil || w.bw == nil {
+		return errNoWriter
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -549,6 +742,9 @@ func (w *Writer) WriteEvent(values []float64) error {
 // were written (the file would be truncated) or a write failed; it does not
 // close the underlying writer.
 func (w *Writer) Close() error {
+	if w == nil || w.bw == nil {
+		return errNoWriter
+	}
 	if w.err != nil {
 		return w.err
 	}
