@@ -10,9 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// gemmRBF is the textbook block: ||x||^2 + ||z||^2 - 2 X Z^T by one gonum
-// GEMM, then math.Exp (the package's previous implementation), kept as the
-// benchmark's reference point.
+// gemmRBF is the textbook block, the benchmark's reference point:
+// ||x||^2 + ||z||^2 - 2 X Z^T by one gonum GEMM, then math.Exp.
 func gemmRBF(dst *mat.Dense, x, z *mat.Dense, sigma float64) {
 	r, _ := x.Dims()
 	s, _ := z.Dims()

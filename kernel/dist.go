@@ -25,8 +25,7 @@ const (
 // coordinates are stored transposed (and, for the vector code, padded to a
 // multiple of 4 points), the layout the fused distance kernels read, so
 // that BlockPoints does not transpose them again at every call as Block
-// does (about 4% of a streaming pass at 500 landmarks). A Points is
-// immutable and safe for concurrent use.
+// does. A Points is immutable and safe for concurrent use.
 type Points struct {
 	z        *mat.Dense
 	zt       []float64 // d x sp

@@ -9,9 +9,9 @@ import "math"
 // exact for |k| < 2^21). Then 2^(k/64) = 2^(k>>6) * 2^((k&63)/64), the second
 // factor read from a 64-entry table stored as a double-double (hi + lo), and
 // e^r - 1 is the degree-5 Taylor polynomial (truncation error r^6/720 <
-// 3.5e-17 relative). The result t_hi + (t_lo + t_hi p(r)) is within about 0.6
-// ulp of exp(x) (tested against math.Exp: at most 1 ulp observed), and the
-// power of two is added to the exponent bits directly.
+// 3.5e-17 relative). The result t_hi + (t_lo + t_hi p(r)) is within 1 ulp of
+// exp(x) (TestExpCorrectlyRounded), and the power of two is added to the
+// exponent bits directly.
 //
 // The fast path covers -707 <= x <= 709, where the result is a normal number;
 // below -746 the result is 0 (exp underflows), and the rest of the line
@@ -31,32 +31,6 @@ const (
 	expZero      = -746
 )
 
-// exp is the scalar fast exponential (see the comment above).
-func exp(x float64) float64 {
-	if x >= expFastLo && x <= expFastHi {
-		return expFast(x)
-	}
-	return expSlow(x)
-}
-
-// expFast is exp on [expFastLo, expFastHi]. It is small enough to be inlined
-// into the loops below.
-func expFast(x float64) float64 {
-	kf := x*expInvLn2N + expShift
-	// kf lies in the binade of expShift, where one ulp is 1, so the
-	// difference of the bit patterns is the integer k.
-	ki := int64(math.Float64bits(kf) - expShiftBits)
-	kf -= expShift
-	r := x - kf*expLn2HiN - kf*expLn2LoN
-	t := &expTab[ki&(expN-1)]
-	r2 := r * r
-	p := r + r2*(0.5+r*(1.0/6)) + r2*r2*(1.0/24+r*(1.0/120))
-	y := t[0] + (t[1] + t[0]*p)
-	// Multiply by 2^(k>>6) by adding to the exponent field (modular
-	// arithmetic handles negative k).
-	return math.Float64frombits(math.Float64bits(y) + uint64(ki>>6)<<52)
-}
-
 // expSlow is exp outside the fast range.
 func expSlow(x float64) float64 {
 	if x < expZero {
@@ -65,13 +39,14 @@ func expSlow(x float64) float64 {
 	return math.Exp(x)
 }
 
-// ExpSlice sets dst[i] = exp(src[i]) for every i. The result is within
-// about 1 ulp of math.Exp (relative difference below 4.5e-16 over the whole
-// range; exactly 0 below -746, +Inf above 709.78, NaN for NaN) and several
-// times faster: on amd64 CPUs with AVX2 and FMA it runs 4 lanes at a time
-// (a table-free degree-13 polynomial after reduction by ln 2), elsewhere it
-// is a scalar table-driven exp. dst and src must be the same slice or not
-// overlap. ExpSlice panics if len(dst) < len(src).
+// ExpSlice sets dst[i] = exp(src[i]) for every i: within 1 ulp of the
+// correctly rounded result (so within 4.5e-16 relative of math.Exp),
+// exactly 0 below -746, +Inf above 709.78, NaN for NaN. On amd64 CPUs with
+// AVX2 and FMA it runs 4 lanes at a time (a table-free degree-13
+// polynomial after reduction by ln 2), elsewhere it is a scalar
+// table-driven exp; BenchmarkExp compares both with math.Exp. dst and src
+// must be the same slice or not overlap. ExpSlice panics if
+// len(dst) < len(src).
 func ExpSlice(dst, src []float64) {
 	dst = dst[:len(src)]
 	i := 0
@@ -90,11 +65,24 @@ func ExpSlice(dst, src []float64) {
 }
 
 // expScalar sets dst[i] = exp(src[i]) with the scalar table-driven exp.
-func expScalar(dst, src []float64) {
+func expScalar(dst, src []float64) { expInto(dst, src, 1) }
+
+// expScale sets v[i] = exp(g * v[i]) in place.
+func expScale(v []float64, g float64) { expInto(v, v, g) }
+
+// expInto sets dst[i] = exp(g * src[i]) (multiplying by g = 1 changes no
+// value). It is the one implementation of the scalar exp: its body stays
+// in the loop because a call per element costs as much as the arithmetic,
+// and the body is too large for the compiler to inline. dst and src must be
+// the same slice or not overlap.
+func expInto(dst, src []float64, g float64) {
 	dst = dst[:len(src)]
 	for i, x := range src {
+		x *= g
 		if x >= expFastLo && x <= expFastHi {
 			kf := x*expInvLn2N + expShift
+			// kf lies in the binade of expShift, where one ulp is 1, so
+			// the difference of the bit patterns is the integer k.
 			ki := int64(math.Float64bits(kf) - expShiftBits)
 			kf -= expShift
 			r := x - kf*expLn2HiN - kf*expLn2LoN
@@ -102,6 +90,8 @@ func expScalar(dst, src []float64) {
 			r2 := r * r
 			p := r + r2*(0.5+r*(1.0/6)) + r2*r2*(1.0/24+r*(1.0/120))
 			y := t[0] + (t[1] + t[0]*p)
+			// Multiply by 2^(k>>6) by adding to the exponent field
+			// (modular arithmetic handles negative k).
 			dst[i] = math.Float64frombits(math.Float64bits(y) + uint64(ki>>6)<<52)
 		} else {
 			dst[i] = expSlow(x)
@@ -109,31 +99,8 @@ func expScalar(dst, src []float64) {
 	}
 }
 
-// The loops below repeat the body of expFast by hand: it is too large for
-// the compiler to inline, and a call per element costs as much as the
-// arithmetic.
-
-// expScale sets v[i] = exp(g * v[i]) in place.
-func expScale(v []float64, g float64) {
-	for i, x := range v {
-		x *= g
-		if x >= expFastLo && x <= expFastHi {
-			kf := x*expInvLn2N + expShift
-			ki := int64(math.Float64bits(kf) - expShiftBits)
-			kf -= expShift
-			r := x - kf*expLn2HiN - kf*expLn2LoN
-			t := &expTab[ki&(expN-1)]
-			r2 := r * r
-			p := r + r2*(0.5+r*(1.0/6)) + r2*r2*(1.0/24+r*(1.0/120))
-			y := t[0] + (t[1] + t[0]*p)
-			v[i] = math.Float64frombits(math.Float64bits(y) + uint64(ki>>6)<<52)
-		} else {
-			v[i] = expSlow(x)
-		}
-	}
-}
-
-// expTab[j] = 2^(j/64) as a double-double {hi, lo} (generated with math/big).
+// expTab[j] = 2^(j/64) as a double-double {hi, lo}: hi is 2^(j/64) rounded
+// to double, lo the rest (TestExpTable checks both with 200-bit arithmetic).
 var expTab = [64][2]float64{
 	{1, 0},
 	{1.0108892860517005, -1.5234778603368577e-17},

@@ -7,6 +7,13 @@ import (
 	"testing"
 )
 
+// exp is the scalar exponential of the package, one value at a time.
+func exp(x float64) float64 {
+	v := [1]float64{x}
+	expScale(v[:], 1)
+	return v[0]
+}
+
 // ulpDiff returns the distance in units in the last place between a and b
 // (finite, same sign).
 func ulpDiff(a, b float64) float64 {

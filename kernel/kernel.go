@@ -9,12 +9,13 @@
 // cancellation), and the exponential is evaluated in the same pass. On amd64
 // CPUs with AVX2 and FMA this is assembly working on 4 columns at a time with
 // a table-free polynomial exp; elsewhere (or with the noasm build tag) it is
-// scalar Go with a table-driven exp (ExpSlice). Both exps are faithful
-// (within 1 ulp of the exact result). Measured on the 2-core development
-// machine (BenchmarkRBFBlock, 1024 x 500 block, d = 8, thread CPU time):
-// 2.3-3.1 ns per RBF entry (0.9 ns for the distances alone), against
-// 13-20 ns for a gonum GEMM of the distances followed by math.Exp; ExpSlice
-// takes about 1.05 ns per element against 8.1 ns for math.Exp.
+// scalar Go with a table-driven exp (ExpSlice). Both exps are faithful:
+// within 1 ulp of the correctly rounded result. The two paths may differ in
+// the last bit.
+//
+// BenchmarkRBFBlock measures a block (nanoseconds per entry, against a
+// gonum GEMM of the distances followed by math.Exp) and BenchmarkExp the
+// exponential; docs/PERFORMANCE.md puts the numbers in the cost of a fit.
 package kernel
 
 import (
