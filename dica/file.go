@@ -70,3 +70,26 @@ func readSealed(path, magic, what string, version uint32) ([]byte, error) {
 func writeFile(path string, b []byte) error {
 	return atomicfile.WriteFile(path, b)
 }
+
+// Save writes the statistics to a file (MarshalBinary), atomically.
+func (s *Stats) Save(path string) error {
+	b, err := s.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return writeFile(path, b)
+}
+
+// LoadStats reads statistics written by Stats.Save (or MarshalBinary),
+// reading no more than the file's header declares.
+func LoadStats(path string) (*Stats, error) {
+	b, err := readSealed(path, statsMagic, "statistics", statsVersion)
+	if err != nil {
+		return nil, err
+	}
+	var s Stats
+	if err := s.UnmarshalBinary(b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,9 @@ type dataFlags struct {
 	transformChans                         string
 	compensate, allowTruncated, linearize  bool
 	allDataSets                            bool
+	// spillover, when not nil, compensates every FCS file with this
+	// matrix (a model's recorded one).
+	spillover *fcs.Spillover
 	// defaults are the input columns used when neither --features (CSV)
 	// nor --channels (FCS) is given: a model's columns in dica transform.
 	defaults []string
@@ -121,23 +125,57 @@ func expandDirs(patterns []string) ([]string, error) {
 	return out, nil
 }
 
+// input is data opened from the flags: the source of preprocessed rows,
+// the files it reads, and the preprocessing that a fit records.
+type input struct {
+	src    dataset.Source
+	files  []string // data files, expanded, in reading order
+	labels []string // label files, expanded
+	fcs    bool
+	pipe   *preprocess.Pipeline
+}
+
 // source opens the data named by the flags and extra arguments.
 func (d *dataFlags) source(extra []string) (dataset.Source, error) {
+	in, err := d.open(extra)
+	if err != nil {
+		return nil, err
+	}
+	return in.src, nil
+}
+
+// dataFiles expands the data files and folders of the flags and extra
+// arguments, and the label files.
+func (d *dataFlags) dataFiles(extra []string) (files, labels []string, err error) {
+	if len(d.data)+len(extra) == 0 {
+		return nil, nil, usageErr("no data: give --data FILES")
+	}
+	pats, err := expandDirs(append(append([]string(nil), d.data...), extra...))
+	if err != nil {
+		return nil, nil, err
+	}
+	if files, err = expand(pats, "--data"); err != nil {
+		return nil, nil, err
+	}
+	if len(d.labels) > 0 {
+		if labels, err = expand(d.labels, "--labels"); err != nil {
+			return nil, nil, err
+		}
+	}
+	return files, labels, nil
+}
+
+// open opens the data named by the flags and extra arguments.
+func (d *dataFlags) open(extra []string) (*input, error) {
 	tr, err := preprocess.ParseFunc(d.transform)
 	if err != nil {
 		return nil, usageErr("--transform: %v", err)
 	}
-	if len(d.data)+len(extra) == 0 {
-		return nil, usageErr("no data: give --data FILES")
-	}
-	pats, err := expandDirs(append(append([]string(nil), d.data...), extra...))
+	files, labels, err := d.dataFiles(extra)
 	if err != nil {
 		return nil, err
 	}
-	files, err := expand(pats, "--data")
-	if err != nil {
-		return nil, err
-	}
+	in := &input{files: files, labels: labels}
 	nfcs := 0
 	for _, f := range files {
 		if fcs.Detect(f) {
@@ -148,12 +186,17 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 		return nil, usageErr("--data mixes FCS and CSV files")
 	}
 	if nfcs > 0 {
-		return d.fcsSource(files, tr)
+		in.fcs = true
+		if err := d.fcsSource(in, tr); err != nil {
+			return nil, err
+		}
+		return in, nil
 	}
 	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets || d.transformChans != "" {
 		return nil, usageErr("--channels, --transform-channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features for CSV")
 	}
-	features := splitList(d.features)
+	refs := splitList(d.features)
+	features := refs
 	if features == nil {
 		features = d.defaults
 	}
@@ -163,6 +206,7 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 		Label:        d.label,
 		Target:       splitList(d.target),
 		LabelsIgnore: splitList(d.labelsIgnore),
+		LabelFiles:   labels,
 	}
 	switch d.header {
 	case "auto", "":
@@ -178,28 +222,45 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 		ch := preprocess.Channels{F: tr}
 		o.Transform = func(row []float64) { ch.Apply(row, len(row)) }
 	}
-	if len(d.labels) > 0 {
-		if o.LabelFiles, err = expand(d.labels, "--labels"); err != nil {
-			return nil, err
-		}
-		if len(o.LabelFiles) != len(files) {
-			return nil, usageErr("%d data files but %d label files (quote globs so that dica expands them, one list per flag: --data 'sample*.csv' --labels 'labels*.csv')", len(files), len(o.LabelFiles))
-		}
+	if len(labels) > 0 && len(labels) != len(files) {
+		return nil, usageErr("%d data files but %d label files (quote globs so that dica expands them, one list per flag: --data 'sample*.csv' --labels 'labels*.csv')", len(files), len(labels))
 	}
-	return csvio.NewSource(files, o)
+	src, err := csvio.NewSource(files, o)
+	if err != nil {
+		return nil, err
+	}
+	in.src = src
+	pipe := &preprocess.Pipeline{Format: "csv", Transform: tr.String()}
+	for j, f := range src.Schema().Features {
+		c := preprocess.Channel{Name: f}
+		if j < len(refs) {
+			c.Ref = refs[j]
+		}
+		pipe.Channels = append(pipe.Channels, c)
+	}
+	in.pipe = pipe
+	return in, nil
 }
 
-// progress prints a progress line on stderr when it is a terminal.
+// progress prints a progress line on stderr when it is a terminal: the
+// pass, the cells done, the rate and, when the number of cells is known
+// (from the source, or from the previous pass over the same data), the time
+// left.
 type progress struct {
 	on    bool
-	total int64
-	start time.Time
-	last  time.Time
+	w     io.Writer
+	now   func() time.Time
+	total int64 // cells of a pass, when known
 	pass  string
+	start time.Time // of the pass
+	rows0 int64     // cells done at start
+	last  time.Time // of the last line printed
+	rows  int64     // cells done, at the last update
+	shown bool
 }
 
 func newProgress(quiet bool) *progress {
-	p := &progress{start: time.Now()}
+	p := &progress{w: os.Stderr, now: time.Now}
 	if quiet {
 		return p
 	}
@@ -209,27 +270,48 @@ func newProgress(quiet bool) *progress {
 	return p
 }
 
+// progressEvery is the least time between two progress lines, and the
+// least time a pass runs before its rate is shown.
+const progressEvery = 250 * time.Millisecond
+
 // update is a dica.Config.Progress callback.
 func (p *progress) update(pass string, rows int64) {
 	if !p.on {
 		return
 	}
-	now := time.Now()
+	now := p.now()
 	if pass != p.pass {
-		p.pass, p.start = pass, now
+		if p.pass != "" && p.total == 0 && p.rows > 0 {
+			// A later pass over the same data has as many cells.
+			p.total = p.rows
+		}
+		p.pass, p.start, p.rows0, p.last = pass, now, rows, now
 	}
-	if now.Sub(p.last) < 200*time.Millisecond {
+	p.rows = rows
+	if now.Sub(p.last) < progressEvery {
 		return
 	}
 	p.last = now
-	el := now.Sub(p.start).Seconds()
-	rate := float64(rows) / max(el, 1e-9)
-	line := fmt.Sprintf("\r%-10s %12d cells  %10.0f cells/s", pass, rows, rate)
-	if p.total > 0 && rows > 0 {
-		eta := time.Duration(float64(p.total-rows) / rate * float64(time.Second)).Round(time.Second)
-		line += fmt.Sprintf("  ETA %v", eta)
+	if line := p.line(now); line != "" {
+		fmt.Fprint(p.w, "\r\033[K"+line)
+		p.shown = true
 	}
-	fmt.Fprint(os.Stderr, line)
+}
+
+// line returns the progress line at time now.
+func (p *progress) line(now time.Time) string {
+	el := now.Sub(p.start)
+	line := fmt.Sprintf("%-10s %12d cells", p.pass, p.rows)
+	if el < progressEvery || p.rows <= p.rows0 {
+		return line
+	}
+	rate := float64(p.rows-p.rows0) / el.Seconds()
+	line += fmt.Sprintf("  %9.3g cells/s", rate)
+	if p.total > p.rows {
+		eta := time.Duration(float64(p.total-p.rows) / rate * float64(time.Second))
+		line += fmt.Sprintf("  %3.0f%%  ETA %v", 100*float64(p.rows)/float64(p.total), eta.Round(time.Second))
+	}
+	return line
 }
 
 // setTotal sets the number of cells of a pass, for the ETA, when the
@@ -241,21 +323,23 @@ func (p *progress) setTotal(src dataset.Source) {
 }
 
 func (p *progress) done() {
-	if p.on && p.pass != "" {
-		fmt.Fprint(os.Stderr, "\r\033[K")
+	if p.on && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
 	}
+	p.pass, p.shown = "", false
 }
 
-// fcsSource reads FCS files, one domain per file.
-func (d *dataFlags) fcsSource(files []string, tr preprocess.Func) (dataset.Source, error) {
+// fcsSource opens FCS files, one domain per file, into in.
+func (d *dataFlags) fcsSource(in *input, tr preprocess.Func) error {
 	if d.domain != "" || d.label != "" || d.target != "" || d.features != "" {
-		return nil, usageErr("with FCS files each file is one domain: --domain, --label, --target and --features apply to CSV (use --channels)")
+		return usageErr("with FCS files each file is one domain: --domain, --label, --target and --features apply to CSV (use --channels)")
 	}
 	if len(d.labels) > 0 {
-		return nil, usageErr("--labels with FCS files is not supported: gate populations into separate files or use CSV")
+		return usageErr("--labels with FCS files is not supported: gate populations into separate files or use CSV")
 	}
-	o := fcs.SourceOptions{Channels: splitList(d.chans), Compensate: d.compensate, AllowTruncated: d.allowTruncated,
-		Scale: d.linearize, AllDataSets: d.allDataSets}
+	refs := splitList(d.chans)
+	o := fcs.SourceOptions{Channels: refs, Compensate: d.compensate, AllowTruncated: d.allowTruncated,
+		Scale: d.linearize, AllDataSets: d.allDataSets, Spillover: d.spillover}
 	if o.Channels == nil {
 		o.Channels = d.defaults
 	}
@@ -263,7 +347,85 @@ func (d *dataFlags) fcsSource(files []string, tr preprocess.Func) (dataset.Sourc
 		o.Transform = tr
 		o.TransformChannels = splitList(d.transformChans)
 	} else if d.transformChans != "" {
-		return nil, usageErr("--transform-channels without --transform")
+		return usageErr("--transform-channels without --transform")
 	}
-	return fcs.NewSource(files, o)
+	src, err := fcs.NewSource(in.files, o)
+	if err != nil {
+		return err
+	}
+	in.src = src
+	pipe := &preprocess.Pipeline{Format: "fcs", Linearize: d.linearize, Transform: tr.String()}
+	params := src.Params()
+	for j, f := range src.Schema().Features {
+		c := preprocess.Channel{Name: f}
+		if j < len(refs) {
+			c.Ref = refs[j]
+		}
+		if j < len(params) {
+			c.PnN, c.PnS = params[j].Name, params[j].Label
+		}
+		pipe.Channels = append(pipe.Channels, c)
+	}
+	if o.TransformChannels != nil {
+		pipe.TransformChannels = []string{}
+		for _, ref := range o.TransformChannels {
+			j := slices.IndexFunc(pipe.Channels, func(c preprocess.Channel) bool {
+				return slices.ContainsFunc([]string{c.Ref, c.Name, c.PnN, c.PnS}, func(n string) bool {
+					return n != "" && strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(ref))
+				})
+			})
+			if j < 0 {
+				return usageErr("--transform-channels %s is not among the chosen channels %s", ref, strings.Join(src.Schema().Features, ", "))
+			}
+			pipe.TransformChannels = append(pipe.TransformChannels, pipe.Channels[j].Name)
+		}
+	}
+	if o.Spillover != nil || d.compensate {
+		sp := o.Spillover
+		if sp == nil {
+			if sp, err = firstSpillover(in.files[0]); err != nil {
+				return err
+			}
+		}
+		r, c := sp.Matrix.Dims()
+		m := make([]float64, 0, r*c)
+		for i := 0; i < r; i++ {
+			m = append(m, sp.Matrix.RawRowView(i)...)
+		}
+		pipe.Compensation = &preprocess.Spill{PerFile: o.Spillover == nil, Keyword: sp.Keyword, Source: filepath.Base(in.files[0]),
+			Channels: slices.Clone(sp.Channels), Matrix: m}
+	}
+	in.pipe = pipe
+	return nil
+}
+
+// firstSpillover returns the spillover matrix of the FCS file at path.
+func firstSpillover(path string) (*fcs.Spillover, error) {
+	f, err := fcs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sp, err := f.Spillover()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return sp, nil
+}
+
+// warnInput prints on stderr what the reading of the input found that the
+// user should know: the readers' warnings (FCS files that disagree with
+// themselves, truncated files read in part, duplicate channel names) and
+// domains that --labels-ignore emptied.
+func warnInput(stderr io.Writer, in *input) {
+	if w, ok := in.src.(interface{ Warnings() []string }); ok {
+		for _, msg := range w.Warnings() {
+			fmt.Fprintf(stderr, "dica: warning: %s\n", msg)
+		}
+	}
+	if e, ok := in.src.(interface{ EmptiedDomains() ([]string, bool) }); ok {
+		if names, known := e.EmptiedDomains(); known && len(names) > 0 {
+			fmt.Fprintf(stderr, "dica: warning: --labels-ignore removed every cell of %d domain(s), left out: %s\n", len(names), strings.Join(names, ", "))
+		}
+	}
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/exact"
+	"github.com/dicalab/dica/internal/atomicfile"
 	"github.com/dicalab/dica/kernel"
 )
 
@@ -43,7 +46,7 @@ type modelFlags struct {
 	components, rank, outputRank                 int
 	lambda, epsilon, sigma, sigmaY               float64
 	orthogonal, quiet                            bool
-	cpuprofile                                   string
+	cpuprofile, maxMemory                        string
 	seed                                         uint64
 }
 
@@ -64,6 +67,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.report, "report", "", "print a report on stdout: json or text")
 	fs.BoolVar(&m.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&m.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) to this `file`")
+	fs.StringVar(&m.maxMemory, "max-memory", "", "memory `budget` (e.g. 8G, 500M; 0: none): a fit estimated to need more is refused before it starts (default 3/4 of the machine's memory)")
 }
 
 // profile starts CPU profiling when asked and returns the function that
@@ -119,7 +123,42 @@ func (m *modelFlags) config() (dica.Config, error) {
 	c.Components, c.Lambda, c.Epsilon = m.components, m.lambda, m.epsilon
 	c.Sigma, c.SigmaY, c.Rank, c.OutputRank = m.sigma, m.sigmaY, m.rank, m.outputRank
 	c.Orthogonal, c.Seed = m.orthogonal, m.seed
+	budget, err := memoryBudget(m.maxMemory)
+	if err != nil {
+		return c, err
+	}
+	c.MaxMemory = budget
+	if budget == 0 {
+		c.MaxMemory = -1 // no budget
+	}
 	return c, nil
+}
+
+// fitError turns the errors of a fit that the user can act on into usage
+// errors that say what to do.
+func fitError(err error) error {
+	var me *dica.MemoryError
+	if errors.As(err, &me) {
+		if me.Exact {
+			return usageErr("%s; or lower the number of cells, or raise --max-memory", strings.TrimPrefix(me.Error(), "dica: "))
+		}
+		return usageErr("%s: use --rank %d or less, or raise --max-memory", strings.TrimPrefix(me.Error(), "dica: "), me.Fits)
+	}
+	return err
+}
+
+// checkOutputs refuses, before any work, an output that is one of the
+// inputs or cannot be written, and two outputs that are the same file.
+func checkOutputs(outs []string, inputs ...string) error {
+	for i, out := range outs {
+		if out == "" {
+			continue
+		}
+		if err := atomicfile.CheckOutput(out, append(slices.Clone(inputs), outs[:i]...)...); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	return nil
 }
 
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -128,7 +167,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var mf modelFlags
 	df.register(fs, true)
 	mf.register(fs)
-	fs.StringVar(&mf.out, "out", "", "write the model to this `file`")
+	fs.StringVar(&mf.out, "out", "", "write the model to this `file` (required unless --report is given)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -137,13 +176,21 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	src, err := df.source(pos)
+	in, err := df.open(pos)
 	if err != nil {
 		return err
 	}
+	src := in.src
 	if err := supervision(cfg, src.Schema()); err != nil {
 		return err
 	}
+	if mf.out == "" && mf.report == "" {
+		return usageErr("--out is required: the file to write the model to (e.g. --out model.dica)")
+	}
+	if err := checkOutputs([]string{mf.out, mf.cpuprofile}, slices.Concat(in.files, in.labels)...); err != nil {
+		return err
+	}
+	cfg.Preprocessing = in.pipe
 	stop, err := mf.profile()
 	if err != nil {
 		return err
@@ -156,13 +203,16 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	stop()
 	pr.done()
 	if err != nil {
-		return err
+		return fitError(err)
 	}
 	secs := time.Since(start).Seconds()
+	warnInput(stderr, in)
 	if mf.out != "" {
 		if err := model.Save(mf.out); err != nil {
 			return err
 		}
+	} else {
+		fmt.Fprintln(stderr, "dica fit: no --out given: the model is not saved")
 	}
 	return report(stdout, mf.report, model, secs)
 }
@@ -326,7 +376,7 @@ func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if mf.out == "" {
-		return usageErr("--out is required")
+		return usageErr("--out is required: the file to write the statistics to (e.g. --out part1.stats)")
 	}
 	cfg, err := mf.config()
 	if err != nil {
@@ -335,38 +385,44 @@ func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if cfg.Solver == dica.Exact {
 		return usageErr("the exact solver has no statistics to accumulate; use nystrom or rff")
 	}
-	src, err := df.source(pos)
+	in, err := df.open(pos)
 	if err != nil {
 		return err
 	}
+	src := in.src
 	if err := supervision(cfg, src.Schema()); err != nil {
 		return err
 	}
+	inputs := slices.Concat(in.files, in.labels)
 	planSrc := src
 	if len(sf.data) > 0 {
 		s2 := df
 		s2.data, s2.labels = sf.data, sf.labels
-		if planSrc, err = s2.source(nil); err != nil {
+		sin, err := s2.open(nil)
+		if err != nil {
 			return fmt.Errorf("--sample-data: %w", err)
 		}
+		planSrc = sin.src
+		inputs = slices.Concat(inputs, sin.files, sin.labels)
 	}
+	if err := checkOutputs([]string{mf.out, mf.cpuprofile}, inputs...); err != nil {
+		return err
+	}
+	cfg.Preprocessing = in.pipe
 	pr := newProgress(mf.quiet)
 	cfg.Progress = pr.update
 	p, err := dica.NewPlan(ctx, planSrc, cfg)
 	if err != nil {
 		pr.done()
-		return err
+		return fitError(err)
 	}
 	st, err := p.Accumulate(ctx, src)
 	pr.done()
 	if err != nil {
 		return err
 	}
-	b, err := st.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(mf.out, b, 0o644); err != nil {
+	warnInput(stderr, in)
+	if err := st.Save(mf.out); err != nil {
 		return err
 	}
 	if !mf.quiet {
@@ -385,11 +441,19 @@ sample data) and solve: the model equals the fit of all shards at once.
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("merge", mergeUsage, stderr)
 	var out, rep string
-	fs.StringVar(&out, "out", "", "write the model to this `file`")
+	fs.StringVar(&out, "out", "", "write the model to this `file` (required unless --report is given)")
 	fs.StringVar(&rep, "report", "", "print a report on stdout: json or text")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if out == "" && rep == "" {
+		return usageErr("--out is required: the file to write the model to (e.g. --out model.dica)")
+	}
+	switch rep {
+	case "", "json", "text":
+	default:
+		return usageErr("--report %q: want json or text", rep)
 	}
 	files, err := expand(pos, "statistics")
 	if err != nil {
@@ -398,21 +462,29 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(files) == 0 {
 		return usageErr("no statistics files")
 	}
+	if err := checkOutputs([]string{out}, files...); err != nil {
+		return err
+	}
 	start := time.Now()
-	var total *dica.Stats
+	var total dica.Stats
+	from := map[dica.Part]string{} // the file each part came from
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st, err := dica.LoadStats(f)
 		if err != nil {
 			return err
 		}
-		var st dica.Stats
-		if err := st.UnmarshalBinary(b); err != nil {
+		if err := total.Merge(st); err != nil {
+			var dup *dica.DuplicateError
+			if errors.As(err, &dup) {
+				return fmt.Errorf("%s summarizes the same cells as %s (%v): each shard must be merged once", f, from[dup.Part], dup.Part)
+			}
 			return fmt.Errorf("%s: %w", f, err)
 		}
-		if total == nil {
-			total = &st
-		} else if err := total.Merge(&st); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+		for _, p := range st.Parts() {
+			from[p] = f
 		}
 	}
 	m, err := total.Solve()
@@ -423,6 +495,8 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := m.Save(out); err != nil {
 			return err
 		}
+	} else {
+		fmt.Fprintln(stderr, "dica merge: no --out given: the model is not saved")
 	}
 	return report(stdout, rep, m, time.Since(start).Seconds())
 }

@@ -136,9 +136,10 @@ func TestAccumulateMergeEqualsFit(t *testing.T) {
 	other := filepath.Join(dir, "other.stats")
 	_, errs, code = runCmd(t, append([]string{"accumulate", "--data", files[0], "--sample-data", all, "--out", other, "--seed", "9"}, common...)...)
 	require.Equal(t, 0, code, errs)
-	_, errs, code = runCmd(t, "merge", parts[0], other)
+	_, errs, code = runCmd(t, "merge", parts[0], other, "--out", filepath.Join(dir, "never.dica"))
 	require.Equal(t, 1, code)
-	require.Contains(t, errs, "different configurations")
+	require.Contains(t, errs, "different configurations: seed: 1 vs 9")
+	require.NoFileExists(t, filepath.Join(dir, "never.dica"))
 }
 
 // TestFCSDirectory fits on a directory of FCS files written by the writer,
@@ -539,10 +540,10 @@ func TestFitVariants(t *testing.T) {
 	}())
 	sub.Compact()
 	require.NoError(t, os.Rename(writeToyCSV(t, t.TempDir(), sub), one))
-	_, errs, code = runCmd(t, "fit", "--data", one, "--domain", "patient", "--label", "population", "--solver", "exact", "--quiet")
+	_, errs, code = runCmd(t, "fit", "--data", one, "--domain", "patient", "--label", "population", "--solver", "exact", "--quiet", "--out", filepath.Join(t.TempDir(), "m.dica"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "1 domain(s); this method needs at least 2")
-	_, errs, code = runCmd(t, "fit", "--data", one, "--domain", "patient", "--features", "CD1,CD2,CD3,CD4,CD5", "--method", "kpca", "--solver", "exact", "--quiet")
+	_, errs, code = runCmd(t, "fit", "--data", one, "--domain", "patient", "--features", "CD1,CD2,CD3,CD4,CD5", "--method", "kpca", "--solver", "exact", "--quiet", "--out", filepath.Join(t.TempDir(), "m.dica"))
 	require.Equal(t, 0, code, errs)
 
 	for name := range commands() {
