@@ -51,7 +51,7 @@ func ExampleProjection() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(len(f.Panels), "rows:", f.Panels[0][0].Title, "|", f.Panels[1][0].Title)
+	fmt.Println("panels:", f.Panels[0][0].Title, "|", f.Panels[0][1].Title)
 	var buf bytes.Buffer
 	if err := f.Write(&buf, figure.PNG); err != nil {
 		fmt.Println(err)
@@ -64,6 +64,6 @@ func ExampleProjection() {
 	}
 	fmt.Println(img.Bounds().Dx(), "x", img.Bounds().Dy(), "pixels")
 	// Output:
-	// 2 rows: DICA: populations | DICA: samples
+	// panels: DICA: populations | DICA: samples
 	// 533 x 400 pixels
 }

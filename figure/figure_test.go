@@ -103,9 +103,18 @@ func TestProjection(t *testing.T) {
 	require.Equal(t, a.Panels[0][0].Dots, b.Panels[0][0].Dots)
 	require.NotEqual(t, a.Panels[0][0].Dots, d.Panels[0][0].Dots)
 
-	// Without labels: one row, by sample.
-	c.Label, c.ClassNames = nil, nil
+	// One view: its two panels side by side.
 	f, err := Projection(c, views[:1], Options{})
+	require.NoError(t, err)
+	require.Len(t, f.Panels, 1)
+	require.Len(t, f.Panels[0], 2)
+	checkDots(t, f.Panels[0][0].Dots, views[0].Z, 0, 1, allCells(n), func(i int) color.NRGBA { return classPalette[c.Label[i]] })
+	checkDots(t, f.Panels[0][1].Dots, views[0].Z, 0, 1, allCells(n), func(i int) color.NRGBA { return samplePalette[c.Domain[i]] })
+	require.Equal(t, []int{0, 0}, []int{f.Legends[0].Row, f.Legends[1].Row})
+
+	// Without labels: one panel, by sample.
+	c.Label, c.ClassNames = nil, nil
+	f, err = Projection(c, views[:1], Options{})
 	require.NoError(t, err)
 	require.Len(t, f.Panels, 1)
 	checkDots(t, f.Panels[0][0].Dots, views[0].Z, 0, 1, allCells(n), func(i int) color.NRGBA { return samplePalette[c.Domain[i]] })

@@ -211,7 +211,7 @@ func outsideNote(v *View, n int, rs ...axisRange) string {
 // one column per view (the method, then baselines), all panels of a view
 // with the same axes: a row colored by population (or by value) when the
 // cells carry one, and a row colored by sample, with unseen samples named
-// so in the legend.
+// so in the legend. A single view's two panels are drawn side by side.
 func Projection(c Cells, views []View, o Options) (*Figure, error) {
 	if len(views) == 0 {
 		return nil, errors.New("figure: no view to draw")
@@ -259,6 +259,12 @@ func Projection(c Cells, views []View, o Options) (*Figure, error) {
 	}
 	for i, row := range rows {
 		f.Legends = append(f.Legends, pt.legend(row[1].(string), i))
+	}
+	if len(views) == 1 && len(rows) == 2 {
+		// One view: its two panels side by side, the legends stacked.
+		f.Panels = [][]*Panel{{f.Panels[0][0], f.Panels[1][0]}}
+		f.Legends[1].Row = 0
+		w, h = 12.6*vg.Inch, 5.8*vg.Inch
 	}
 	return o.finish(pt.note(f, kind), w, h), nil
 }

@@ -121,12 +121,12 @@ func TestPlotMatchesTransform(t *testing.T) {
 
 	fig, err := cellsFigure(ctx, "projection", m, s, "none", figure.Options{Seed: 1})
 	require.NoError(t, err)
-	require.Len(t, fig.Panels, 2)
-	for row, col := range []func(i int) color.NRGBA{
+	require.Len(t, fig.Panels, 1, "one view: by population and by sample side by side")
+	for j, col := range []func(i int) color.NRGBA{
 		func(i int) color.NRGBA { return figure.ClassColor(s.Label[i], 3) },
 		func(i int) color.NRGBA { return figure.SampleColor(s.Domain[i], 3) },
 	} {
-		p := fig.Panels[row][0]
+		p := fig.Panels[0][j]
 		require.Len(t, p.Dots, n)
 		for _, d := range p.Dots {
 			r := int(s.Row[d.Cell])
