@@ -497,6 +497,7 @@ func TestLabelsIgnoreMatchesNothing(t *testing.T) {
 		{files, Options{LabelFiles: labels, LabelsIgnore: []string{"x", "0", " O ", "x"}},
 			`csvio: LabelsIgnore (--labels-ignore) values "x", "O" match no label (labels seen: "0", "1", "2", "3", "10")`, 4, false},
 		{files, Options{LabelFiles: labels, LabelsIgnore: []string{"0", "10"}}, "", 3, true},
+		{files, Options{LabelFiles: labels, LabelsIgnore: []string{"O", "10"}, AllowUnmatchedIgnore: true}, "", 4, true},
 		{[]string{"c.csv"}, Options{Label: "lab", LabelsIgnore: []string{"a"}},
 			`csvio: LabelsIgnore (--labels-ignore) value "a" matches no label (labels seen: "A", "B")`, 3, false},
 	} {

@@ -51,7 +51,8 @@
 //
 // Label values given in Options.LabelsIgnore must occur: a value that no row
 // has is an error at the end of a pass (a misspelt value would otherwise
-// keep the rows it was meant to drop, as a class of their own), and
+// keep the rows it was meant to drop, as a class of their own; a shard of a
+// larger data set can set Options.AllowUnmatchedIgnore), and
 // Source.EmptiedDomains tells which domains lost all their rows.
 package csvio
 
@@ -129,8 +130,13 @@ type Options struct {
 	// for ungated cells). Their rows are still checked for errors. A value
 	// that no row of the data has is an error, reported at the end of a
 	// pass (Read returns it instead of io.EOF, Skim returns it at its end),
-	// listing the labels seen.
+	// listing the labels seen, unless AllowUnmatchedIgnore is set.
 	LabelsIgnore []string
+
+	// AllowUnmatchedIgnore turns off the check that every value of
+	// LabelsIgnore matches a row: for files that are a part of a larger
+	// data set (a shard), in which a value may occur only in other parts.
+	AllowUnmatchedIgnore bool
 
 	// MaxLineBytes is the greatest length of a line of the files and the
 	// label files, in bytes without the line ending (0: DefaultMaxLineBytes).
@@ -150,8 +156,8 @@ type Options struct {
 	Transform func(row []float64)
 }
 
-// DefaultMaxLineBytes is the default of Options.MaxLineBytes: 1 MiB, some
-// 30,000 columns of numbers.
+// DefaultMaxLineBytes is the default of Options.MaxLineBytes: 1 MiB, room
+// for tens of thousands of columns of numbers.
 const DefaultMaxLineBytes = 1 << 20
 
 // maxMaxLine bounds MaxLineBytes so that the sizes derived from it do not
@@ -176,7 +182,7 @@ type Source struct {
 	labelCol   int // -1: no label column
 	fileDoms   []string
 	ignore     map[string]bool
-	ignoreList []string // the values of ignore, in the order given
+	ignoreList []string // the values of ignore that must match, in the order given
 	transform  func([]float64)
 
 	// Test knobs of the parallel pass (see Open): workers is the number of
@@ -331,7 +337,9 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 			}
 			if !s.ignore[v] {
 				s.ignore[v] = true
-				s.ignoreList = append(s.ignoreList, v)
+				if !o.AllowUnmatchedIgnore {
+					s.ignoreList = append(s.ignoreList, v)
+				}
 			}
 		}
 	}

@@ -25,7 +25,9 @@ const (
 // Open starts a pass over the rows of the files, in order (it implements
 // dataset.Source). Domains and classes are numbered in order of first
 // appearance among the rows handed out (rows with ignored labels do not
-// count), so every pass numbers them the same way.
+// count), so every pass numbers them the same way. At the end of the rows,
+// Read returns io.EOF, or the error of a LabelsIgnore value that matched no
+// row, and the pass records what EmptiedDomains reports.
 //
 // With GOMAXPROCS > 1 the pass reads ahead on one goroutine and parses
 // chunks of about 256 KiB of lines on GOMAXPROCS others; Read hands out

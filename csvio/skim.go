@@ -24,7 +24,9 @@ import (
 // Read, whatever GOMAXPROCS.
 //
 // With a label column in the files and LabelsIgnore, telling which rows
-// are dropped needs each row's label field, so Skim parses every row.
+// are dropped needs each row's label field, so Skim parses every row. As
+// Read, Skim returns at its end the error of a LabelsIgnore value that
+// matched no row; unlike Read, it does not record EmptiedDomains.
 func (s *Source) Skim(ctx context.Context, keep func(i int64) bool, put func(x, y []float64) error) (int64, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, err
