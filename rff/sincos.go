@@ -3,9 +3,9 @@ package rff
 import "math"
 
 // sincosScaled sets sin[i] = scale sin(x[i]) and cos[i] = scale cos(x[i]).
-// With AVX2 and FMA it works 4 lanes at a time (Cody-Waite reduction by
-// pi/2, the Cephes polynomials of math.Sincos; within 1e-16 absolute of
-// math.Sincos for |x| <= 2^20); other blocks and the tail use math.Sincos.
+// With AVX2 and FMA it works 4 lanes at a time (sincosAVX2; its accuracy is
+// stated in the package documentation); blocks with |x| > 2^20 or NaN and
+// the tail use math.Sincos.
 func sincosScaled(sin, cos, x []float64, scale float64) {
 	sin, cos = sin[:len(x)], cos[:len(x)]
 	i := 0

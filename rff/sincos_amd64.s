@@ -2,148 +2,41 @@
 
 #include "textflag.h"
 
-// Vectors of four equal 64-bit constants: Cody-Waite pi/2 in three parts
-// (twice math's Pi/4 split), and the sin and cos polynomial coefficients of
-// Cephes (the ones math.Sincos uses).
+// VEC4 defines name<> as four copies of the 64-bit pattern bits (a
+// 32-byte operand for the packed instructions).
+#define VEC4(name, bits) \
+	DATA name<>+0(SB)/8, bits; \
+	DATA name<>+8(SB)/8, bits; \
+	DATA name<>+16(SB)/8, bits; \
+	DATA name<>+24(SB)/8, bits; \
+	GLOBL name<>(SB), RODATA|NOPTR, $32
 
-DATA absmask<>+0(SB)/8, $0x7fffffffffffffff
-DATA absmask<>+8(SB)/8, $0x7fffffffffffffff
-DATA absmask<>+16(SB)/8, $0x7fffffffffffffff
-DATA absmask<>+24(SB)/8, $0x7fffffffffffffff
-GLOBL absmask<>(SB), RODATA|NOPTR, $32 // '0x7fffffffffffffff'
-
-DATA signmask<>+0(SB)/8, $0x8000000000000000
-DATA signmask<>+8(SB)/8, $0x8000000000000000
-DATA signmask<>+16(SB)/8, $0x8000000000000000
-DATA signmask<>+24(SB)/8, $0x8000000000000000
-GLOBL signmask<>(SB), RODATA|NOPTR, $32 // '0x8000000000000000'
-
-DATA one64<>+0(SB)/8, $0x0000000000000001
-DATA one64<>+8(SB)/8, $0x0000000000000001
-DATA one64<>+16(SB)/8, $0x0000000000000001
-DATA one64<>+24(SB)/8, $0x0000000000000001
-GLOBL one64<>(SB), RODATA|NOPTR, $32 // '0x0000000000000001'
-
-DATA maxarg<>+0(SB)/8, $0x4130000000000000
-DATA maxarg<>+8(SB)/8, $0x4130000000000000
-DATA maxarg<>+16(SB)/8, $0x4130000000000000
-DATA maxarg<>+24(SB)/8, $0x4130000000000000
-GLOBL maxarg<>(SB), RODATA|NOPTR, $32 // 1048576.0
-
-DATA shift<>+0(SB)/8, $0x4338000000000000
-DATA shift<>+8(SB)/8, $0x4338000000000000
-DATA shift<>+16(SB)/8, $0x4338000000000000
-DATA shift<>+24(SB)/8, $0x4338000000000000
-GLOBL shift<>(SB), RODATA|NOPTR, $32 // 6755399441055744.0
-
-DATA twoopi<>+0(SB)/8, $0x3fe45f306dc9c883
-DATA twoopi<>+8(SB)/8, $0x3fe45f306dc9c883
-DATA twoopi<>+16(SB)/8, $0x3fe45f306dc9c883
-DATA twoopi<>+24(SB)/8, $0x3fe45f306dc9c883
-GLOBL twoopi<>(SB), RODATA|NOPTR, $32 // 0.6366197723675814
-
-DATA p1<>+0(SB)/8, $0x3ff921fb40000000
-DATA p1<>+8(SB)/8, $0x3ff921fb40000000
-DATA p1<>+16(SB)/8, $0x3ff921fb40000000
-DATA p1<>+24(SB)/8, $0x3ff921fb40000000
-GLOBL p1<>(SB), RODATA|NOPTR, $32 // 1.570796251296997
-
-DATA p2<>+0(SB)/8, $0x3e74442d00000000
-DATA p2<>+8(SB)/8, $0x3e74442d00000000
-DATA p2<>+16(SB)/8, $0x3e74442d00000000
-DATA p2<>+24(SB)/8, $0x3e74442d00000000
-GLOBL p2<>(SB), RODATA|NOPTR, $32 // 7.549789415861596e-08
-
-DATA p3<>+0(SB)/8, $0x3cf8469898cc5170
-DATA p3<>+8(SB)/8, $0x3cf8469898cc5170
-DATA p3<>+16(SB)/8, $0x3cf8469898cc5170
-DATA p3<>+24(SB)/8, $0x3cf8469898cc5170
-GLOBL p3<>(SB), RODATA|NOPTR, $32 // 5.390302858158119e-15
-
-DATA half<>+0(SB)/8, $0x3fe0000000000000
-DATA half<>+8(SB)/8, $0x3fe0000000000000
-DATA half<>+16(SB)/8, $0x3fe0000000000000
-DATA half<>+24(SB)/8, $0x3fe0000000000000
-GLOBL half<>(SB), RODATA|NOPTR, $32 // 0.5
-
-DATA fone<>+0(SB)/8, $0x3ff0000000000000
-DATA fone<>+8(SB)/8, $0x3ff0000000000000
-DATA fone<>+16(SB)/8, $0x3ff0000000000000
-DATA fone<>+24(SB)/8, $0x3ff0000000000000
-GLOBL fone<>(SB), RODATA|NOPTR, $32 // 1.0
-
-DATA s0<>+0(SB)/8, $0x3de5d8fd1fd19ccd
-DATA s0<>+8(SB)/8, $0x3de5d8fd1fd19ccd
-DATA s0<>+16(SB)/8, $0x3de5d8fd1fd19ccd
-DATA s0<>+24(SB)/8, $0x3de5d8fd1fd19ccd
-GLOBL s0<>(SB), RODATA|NOPTR, $32 // 1.5896230157654656e-10
-
-DATA s1<>+0(SB)/8, $0xbe5ae5e5a9291f5d
-DATA s1<>+8(SB)/8, $0xbe5ae5e5a9291f5d
-DATA s1<>+16(SB)/8, $0xbe5ae5e5a9291f5d
-DATA s1<>+24(SB)/8, $0xbe5ae5e5a9291f5d
-GLOBL s1<>(SB), RODATA|NOPTR, $32 // -2.5050747762857807e-08
-
-DATA s2<>+0(SB)/8, $0x3ec71de3567d48a1
-DATA s2<>+8(SB)/8, $0x3ec71de3567d48a1
-DATA s2<>+16(SB)/8, $0x3ec71de3567d48a1
-DATA s2<>+24(SB)/8, $0x3ec71de3567d48a1
-GLOBL s2<>(SB), RODATA|NOPTR, $32 // 2.7557313621385722e-06
-
-DATA s3<>+0(SB)/8, $0xbf2a01a019bfdf03
-DATA s3<>+8(SB)/8, $0xbf2a01a019bfdf03
-DATA s3<>+16(SB)/8, $0xbf2a01a019bfdf03
-DATA s3<>+24(SB)/8, $0xbf2a01a019bfdf03
-GLOBL s3<>(SB), RODATA|NOPTR, $32 // -0.0001984126982958954
-
-DATA s4<>+0(SB)/8, $0x3f8111111110f7d0
-DATA s4<>+8(SB)/8, $0x3f8111111110f7d0
-DATA s4<>+16(SB)/8, $0x3f8111111110f7d0
-DATA s4<>+24(SB)/8, $0x3f8111111110f7d0
-GLOBL s4<>(SB), RODATA|NOPTR, $32 // 0.008333333333322118
-
-DATA s5<>+0(SB)/8, $0xbfc5555555555548
-DATA s5<>+8(SB)/8, $0xbfc5555555555548
-DATA s5<>+16(SB)/8, $0xbfc5555555555548
-DATA s5<>+24(SB)/8, $0xbfc5555555555548
-GLOBL s5<>(SB), RODATA|NOPTR, $32 // -0.1666666666666663
-
-DATA c0<>+0(SB)/8, $0xbda8fa49a0861a9b
-DATA c0<>+8(SB)/8, $0xbda8fa49a0861a9b
-DATA c0<>+16(SB)/8, $0xbda8fa49a0861a9b
-DATA c0<>+24(SB)/8, $0xbda8fa49a0861a9b
-GLOBL c0<>(SB), RODATA|NOPTR, $32 // -1.1358536521387682e-11
-
-DATA c1<>+0(SB)/8, $0x3e21ee9d7b4e3f05
-DATA c1<>+8(SB)/8, $0x3e21ee9d7b4e3f05
-DATA c1<>+16(SB)/8, $0x3e21ee9d7b4e3f05
-DATA c1<>+24(SB)/8, $0x3e21ee9d7b4e3f05
-GLOBL c1<>(SB), RODATA|NOPTR, $32 // 2.087570084197473e-09
-
-DATA c2<>+0(SB)/8, $0xbe927e4f7eac4bc6
-DATA c2<>+8(SB)/8, $0xbe927e4f7eac4bc6
-DATA c2<>+16(SB)/8, $0xbe927e4f7eac4bc6
-DATA c2<>+24(SB)/8, $0xbe927e4f7eac4bc6
-GLOBL c2<>(SB), RODATA|NOPTR, $32 // -2.755731417929674e-07
-
-DATA c3<>+0(SB)/8, $0x3efa01a019c844f5
-DATA c3<>+8(SB)/8, $0x3efa01a019c844f5
-DATA c3<>+16(SB)/8, $0x3efa01a019c844f5
-DATA c3<>+24(SB)/8, $0x3efa01a019c844f5
-GLOBL c3<>(SB), RODATA|NOPTR, $32 // 2.4801587288851704e-05
-
-DATA c4<>+0(SB)/8, $0xbf56c16c16c14f91
-DATA c4<>+8(SB)/8, $0xbf56c16c16c14f91
-DATA c4<>+16(SB)/8, $0xbf56c16c16c14f91
-DATA c4<>+24(SB)/8, $0xbf56c16c16c14f91
-GLOBL c4<>(SB), RODATA|NOPTR, $32 // -0.0013888888888873056
-
-DATA c5<>+0(SB)/8, $0x3fa555555555554b
-DATA c5<>+8(SB)/8, $0x3fa555555555554b
-DATA c5<>+16(SB)/8, $0x3fa555555555554b
-DATA c5<>+24(SB)/8, $0x3fa555555555554b
-GLOBL c5<>(SB), RODATA|NOPTR, $32 // 0.041666666666666595
-
+// The constants: Cody-Waite pi/2 in three parts (twice math's Pi/4 split)
+// and the sin and cos polynomial coefficients of Cephes (those of
+// math.Sincos).
+VEC4(absmask, $0x7fffffffffffffff) // clears the sign bit
+VEC4(signmask, $0x8000000000000000) // the sign bit
+VEC4(one64, $0x0000000000000001) // the integer 1
+VEC4(maxarg, $0x4130000000000000) // 2^20: beyond, math.Sincos
+VEC4(shift, $0x4338000000000000) // 1.5 * 2^52: adding it rounds to an integer
+VEC4(twoopi, $0x3fe45f306dc9c883) // 2/pi
+VEC4(p1, $0x3ff921fb40000000) // pi/2 = p1 + p2 + p3 (Cody-Waite)
+VEC4(p2, $0x3e74442d00000000)
+VEC4(p3, $0x3cf8469898cc5170)
+VEC4(half, $0x3fe0000000000000) // 0.5
+VEC4(fone, $0x3ff0000000000000) // 1.0
+VEC4(s0, $0x3de5d8fd1fd19ccd) // sin r = r + r z P(z), P = s0 z^5 + ... + s5 (Cephes)
+VEC4(s1, $0xbe5ae5e5a9291f5d)
+VEC4(s2, $0x3ec71de3567d48a1)
+VEC4(s3, $0xbf2a01a019bfdf03)
+VEC4(s4, $0x3f8111111110f7d0)
+VEC4(s5, $0xbfc5555555555548)
+VEC4(c0, $0xbda8fa49a0861a9b) // cos r = 1 - z/2 + z^2 Q(z), Q = c0 z^5 + ... + c5 (Cephes)
+VEC4(c1, $0x3e21ee9d7b4e3f05)
+VEC4(c2, $0xbe927e4f7eac4bc6)
+VEC4(c3, $0x3efa01a019c844f5)
+VEC4(c4, $0xbf56c16c16c14f91)
+VEC4(c5, $0x3fa555555555554b)
 
 // func sincosAVX2(sin, cos, x []float64, scale float64) int
 // For each block of 4 elements of x (up to len(x) rounded down to a multiple
