@@ -2,10 +2,12 @@
 // large symmetric operator, and of symmetric-definite pencils A x = lambda B x,
 // by thick-restart Lanczos in Krylov-Schur form.
 //
-// gonum has only dense eigensolvers (mat.EigenSym: 42 s for m = 2000 with
-// vectors on a 2-core machine); this package needs only products y = A x,
-// so it runs on dense matrices (Dense), structured operators (LowRank:
-// alpha I + U S U^T) and matrix-free operators (Func).
+// gonum has only dense eigensolvers (mat.EigenSym, O(n^3) for all pairs;
+// BenchmarkSym and BenchmarkEigenSym compare the two); this package needs
+// only products y = A x, so it runs on dense matrices (Dense), structured
+// operators (LowRank: alpha I + U S U^T) and matrix-free operators (Func).
+// docs/LANCZOS.md describes the design and the decisions behind its
+// defaults.
 //
 // # Algorithm
 //
@@ -47,12 +49,13 @@
 // A single Krylov sequence contains only one direction of each eigenspace;
 // copies of a repeated eigenvalue appear only through rounding, so ARPACK
 // and Spectra report success with copies missing on the 2-D Laplacian
-// (LANCZOS.md). By default the solver (1) computes k + g pairs, g =
-// max(2, k/2) guard pairs that are kept through restarts and decide what
-// counts as "wanted", and (2) after convergence restarts once more from a
-// fresh random vector z orthogonal to all locked pairs (a deflated restart).
-// Any Ritz value of that deflated space that rises above the k-th eigenvalue
-// found is a missed copy: it is converged, locked, and the check repeats.
+// (docs/LANCZOS.md, "Multiplicity"). By default the solver (1) computes
+// k + g pairs, g = max(2, k/2) guard pairs that are kept through restarts
+// and decide what counts as "wanted", and (2) after convergence restarts
+// once more from a fresh random vector z orthogonal to all locked pairs (a
+// deflated restart). Any Ritz value of that deflated space that rises above
+// the k-th eigenvalue found is a missed copy: it is converged, locked, and
+// the check repeats.
 //
 // The check ends with a certificate rather than when its Ritz values look
 // settled. The solver carries, for every basis vector v_i of the check, the
@@ -67,21 +70,21 @@
 // random z, c ~ N(0, 1/d), d the dimension of the deflated space, so a copy
 // at x escapes the check with probability at most sqrt(2 d / pi) / ||p(x)||.
 // The check stops when this is <= Settings.CheckMiss (default 1e-2) at every
-// x while its top Ritz value is below the k-th eigenvalue. The cost adapts
-// to the spectrum: 2 matvecs on U U^T (the deflated rest lies far below),
-// 14 on the clustered top of LANCZOS.md (the rest starts at 0.9 of the
-// wanted values), about 100 on diag(1..n). The earlier rule (top Ritz value
-// localized below the k-th one after 5 steps) stopped after 7 matvecs on
-// the clustered top with a miss bound of 0.72, and missed the second copy of
-// a doubled top value there on 27 of 230 seeds (the certificate: 3 of 230
-// with CheckMiss 1e-2, as the bound allows; 0 of 30 with 1e-3). It remains
-// as the fallback when a breakdown cuts the check's Krylov sequence.
+// x while its top Ritz value is below the k-th eigenvalue. Its cost adapts
+// to the spectrum: the bound falls by the factor that separates the wanted
+// values from the rest at each step, so the check is short when the rest
+// lies far below and long when it crowds the wanted values
+// (TestClusteredCheckCost; docs/LANCZOS.md gives the counts). When a
+// breakdown cuts the check's Krylov sequence, the certificate is lost and
+// the check ends instead when its top Ritz value is localized below the
+// k-th one after at least 5 steps.
 //
 // The argument assumes that a missed copy is orthogonal to the main Krylov
 // space (exact in exact arithmetic) and that z is random (for GenSymBInv,
 // which works in the B inner product, the Gaussian model of c holds only
-// approximately); it says nothing about adversarial start vectors. Settings.NoDeflatedCheck and a
-// negative Settings.Guard turn the safeguards off.
+// approximately); it says nothing about adversarial start vectors.
+// Settings.NoDeflatedCheck and a negative Settings.Guard turn the safeguards
+// off.
 //
 // # Generalized problems
 //

@@ -84,16 +84,11 @@ type Settings struct {
 	// residuals without extra matvecs.
 	//
 	// The floor of 60 (scipy and ARPACK use max(2 K + 1, 20)) pays for the
-	// multiplicity safety: with K = 10 and NCV = 21 the 10 locked pairs
-	// leave no room for the soft deflation set that makes the certified
-	// check cheap (1-D Laplacian: 1081 check matvecs at NCV 21, 79 at 60),
-	// and restarts keep about 10 vectors. Matvecs at tol 1e-8, K = 10,
-	// NCV 21 / default (ARPACK at NCV 21): diag(0.9^i) 42 / 35 (37),
-	// clustered top 222 / 219 (207), GOE 410 / 295 (317), U U^T 31 / 27
-	// (27), diag(1..n) 2071 / 1039 (2206), 2-D Laplacian 100^2 2664 / 939
-	// (3231), 1-D Laplacian 4475 / 1272 (3600), 2-D Laplacian 300^2
-	// 15018 / 3050 (cheapest correct anchor 3339). Set NCV = 2 K + 1 when
-	// memory is tight.
+	// multiplicity safety: with a basis of 2 K + 1 the K locked pairs leave
+	// no room for the soft deflation set that makes the certified check
+	// cheap, and restarts keep few vectors (docs/LANCZOS.md, "Basis size",
+	// compares the two on every problem of the suite). Set NCV = 2 K + 1
+	// when memory is tight.
 	NCV int
 	// Tol is the relative tolerance: a Ritz pair (theta, x) is accepted
 	// when its residual estimate satisfies
@@ -157,7 +152,8 @@ type Result struct {
 // operator A by thick-restart (Krylov-Schur) Lanczos with full two-pass
 // classical Gram-Schmidt reorthogonalization (DGKS test, eta = 1/sqrt 2),
 // locking of converged pairs, guard pairs and a final deflated restart
-// (Stewart 2001; Wu and Simon 2000; see LANCZOS.md).
+// (Stewart 2001; Wu and Simon 2000; see the package documentation and
+// docs/LANCZOS.md).
 //
 // Errors are returned for invalid settings and NaN or Inf produced by the
 // operator; ctx is checked every few iterations.
@@ -1011,10 +1007,9 @@ const minCheckSteps = 5
 const keepFrac = 0.3
 
 // keepMax caps the part of the active basis kept at a thick restart, unless
-// more unconverged wanted pairs remain. It binds only for small NCV (with
-// K = 10 at NCV = 21, 2 K + 1: diag(1..n) at tol 1e-8 converges in 1675
-// matvecs instead of 3126 without the cap, ARPACK 2206); at the default NCV
-// the counts are unchanged.
+// more unconverged wanted pairs remain, so that a small basis keeps room to
+// expand. It binds only for small NCV (TestSmallNCV holds NCV = 2 K + 1 to
+// ARPACK's counts with it).
 const keepMax = 0.5
 
 // checkRatio: without the certificate, the deflated restart ends when the

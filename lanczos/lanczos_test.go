@@ -87,8 +87,8 @@ func checkPairs(t *testing.T, name string, res *lanczos.Result, apply func(dst, 
 	}
 }
 
-// suiteCase is one LANCZOS.md problem with the matvec bound asserted at the
-// given tolerance.
+// suiteCase is one problem of docs/LANCZOS.md with the matvec bound
+// asserted at the given tolerance.
 type suiteCase struct {
 	prob  func() *problems.Problem
 	tol   float64
@@ -126,7 +126,7 @@ func suite() []suiteCase {
 }
 
 // TestSuite holds the solver to the anchors' matvec counts on the problems
-// of LANCZOS.md (k = 10 largest) and asserts the whole returned set. The
+// of docs/LANCZOS.md (k = 10 largest) and asserts the whole returned set. The
 // default suite runs the cheap problems; TestSuiteSmall covers the others
 // at small sizes.
 func TestSuite(t *testing.T) {
@@ -184,8 +184,8 @@ func TestSuiteSmall(t *testing.T) {
 
 // The 2-D Laplacian 300 x 300 (n = 90,000), whose top eigenvalues are exact
 // doubles: ARPACK (ncv 21, tol 1e-8) reports success with three copies
-// missing and Spectra (ncv 40, tol 1e-8) also misses copies (LANCZOS.md).
-// The whole returned set, multiplicities included, is asserted with truly
+// missing and Spectra (ncv 40, tol 1e-8) also misses copies
+// (docs/LANCZOS.md). The whole returned set, multiplicities included, is asserted with truly
 // default settings (Tol 1e-10, seed 0), at tol 1e-8 (the anchors'
 // configuration) and at tol eps (ARPACK's default). Matvec bounds: the
 // cheapest correct anchor run, ARPACK ncv 40 at tol 1e-8 (3339, also
@@ -271,34 +271,12 @@ func fmtTol(tol float64) string {
 }
 
 // The clustered top is the one problem of the suite above ARPACK's count,
-// by the cost of the certified deflated check, and the check cannot be made
-// cheap enough without dropping its certificate:
-//
-//   - The main iteration (NoDeflatedCheck) is held to ARPACK's count: 205
-//     matvecs at tol 1e-8, 232 at tol eps (ARPACK 207, 239). Unrestarted
-//     Lanczos from the same start takes 204-206 on three seeds, so no
-//     restart policy can do better.
-//   - The check stops when sqrt(2 d / pi) / ||p(x)|| <= CheckMiss = 1e-2 at
-//     the ten wanted values x ~ 1, d ~ 10^4: ||p(x)|| >= 8e3. 1/||p(x)||^2
-//     is the Christoffel function, the largest mass at x of any spectrum
-//     with the observed Lanczos coefficients, so no polynomial of the same
-//     degree certifies more, and with the rest of the spectrum on (0, 0.9)
-//     it grows by the Chebyshev rate 1.925 per step. Measured bounds after
-//     1..14 steps: 34, 18, 9.5, 5.1, 2.7, 1.4, 0.72, 0.38, 0.20, 0.10,
-//     0.053, 0.028, 0.015, 0.0077. Meeting ARPACK would leave 2 steps at
-//     tol 1e-8 (bound 18: no certificate) and 7 at tol eps (bound 0.72, the
-//     old heuristic that missed the second copy of a double on 27 of 230
-//     seeds; see TestClusteredDouble).
-//   - Running the check's sequence alongside the main one does not shorten
-//     the main one: with Krylov spaces of 180-200 steps from the start
-//     vector plus 7-20 steps from a second random vector, the worst
-//     relative residual of the top ten was that of the main space alone
-//     (3.4e-2 ... 5.0e-8), so the matvecs add up.
-//
-// The default is therefore held to the main iteration's count plus the
-// 14-step check, and to ARPACK's count plus 12 (tol 1e-8) and 7 (tol eps).
-// Turning the check off by default instead would bring back the trap of
-// LANCZOS.md (TestLaplacian300, "no check").
+// by the cost of the certified deflated check (docs/LANCZOS.md, "The cost of
+// the check", gives the reasons no cheaper check keeps the certificate):
+// the main iteration alone (NoDeflatedCheck) is held to ARPACK's count,
+// the check to its 14 steps, and the default to ARPACK's count plus 12
+// (tol 1e-8) and 7 (tol eps). Turning the check off by default instead
+// would miss copies on the 2-D Laplacian (TestLaplacian300, "no check").
 func TestClusteredCheckCost(t *testing.T) {
 	p := problems.Clustered(10000, 1)
 	cases := []struct {
@@ -336,10 +314,10 @@ func TestClusteredCheckCost(t *testing.T) {
 }
 
 // The clustered top with its top value doubled (the copy replaces one value
-// of the rest): the certified check must find the second copy. The earlier
-// heuristic end of the check missed it on 27 of 230 seeds; with
-// CheckMiss = 1e-3 the certificate finds it on every seed (two seeds in the
-// default suite, ten in the long one).
+// of the rest): the certified check must find the second copy. With
+// CheckMiss = 1e-3 it does on every seed (two seeds in the default suite,
+// ten in the long one); docs/LANCZOS.md records how often a check without
+// the certificate misses it.
 func TestClusteredDouble(t *testing.T) {
 	const n = 10000
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -411,7 +389,7 @@ func TestSmallNCV(t *testing.T) {
 	}
 }
 
-// GOE n = 2000 as in LANCZOS.md: the whole returned set against dense
+// GOE n = 2000 as in docs/LANCZOS.md: the whole returned set against dense
 // mat.EigenSym (values only, about 4 s), residuals and orthonormality, at
 // ARPACK's two tolerances with its counts as bounds. A long test
 // (TestSuiteSmall solves GOE 300).

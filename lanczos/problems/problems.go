@@ -1,7 +1,8 @@
 // Package problems builds the symmetric eigenproblems with known spectra of
-// LANCZOS.md, the suite on which the lanczos package is measured against
-// ARPACK and Spectra. Each problem is cheap to generate and carries its exact
-// eigenvalues (or a reference computed from a small dense problem).
+// docs/LANCZOS.md, the suite on which the lanczos package is measured
+// against ARPACK and Spectra. Each problem is cheap to generate and carries
+// its exact eigenvalues (or a reference computed from a small dense
+// problem).
 package problems
 
 import (
@@ -16,7 +17,7 @@ import (
 
 // Problem is a test eigenproblem A x = lambda B x (B = I when B is nil).
 type Problem struct {
-	// Name identifies the problem, as in the LANCZOS.md table.
+	// Name identifies the problem, as in the table of docs/LANCZOS.md.
 	Name string
 	// N is the dimension.
 	N int
@@ -32,9 +33,10 @@ type Problem struct {
 	Top func(k int) []float64
 	// NormA is ||A||_2 (or ||A|| for the generalized pair, B^{-1} A).
 	NormA float64
-	// Anchors are the LANCZOS.md matvec counts for k = 10 largest,
-	// ncv = 21: ARPACK at tol = eps, ARPACK at tol = 1e-8, Spectra at
-	// tol = 1e-10; 0 where the table has none.
+	// ArpackEps, Arpack1e8 and Spectra are the anchors' matvec counts of
+	// docs/LANCZOS.md for the k = 10 largest, ncv = 21: ARPACK at
+	// tol = eps, ARPACK at tol = 1e-8, Spectra at tol = 1e-10; 0 where the
+	// table has none.
 	ArpackEps, Arpack1e8, Spectra int
 	// CheapestCorrect, if not 0, is the cheapest correct anchor run at
 	// tol 1e-8 where ARPACK's default run is wrong.
