@@ -2,6 +2,7 @@ package figure
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/xml"
 	"fmt"
 	"image"
@@ -9,6 +10,7 @@ import (
 	"image/png"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"testing"
@@ -141,7 +143,7 @@ func TestSamples(t *testing.T) {
 		if c.Unseen[g] {
 			mark = " (unseen)"
 		}
-		require.Equal(t, fmt.Sprintf("%s%s: %s of %s cells", c.DomainNames[g], mark, count(len(want)), count(int(c.Total[g]))), p.Title)
+		require.Equal(t, fmt.Sprintf("%s%s\n%s of %s cells", c.DomainNames[g], mark, count(len(want)), count(int(c.Total[g]))), p.Title)
 		require.Equal(t, c.Unseen[g], p.TitleColor == unseenColor)
 		require.Equal(t, c.Unseen[g], p.Shade == unseenShade)
 		require.Equal(t, [4]float64{p.XMin, p.XMax, p.YMin, p.YMax}, [4]float64{f.Panels[0][0].XMin, f.Panels[0][0].XMax, f.Panels[0][0].YMin, f.Panels[0][0].YMax}, "same axes")
@@ -333,7 +335,26 @@ func TestWrite(t *testing.T) {
 	require.Equal(t, "svg", root.XMLName.Local)
 	require.Equal(t, "600pt", root.Width)
 	require.Equal(t, "450pt", root.Height)
-	require.Contains(t, buf.String(), "data:image/", "the cells are one embedded image")
+	// The cells are embedded images (one per panel), PNG labelled as
+	// such, with drawn pixels.
+	images := regexp.MustCompile(`xlink:href="data:image/png;base64,([^"]+)"`).FindAllStringSubmatch(buf.String(), -1)
+	require.Len(t, images, 4)
+	for _, m := range images {
+		raw, err := base64.StdEncoding.DecodeString(m[1])
+		require.NoError(t, err)
+		img, err := png.Decode(bytes.NewReader(raw))
+		require.NoError(t, err)
+		drawn := 0
+		b := img.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				if _, _, _, a := img.At(x, y).RGBA(); a > 0 {
+					drawn++
+				}
+			}
+		}
+		require.Greater(t, drawn, 100)
+	}
 	require.Less(t, buf.Len(), 2<<20)
 
 	for _, tc := range []struct {

@@ -443,7 +443,7 @@ func Samples(c Cells, v View, o Options) (*Figure, error) {
 			p.TitleColor, p.Shade = unseenColor, unseenShade
 		}
 		if c.Total != nil {
-			p.Title += fmt.Sprintf(": %s of %s cells", count(len(p.Dots)), count(int(c.Total[g])))
+			p.Title += fmt.Sprintf("\n%s of %s cells", count(len(p.Dots)), count(int(c.Total[g])))
 		}
 		if i == rows-1 || (i == rows-2 && (i+1)*cols+j >= len(doms)) {
 			p.XLabel = v.axis(x)

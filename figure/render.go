@@ -1,6 +1,7 @@
 package figure
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
@@ -65,7 +66,22 @@ func render(f *Figure, w io.Writer, format Format) (err error) {
 	}
 	dc := draw.New(vc)
 	draw1(f, dc, raster)
-	_, err = out.WriteTo(w)
+	if format != SVG {
+		_, err = out.WriteTo(w)
+		return err
+	}
+	// The SVG canvas labels its embedded PNG images image/jpg, which
+	// renderers such as librsvg refuse to draw: label them image/png. The
+	// text is laid out with Liberation Sans, which has the metrics of Arial
+	// and Helvetica: name those as fallbacks, so that text keeps its width
+	// where Liberation Sans is not installed.
+	var buf bytes.Buffer
+	if _, err := out.WriteTo(&buf); err != nil {
+		return err
+	}
+	b := bytes.ReplaceAll(buf.Bytes(), []byte(`xlink:href="data:image/jpg;base64,`), []byte(`xlink:href="data:image/png;base64,`))
+	b = bytes.ReplaceAll(b, []byte(`font-family:Liberation Sans;`), []byte(`font-family:'Liberation Sans',Arial,Helvetica,sans-serif;`))
+	_, err = w.Write(b)
 	return err
 }
 
@@ -184,7 +200,9 @@ func legendWidth(ls []Legend, limit vg.Length) vg.Length {
 			w = max(w, barW+vg.Points(5)+es.Width(tickLabel(l.Bar.Min))+vg.Points(30))
 		}
 	}
-	return min(w, limit)
+	// A little more than the text needs, for viewers of an SVG that
+	// substitute a wider font.
+	return min(w*1.08, limit)
 }
 
 // drawLegend draws a legend with its top left corner at (x, y) and returns

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unicode"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot/vg"
 )
@@ -98,7 +100,7 @@ func EvalScores(s Scores, o Options) (*Figure, error) {
 			Line{X: []float64{x - 0.06, x + 0.06}, Y: []float64{mean, mean}, Color: black, Width: vg.Points(2)})
 		p.Labels = append(p.Labels, Label{X: float64(i), Y: hi + 0.06*span, Text: fmt.Sprintf("%.4f ± %.4f", mean, sd), Color: black})
 	}
-	f := &Figure{Title: metric + " of each method on each test sample", Panels: [][]*Panel{{p}}}
+	f := &Figure{Title: capitalize(metric) + " of each method on each test sample", Panels: [][]*Panel{{p}}}
 	f.Notes = append(f.Notes, "Dots: test samples, joined across methods; black bars: mean ± one standard deviation over the samples (written above).")
 	l := Legend{Title: "test sample"}
 	for j, d := range s.Domains {
@@ -134,4 +136,13 @@ func meanSD(v []float64) (float64, float64) {
 		q += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(q / float64(len(v)-1))
+}
+
+// capitalize returns s with its first letter in upper case.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }

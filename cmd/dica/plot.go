@@ -785,6 +785,10 @@ func spectrumFigure(m *dica.Model, o figure.Options) (*figure.Figure, error) {
 	if o.Title == "" {
 		f.Title = "Eigenvalues of " + modelTitle(m)
 	}
+	if c := len(m.Summary.Classes); m.Config().Method.Supervised() && c > 0 {
+		f.Notes = append(f.Notes, fmt.Sprintf("With %d populations, %s has at most %d components with a positive eigenvalue (populations - 1).",
+			c, strings.ToUpper(m.Config().Method.String()), c-1))
+	}
 	return f, nil
 }
 
@@ -888,7 +892,7 @@ func evalFigure(path string, stdin io.Reader, o figure.Options) (*figure.Figure,
 		return nil, err
 	}
 	if o.Title == "" {
-		fig.Title = fmt.Sprintf("%s of each method on each test sample", s.Metric)
+		fig.Title = strings.ToUpper(s.Metric[:min(1, len(s.Metric))]) + s.Metric[min(1, len(s.Metric)):] + " of each method on each test sample"
 		if e.Solver != "" {
 			fig.Title += ", solver " + e.Solver
 			if e.Rank > 0 {
