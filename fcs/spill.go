@@ -88,6 +88,9 @@ func (f *File) parseSpill(v string) (*Spillover, error) {
 					j = n - 1
 				}
 			}
+			if j < 0 && len(cands) == 0 {
+				return nil, fmt.Errorf("channel %s is neither a $PnN, a $PnS nor a parameter number", escape.String(name, 0))
+			}
 			if j < 0 {
 				return nil, f.refError("channel", name, cands)
 			}

@@ -615,7 +615,7 @@ func TestSpilloverKeywords(t *testing.T) {
 		{"SPILL", "2, CD3 , CD8 ,1,0.1,0.02,1", []int{1, 2}, []float64{1, 0.1, 0.02, 1}, ""},
 		{"$SPILL", "2,2,3,1,0.5,0,1", []int{1, 2}, []float64{1, 0.5, 0, 1}, ""},
 		{"$COMP", "2,1,0.25,0,1", []int{0, 1}, []float64{1, 0.25, 0, 1}, ""},
-		{"SPILLOVER", "2,FL1-A,APC-A,1,0,0,1", nil, nil, `channel "APC-A" not found; available ($PnN / $PnS): "FSC-A", "FL1-A" / "CD3"`},
+		{"SPILLOVER", "2,FL1-A,APC-A,1,0,0,1", nil, nil, `channel "APC-A" is neither a $PnN, a $PnS nor a parameter number`},
 		{"$SPILLOVER", "2,FL1-A,FL2-A,1,0,0", nil, nil, "6 comma-separated fields for 2 channels, want 7"},
 		{"$SPILLOVER", "x,FL1-A", nil, nil, "bad channel count"},
 		{"$SPILLOVER", "1,FL1-A,NaN", nil, nil, "bad matrix value"},
