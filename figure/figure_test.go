@@ -150,6 +150,17 @@ func TestSamples(t *testing.T) {
 	}
 }
 
+func TestSamplesBound(t *testing.T) {
+	c, views := testCells(100, 9)
+	c.DomainNames = make([]string, 100)
+	c.Unseen, c.Total = nil, nil
+	for i := range c.Domain {
+		c.Domain[i] = i
+	}
+	_, err := Samples(c, views[0], Options{})
+	require.ErrorContains(t, err, "100 samples: small multiples draw at most 64")
+}
+
 func TestPairs(t *testing.T) {
 	const n = 600
 	c, views := testCells(n, 3)

@@ -226,6 +226,9 @@ func Projection(c Cells, views []View, o Options) (*Figure, error) {
 	pt := newPainter(&c)
 	order := o.order(n)
 	f := &Figure{Title: "Cells projected on " + views[0].axis(x) + " and " + views[0].axis(y)}
+	if len(views) > 1 {
+		f.Title = fmt.Sprintf("Cells projected on components %d and %d", x+1, y+1)
+	}
 	w := vg.Length(5.2*float64(len(views))+2.2) * vg.Inch
 	h := 9 * vg.Inch
 	prim, kind := pt.primary()
@@ -384,11 +387,14 @@ func densities(p *Panel, c *Cells, vals []float64, r axisRange) {
 	}
 }
 
+// MaxSamplePanels bounds the number of panels of Samples: an 8 x 8 grid.
+const MaxSamplePanels = 64
+
 // Samples draws one panel per sample (small multiples), all with the same
 // axes: the sample's cells colored by population (or value, or in the
 // sample's color) over the cells of all samples in light gray, so a shift
 // of one sample against the others shows. Unseen samples have a tinted
-// panel and their title says so.
+// panel and their title says so. At most MaxSamplePanels samples.
 func Samples(c Cells, v View, o Options) (*Figure, error) {
 	x, y := o.axes()
 	if err := v.check(&c, max(x, y)+1); err != nil {
@@ -399,6 +405,9 @@ func Samples(c Cells, v View, o Options) (*Figure, error) {
 	order := o.order(n)
 	prim, kind := pt.primary()
 	doms := c.present()
+	if len(doms) > MaxSamplePanels {
+		return nil, fmt.Errorf("figure: %d samples: small multiples draw at most %d", len(doms), MaxSamplePanels)
+	}
 	cols := int(math.Ceil(math.Sqrt(float64(len(doms)))))
 	rows := (len(doms) + cols - 1) / cols
 	w := vg.Length(2.6*float64(cols)+2.4) * vg.Inch

@@ -174,8 +174,8 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *pairs < 2 {
 		return usageErr("--pairs %d: need at least 2 components", *pairs)
 	}
-	if *cells < 1 {
-		return usageErr("--cells %d: need at least 1 cell per sample", *cells)
+	if *cells < 1 || *cells > maxPlotCells {
+		return usageErr("--cells %d: want 1 to %s cells per sample", *cells, commas(maxPlotCells))
 	}
 	if *dpi < 10 || *dpi > 2400 {
 		return usageErr("--dpi %d: want 10 to 2400", *dpi)
@@ -327,10 +327,15 @@ type plotSample struct {
 	Seed   uint64
 }
 
+// maxPlotCells bounds the cells a picture holds (all samples together):
+// --cells times the number of samples may not exceed it.
+const maxPlotCells = 2_000_000
+
 // sampler collects a plotSample from a stream of blocks with a per-domain
 // reservoir.
 type sampler struct {
 	res            *figure.Reservoir
+	kept, limit    int
 	d, k           int
 	x, z           [][]float64 // per domain: Cap rows of d (x) or k (z) values
 	row            [][]int64
@@ -342,11 +347,12 @@ type sampler struct {
 }
 
 func newSampler(per int, seed uint64, d, k int, labelled, hasX bool) *sampler {
-	return &sampler{res: figure.NewReservoir(per, seed), d: d, k: k, labelled: labelled, hasX: hasX}
+	return &sampler{res: figure.NewReservoir(per, seed), d: d, k: k, labelled: labelled, hasX: hasX, limit: maxPlotCells}
 }
 
-// add offers the rows of a block, with z the components of its rows.
-func (s *sampler) add(b *dataset.Block, z *mat.Dense, domains, classes []string) {
+// add offers the rows of a block, with z the components of its rows. It
+// fails when the sample would hold more than maxPlotCells cells.
+func (s *sampler) add(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
 	for i := 0; i < b.Rows; i++ {
 		g := b.Domain[i]
 		for len(s.row) <= g {
@@ -361,6 +367,9 @@ func (s *sampler) add(b *dataset.Block, z *mat.Dense, domains, classes []string)
 			continue
 		}
 		if slot == len(s.row[g]) {
+			if s.kept++; s.kept > s.limit {
+				return fmt.Errorf("more than %s cells to draw (%d samples so far, at most %s each): lower --cells", commas(int64(s.limit)), len(s.row), commas(int64(s.res.Cap)))
+			}
 			s.row[g] = append(s.row[g], pos)
 			s.z[g] = append(s.z[g], make([]float64, s.k)...)
 			if s.hasX {
@@ -381,6 +390,7 @@ func (s *sampler) add(b *dataset.Block, z *mat.Dense, domains, classes []string)
 	}
 	s.pos += int64(b.Rows)
 	s.domains, s.classes = slices.Clone(domains), slices.Clone(classes)
+	return nil
 }
 
 // sample returns the kept cells, domain by domain, each domain's cells in
@@ -452,7 +462,9 @@ func projectSample(ctx context.Context, m *dica.Model, src dataset.Source, per i
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s.add(b, z, domains, classes)
+		if err := s.add(b, z, domains, classes); err != nil {
+			return err
+		}
 		if batch {
 			for i := 0; i < b.Rows; i++ {
 				for j, v := range z.RawRowView(i) {
@@ -559,7 +571,9 @@ func projectedSample(ctx context.Context, patterns []string, ignore []string, pe
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s.add(&b, mat.NewDense(k, b.D, b.X[:k*b.D]), rd.Domains(), rd.Classes())
+		if err := s.add(&b, mat.NewDense(k, b.D, b.X[:k*b.D]), rd.Domains(), rd.Classes()); err != nil {
+			return nil, err
+		}
 		rows += int64(k)
 		pr.update("read", rows)
 	}

@@ -508,3 +508,19 @@ func TestPlotPaperModel(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerBound: the cells a picture holds are bounded, whatever the
+// number of samples.
+func TestSamplerBound(t *testing.T) {
+	s := newSampler(10, 1, 1, 1, false, false)
+	s.limit = 25
+	var b dataset.Block
+	b.Reset(40, 1, false, 0)
+	b.Rows = 40
+	for i := range b.Domain {
+		b.Domain[i] = i / 10 // 4 samples of 10 cells
+	}
+	z := mat.NewDense(40, 1, nil)
+	err := s.add(&b, z, []string{"a", "b", "c", "d"}, nil)
+	require.ErrorContains(t, err, "more than 25 cells to draw (3 samples so far, at most 10 each): lower --cells")
+}
