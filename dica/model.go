@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -16,6 +17,7 @@ import (
 	"github.com/dicalab/dica/approx"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/internal/gemm"
+	"github.com/dicalab/dica/preprocess"
 )
 
 // Summary describes the data a model was fitted on.
@@ -164,8 +166,33 @@ func (m *Model) derive() {
 		blas64.Vector{N: m.Positive, Inc: 1, Data: m.offset})
 }
 
+// Preprocessing returns how the model's training data were preprocessed
+// before the fit (channels, linearization, compensation, transform), or nil
+// when it was not recorded (Config.Preprocessing was not set, or a model
+// file from a dica that did not record it). Transform applies it.
+func (m *Model) Preprocessing() *preprocess.Pipeline {
+	if m == nil || m.plan == nil {
+		return nil
+	}
+	return m.plan.Config.Preprocessing
+}
+
+// Inputs returns the names of the model's inputs, the columns Transform
+// takes, in order.
+func (m *Model) Inputs() []string {
+	if m == nil || m.plan == nil {
+		return nil
+	}
+	return slices.Clone(m.plan.Schema.Features)
+}
+
 // TransformOptions change how points are projected.
 type TransformOptions struct {
+	// Preprocessed says that the rows are already preprocessed as the
+	// model's Preprocessing describes (read through a source that applies
+	// it, as dica transform does); Transform then projects them as they
+	// are. Otherwise Transform preprocesses a copy of the rows first.
+	Preprocessed bool
 	// Scale divides component j by sqrt(gamma_j) (the convention of the
 	// authors' dica.m).
 	Scale bool
@@ -175,8 +202,14 @@ type TransformOptions struct {
 	BatchCenter bool
 }
 
-// Transform projects the rows of x (r x d) and returns Z (r x Positive),
-// z(x) = W^T (phi(x) - mu). Rows are processed in blocks on all cores.
+// Transform projects the rows of x (r x d, the columns of Inputs) and
+// returns Z (r x Positive), z(x) = W^T (phi(x) - mu), after applying the
+// model's Preprocessing to a copy of x unless o.Preprocessed is set. Steps
+// of the preprocessing that need the file the values came from (FCS
+// linearization, compensation with each file's own spillover matrix) are an
+// error here (preprocess.ErrNeedsFile): read such files through fcs.NewSource
+// with the model's options and set o.Preprocessed. Rows are processed in
+// blocks on all cores.
 func (m *Model) Transform(x *mat.Dense, o TransformOptions) (*mat.Dense, error) {
 	if err := m.ready(); err != nil {
 		return nil, err
@@ -190,6 +223,16 @@ func (m *Model) Transform(x *mat.Dense, o TransformOptions) (*mat.Dense, error) 
 	}
 	if err := finite(x); err != nil {
 		return nil, err
+	}
+	if pp := m.Preprocessing(); pp != nil && !o.Preprocessed {
+		c := mat.DenseCopyOf(x)
+		if err := pp.Apply(c.RawMatrix().Data, d); err != nil {
+			return nil, fmt.Errorf("dica: preprocessing: %w", err)
+		}
+		if err := finite(c); err != nil {
+			return nil, fmt.Errorf("dica: after preprocessing (%s): %w", pp.TransformSpec(), err)
+		}
+		x = c
 	}
 	z := mat.NewDense(r, m.Positive, nil)
 	const blk = 512
@@ -261,6 +304,10 @@ func (m *Model) project(f, z, x *mat.Dense) *mat.Dense {
 
 // TransformStream projects every row of src and calls emit, in row order,
 // with each block and its projection (the slices are reused afterwards).
+// The rows of src must be preprocessed as the model's Preprocessing
+// describes (a csvio or fcs source opened with the same options is), since
+// sources apply preprocessing themselves: TransformStream does not apply it
+// again.
 func (m *Model) TransformStream(ctx context.Context, src dataset.Source, blockRows int, emit func(b *dataset.Block, z *mat.Dense, domains, classes []string) error) error {
 	if err := m.ready(); err != nil {
 		return err
@@ -289,7 +336,7 @@ func (m *Model) TransformStream(ctx context.Context, src dataset.Source, blockRo
 			return err
 		}
 		x := mat.NewDense(k, b.D, b.X[:k*b.D])
-		z, err := m.Transform(x, TransformOptions{})
+		z, err := m.Transform(x, TransformOptions{Preprocessed: true})
 		if err != nil {
 			return err
 		}

@@ -192,8 +192,8 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 		}
 		return in, nil
 	}
-	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets || d.transformChans != "" {
-		return nil, usageErr("--channels, --transform-channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features for CSV")
+	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets || d.spillover != nil {
+		return nil, usageErr("--channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features for CSV")
 	}
 	refs := splitList(d.features)
 	features := refs
@@ -218,9 +218,13 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 	default:
 		return nil, usageErr("--header %q: want auto, yes or no", d.header)
 	}
+	// The transform's columns are known once the source has read the
+	// header; it is applied only in passes, which come after.
+	ch := &preprocess.Channels{F: tr}
 	if _, none := tr.(preprocess.Identity); !none {
-		ch := preprocess.Channels{F: tr}
 		o.Transform = func(row []float64) { ch.Apply(row, len(row)) }
+	} else if d.transformChans != "" {
+		return nil, usageErr("--transform-channels without --transform")
 	}
 	if len(labels) > 0 && len(labels) != len(files) {
 		return nil, usageErr("%d data files but %d label files (quote globs so that dica expands them, one list per flag: --data 'sample*.csv' --labels 'labels*.csv')", len(files), len(labels))
@@ -237,6 +241,18 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 			c.Ref = refs[j]
 		}
 		pipe.Channels = append(pipe.Channels, c)
+	}
+	if tc := splitList(d.transformChans); tc != nil {
+		pipe.TransformChannels = []string{}
+		ch.Cols = []int{}
+		for _, ref := range tc {
+			j := channelIndex(pipe, ref)
+			if j < 0 {
+				return nil, usageErr("--transform-channels %s is not among the input columns %s", ref, strings.Join(pipe.Names(), ", "))
+			}
+			ch.Cols = append(ch.Cols, j)
+			pipe.TransformChannels = append(pipe.TransformChannels, pipe.Channels[j].Name)
+		}
 	}
 	in.pipe = pipe
 	return in, nil
@@ -355,38 +371,29 @@ func (d *dataFlags) fcsSource(in *input, tr preprocess.Func) error {
 	}
 	in.src = src
 	pipe := &preprocess.Pipeline{Format: "fcs", Linearize: d.linearize, Transform: tr.String()}
-	params := src.Params()
+	chans := src.Channels()
 	for j, f := range src.Schema().Features {
 		c := preprocess.Channel{Name: f}
 		if j < len(refs) {
 			c.Ref = refs[j]
 		}
-		if j < len(params) {
-			c.PnN, c.PnS = params[j].Name, params[j].Label
+		if j < len(chans) {
+			c.Index, c.PnN, c.PnS = chans[j].Param, chans[j].Name, chans[j].Label
 		}
 		pipe.Channels = append(pipe.Channels, c)
 	}
 	if o.TransformChannels != nil {
 		pipe.TransformChannels = []string{}
 		for _, ref := range o.TransformChannels {
-			j := slices.IndexFunc(pipe.Channels, func(c preprocess.Channel) bool {
-				return slices.ContainsFunc([]string{c.Ref, c.Name, c.PnN, c.PnS}, func(n string) bool {
-					return n != "" && strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(ref))
-				})
-			})
+			j := channelIndex(pipe, ref)
 			if j < 0 {
 				return usageErr("--transform-channels %s is not among the chosen channels %s", ref, strings.Join(src.Schema().Features, ", "))
 			}
 			pipe.TransformChannels = append(pipe.TransformChannels, pipe.Channels[j].Name)
 		}
 	}
-	if o.Spillover != nil || d.compensate {
-		sp := o.Spillover
-		if sp == nil {
-			if sp, err = firstSpillover(in.files[0]); err != nil {
-				return err
-			}
-		}
+	if comps := src.Compensations(); len(comps) > 0 {
+		sp := comps[0]
 		r, c := sp.Matrix.Dims()
 		m := make([]float64, 0, r*c)
 		for i := 0; i < r; i++ {
@@ -399,19 +406,6 @@ func (d *dataFlags) fcsSource(in *input, tr preprocess.Func) error {
 	return nil
 }
 
-// firstSpillover returns the spillover matrix of the FCS file at path.
-func firstSpillover(path string) (*fcs.Spillover, error) {
-	f, err := fcs.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sp, err := f.Spillover()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return sp, nil
-}
 
 // warnInput prints on stderr what the reading of the input found that the
 // user should know: the readers' warnings (FCS files that disagree with
@@ -428,4 +422,19 @@ func warnInput(stderr io.Writer, in *input) {
 			fmt.Fprintf(stderr, "dica: warning: --labels-ignore removed every cell of %d domain(s), left out: %s\n", len(names), strings.Join(names, ", "))
 		}
 	}
+}
+
+// channelIndex returns the index of the channel of p that ref names (its
+// reference, name, $PnN or $PnS; exactly, then ignoring case), or -1.
+func channelIndex(p *preprocess.Pipeline, ref string) int {
+	for _, fold := range []bool{false, true} {
+		for j, c := range p.Channels {
+			for _, n := range []string{c.Ref, c.Name, c.PnN, c.PnS} {
+				if n != "" && (n == ref || fold && strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(ref))) {
+					return j
+				}
+			}
+		}
+	}
+	return -1
 }

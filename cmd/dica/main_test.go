@@ -174,47 +174,77 @@ func TestFCSDirectory(t *testing.T) {
 	require.EqualValues(t, 3, rep["d"])
 	require.EqualValues(t, ds.N(), rep["n"])
 
+	// The model applies its own preprocessing: no --channels or
+	// --transform needed. The output keeps every channel raw.
 	zpath := filepath.Join(dir, "z.fcs")
-	_, errs, code = runCmd(t, "transform", "--model", model, "--data", filepath.Join(dir, "d*.fcs"),
-		"--channels", "CD3,CD4,CD8", "--transform", "asinh:150", "--out", zpath, "--quiet")
+	_, errs, code = runCmd(t, "transform", "--model", model, "--data", filepath.Join(dir, "d*.fcs"), "--out", zpath, "--quiet")
 	require.Equal(t, 0, code, errs)
 	f, err := fcs.Open(zpath)
 	require.NoError(t, err)
 	defer f.Close()
 	require.Equal(t, ds.N(), f.NumEvents())
-	require.Equal(t, []string{"FL1-A", "FL2-A", "FL3-A", "DICA1", "DICA2", "DOMAIN"}, f.Names())
-	require.Equal(t, []string{"CD3", "CD4", "CD8", "DICA component", "DICA component", "domain number"}, f.Labels())
-	// --transform-channels leaves the other channels raw.
-	out, errs, code = runCmd(t, "transform", "--model", model, "--data", filepath.Join(dir, "d1.fcs"), "--channels", "CD3,CD4,CD8",
-		"--transform", "asinh:150", "--transform-channels", "CD4,CD8", "--out", "-", "--quiet")
+	require.Equal(t, []string{"FSC-A", "SSC-A", "FL1-A", "FL2-A", "FL3-A", "UDICA1", "UDICA2", "DOMAIN"}, f.Names())
+	require.Equal(t, []string{"", "", "CD3", "CD4", "CD8", "UDICA component 1", "UDICA component 2", "domain number (DICA_DOMAINk)"}, f.Labels())
+	for i, d := range ds.DomainNames {
+		v, ok := f.Keyword(fmt.Sprintf("DICA_DOMAIN%d", i+1))
+		require.True(t, ok)
+		require.Equal(t, d+".fcs", v)
+	}
+	prep, ok := f.Keyword("DICA_PREPROCESSING")
+	require.True(t, ok)
+	require.Contains(t, prep, "asinh:150 on all channels")
+	// The same flags as the fit, given again, change nothing: the same
+	// bytes.
+	again := filepath.Join(dir, "again.fcs")
+	_, errs, code = runCmd(t, "transform", "--model", model, "--data", filepath.Join(dir, "d*.fcs"),
+		"--channels", "CD3,CD4,CD8", "--transform", "asinh:150", "--out", again, "--quiet")
 	require.Equal(t, 0, code, errs)
-	row := strings.Split(strings.Split(out, "\n")[1], ",")
-	raw, err := strconv.ParseFloat(row[1], 64)
+	b1, err := os.ReadFile(zpath)
 	require.NoError(t, err)
-	require.InDelta(t, 1000*(ds.X.At(0, 2)+10), raw, 1e-3, "CD3 left raw")
-	tr, err := strconv.ParseFloat(row[2], 64)
+	b2, err := os.ReadFile(again)
 	require.NoError(t, err)
-	require.InDelta(t, math.Asinh(1000*(ds.X.At(0, 3)+10)/150), tr, 1e-5, "CD4 transformed")
-	// The values: the transformed channels and the model's projection.
+	require.Equal(t, b1, b2)
+	// Flags that contradict the model are refused, and nothing is written.
+	for _, bad := range [][]string{{"--transform", "log1p"}, {"--transform-channels", "CD4,CD8"}, {"--compensate"}, {"--transform", "asinh:5"}} {
+		never := filepath.Join(dir, "never.fcs")
+		_, errs, code = runCmd(t, append([]string{"transform", "--model", model, "--data", filepath.Join(dir, "d1.fcs"), "--out", never, "--quiet"}, bad...)...)
+		require.Equal(t, 2, code, "%v: %s", bad, errs)
+		require.Contains(t, errs, "contradicts the model", "%v", bad)
+		require.NoFileExists(t, never)
+	}
+	// --preprocess none: the values are projected as they are.
+	out, errs, code = runCmd(t, "transform", "--model", model, "--data", filepath.Join(dir, "d1.fcs"), "--preprocess", "none", "--out", "-", "--quiet")
+	require.Equal(t, 0, code, errs)
+	// The values: the raw channels, and the projection of the model, which
+	// applies asinh(x/150) itself.
 	got, err := f.ReadAll(fcs.EventOptions{})
 	require.NoError(t, err)
 	m, err := dica.Load(model)
 	require.NoError(t, err)
-	x := mat.DenseCopyOf(got.Slice(0, ds.N(), 0, 3))
+	x := mat.DenseCopyOf(got.Slice(0, ds.N(), 2, 5))
 	for i := 0; i < ds.N(); i++ {
-		for j := 0; j < 3; j++ {
-			want := math.Asinh(1000 * (ds.X.At(i, 2+j) + 10) / 150)
-			require.InDelta(t, want, x.At(i, j), 1e-6*math.Abs(want)+1e-6)
+		for j := 0; j < 5; j++ {
+			want := float64(float32(1000 * (ds.X.At(i, j) + 10)))
+			require.Equal(t, want, got.At(i, j))
 		}
 	}
 	z, err := m.Transform(x, dica.TransformOptions{})
 	require.NoError(t, err)
 	for i := 0; i < ds.N(); i++ {
 		for j := 0; j < 2; j++ {
-			require.InDelta(t, z.At(i, j), got.At(i, 3+j), 1e-5*(1+math.Abs(z.At(i, j))))
+			require.InDelta(t, z.At(i, j), got.At(i, 5+j), 1e-5*(1+math.Abs(z.At(i, j))))
 		}
-		require.Equal(t, float64(ds.Domain[i]+1), got.At(i, 5))
+		require.Equal(t, float64(ds.Domain[i]+1), got.At(i, 7))
 	}
+	// --preprocess none projected the raw values themselves: other
+	// components than the model's preprocessing gives.
+	row := strings.Split(strings.Split(out, "\n")[1], ",")
+	z0, err := strconv.ParseFloat(row[len(row)-2], 64)
+	require.NoError(t, err)
+	xr := mat.NewDense(1, 3, []float64{1000 * (ds.X.At(0, 2) + 10), 1000 * (ds.X.At(0, 3) + 10), 1000 * (ds.X.At(0, 4) + 10)})
+	zr, err := m.Transform(xr, dica.TransformOptions{Preprocessed: true})
+	require.NoError(t, err)
+	require.InDelta(t, zr.At(0, 0), z0, 1e-8*(1+math.Abs(z0)))
 
 	out, errs, code = runCmd(t, "info", "--json", zpath)
 	require.Equal(t, 0, code, errs)

@@ -2,39 +2,63 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
+	"github.com/dicalab/dica/internal/atomicfile"
+	"github.com/dicalab/dica/preprocess"
 )
 
 const transformUsage = `Usage: dica transform --model MODEL --data FILES --out OUT.csv|OUT.fcs
 
-Project cells with a fitted model. The output has, for each cell, its domain
-(and label, if the input has labels), the input channels, and the components
-DICA1..DICAk. The output format follows the --out extension: .csv, or .fcs
-(FCS 3.1, float32, readable by FlowJo, FlowKit and flowCore; with several
-input domains a DOMAIN channel holds the domain number, 1-based, in the order
-of the files).
+Project cells with a fitted model. The model applies the preprocessing it
+was fitted with (channels, --linearize, --compensate, --transform): give the
+raw files, as for the fit; 'dica info MODEL' shows the preprocessing.
+
+The output has, for each cell, its domain (the sample), its label when the
+input has labels, every input channel as read (raw values), the model's
+inputs after preprocessing with --write-transformed, and the components,
+named after the method (DICA1..DICAk, UDICA1.., KPCA1.., COIR1..). The
+format follows the --out extension: .csv (RFC 4180), or .fcs (FCS 3.1,
+float32, readable by FlowJo, FlowKit and flowCore: every input channel with
+its keywords, the components, then LABEL and DOMAIN channels whose codes
+are named by the keywords DICA_LABELk and DICA_DOMAINk; the source files'
+keywords are kept and DICA_* keywords record the model). The output is
+written to a temporary file and renamed over --out only when complete: an
+error or an interruption leaves a previous --out as it was.
 
 Examples:
 
   dica transform --model cytof.dica --data sample16.csv --labels labels16.csv \
-      --transform log1p --out sample16_dica.csv
-  dica transform --model gvhd.dica --data new.fcs --transform asinh:150 --out new_dica.fcs
+      --out sample16_dica.csv
+  dica transform --model gvhd.dica --data new.fcs --out new_dica.fcs
 
-Use the same --transform and --compensate as for the fit. The input columns
-default to the model's (--features for CSV, --channels for FCS).
+  # Data that is already preprocessed (columns named as the model's inputs):
+  dica transform --model cytof.dica --data ready.csv --preprocess none --out z.csv
+
+Preprocessing flags (--transform, --compensate, --linearize,
+--transform-channels) are not needed; one that contradicts the model is an
+error. A model from a dica that did not record its preprocessing uses the
+flags as given (the same as for the fit).
 
 Centering (--center): train (the default) subtracts the training cells' mean
 feature, so each cell is projected on its own and a new sample keeps its
@@ -45,32 +69,41 @@ projects to 0). Models fitted with --form paper default to batch, as dica.m.
 --scale divides component j by sqrt(gamma_j) (dica.m's scaling).
 ` + dataHelp
 
+// transformFlags are the flags of dica transform besides the data flags.
+type transformFlags struct {
+	model, out, center, preprocess string
+	quiet, scale, writeTransformed bool
+}
+
 func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("transform", transformUsage, stderr)
 	var df dataFlags
+	var tf transformFlags
 	df.register(fs, true)
-	modelPath := fs.String("model", "", "model `file` written by dica fit")
-	out := fs.String("out", "", "output `file` (.csv or .fcs); - for CSV on stdout")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	center := fs.String("center", "", "centering: train, batch or domain (default: train; batch for --form paper models)")
-	scale := fs.Bool("scale", false, "divide component j by sqrt(gamma_j)")
+	fs.StringVar(&tf.model, "model", "", "model `file` written by dica fit")
+	fs.StringVar(&tf.out, "out", "", "output `file` (.csv or .fcs); - for CSV on stdout")
+	fs.BoolVar(&tf.quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&tf.center, "center", "", "centering: train, batch or domain (default: train; batch for --form paper models)")
+	fs.BoolVar(&tf.scale, "scale", false, "divide component j by sqrt(gamma_j)")
+	fs.StringVar(&tf.preprocess, "preprocess", "model", "`model`: apply the model's preprocessing; none: the data is already preprocessed")
+	fs.BoolVar(&tf.writeTransformed, "write-transformed", false, "also write the model's inputs after preprocessing (columns NAME_t)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if *modelPath == "" || *out == "" {
+	if tf.model == "" || tf.out == "" {
 		return usageErr("--model and --out are required")
 	}
-	ext := strings.ToLower(filepath.Ext(*out))
-	if ext != ".fcs" && ext != ".csv" && ext != "" {
-		return usageErr("--out %q: want a .csv or .fcs file", *out)
+	ext := strings.ToLower(filepath.Ext(tf.out))
+	if tf.out != "-" && ext != ".fcs" && ext != ".csv" {
+		return usageErr("--out %s: want a .csv or .fcs file (or - for CSV on the standard output)", tf.out)
 	}
-	m, err := dica.Load(*modelPath)
+	m, err := dica.Load(tf.model)
 	if err != nil {
 		return err
 	}
 	paper := m.Config().Solver == dica.Exact && m.Config().Form == dica.Paper
-	mode := *center
+	mode := tf.center
 	switch mode {
 	case "":
 		mode = "train"
@@ -81,25 +114,195 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	default:
 		return usageErr("--center %q: want train, batch or domain", mode)
 	}
-	if *scale && paper {
+	if tf.scale && paper {
 		return usageErr("--scale: a --form paper model's components are already scaled by 1/sqrt(gamma)")
 	}
-	df.defaults = m.Summary.Features
-	src, err := df.source(pos)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := df.fromModel(m, tf.preprocess, set, stderr); err != nil {
+		return err
+	}
+	in, err := df.open(pos)
 	if err != nil {
 		return err
 	}
-	pr := newProgress(*quiet)
-	defer pr.done()
-	pr.setTotal(src)
-	p := &projector{m: m, mode: mode, scale: *scale}
-	if err := p.prepare(ctx, src, pr); err != nil {
+	if err := checkOutputs([]string{tf.out}, slices.Concat(in.files, in.labels, []string{tf.model})...); err != nil {
 		return err
 	}
-	if ext == ".fcs" {
-		return writeFCS(ctx, p, src, *out, pr)
+	raw, rawParams, err := df.rawSource(in)
+	if err != nil {
+		return err
 	}
-	return writeCSV(ctx, p, src, *out, stdout, pr)
+	warnInput(stderr, in)
+	pr := newProgress(tf.quiet)
+	defer pr.done()
+	pr.setTotal(in.src)
+	p := &projector{m: m, mode: mode, scale: tf.scale}
+	if err := p.prepare(ctx, in.src, pr); err != nil {
+		return err
+	}
+	t := &transformJob{p: p, in: in, raw: raw, rawParams: rawParams, pr: pr, withTransformed: tf.writeTransformed}
+	if ext == ".fcs" {
+		return t.writeFCS(ctx, tf.out, tf.model)
+	}
+	return t.writeCSV(ctx, tf.out, stdout)
+}
+
+// fromModel sets the data flags from the model's recorded preprocessing
+// (mode "model"), or for data that is already preprocessed (mode "none"). A
+// preprocessing flag the user set that contradicts the model is an error.
+func (d *dataFlags) fromModel(m *dica.Model, mode string, set map[string]bool, stderr io.Writer) error {
+	p := m.Preprocessing()
+	d.defaults = m.Inputs()
+	prepFlags := []string{"transform", "transform-channels", "compensate", "linearize"}
+	switch mode {
+	case "none":
+		for _, f := range prepFlags {
+			if set[f] {
+				return usageErr("--%s with --preprocess none: the data is said to be preprocessed already", f)
+			}
+		}
+		return nil
+	case "model":
+	default:
+		return usageErr("--preprocess %q: want model or none", mode)
+	}
+	if p == nil {
+		fmt.Fprintln(stderr, "dica transform: the model does not record its preprocessing (it was fitted by an older dica or through the library without it): give the same --transform, --compensate and --linearize as for the fit")
+		return nil
+	}
+	refs := make([]string, len(p.Channels))
+	for i, c := range p.Channels {
+		refs[i] = c.Name
+		if c.Ref != "" {
+			refs[i] = c.Ref
+		}
+	}
+	d.defaults = refs
+	contradict := func(flagName, given, model string) error {
+		return usageErr("--%s %s contradicts the model, fitted with %s; leave --%s out to apply the model's preprocessing, or give --preprocess none for data that is already preprocessed",
+			flagName, given, model, flagName)
+	}
+	if set["transform"] {
+		f, err := preprocess.ParseFunc(d.transform)
+		if err != nil {
+			return usageErr("--transform: %v", err)
+		}
+		if f.String() != p.TransformSpec() {
+			return contradict("transform", d.transform, "--transform "+p.TransformSpec())
+		}
+	}
+	d.transform = p.TransformSpec()
+	tc := strings.Join(p.TransformChannels, ",")
+	if set["transform-channels"] && !slices.Equal(splitList(d.transformChans), p.TransformChannels) {
+		model := "--transform-channels " + tc
+		if p.TransformChannels == nil {
+			model = "the transform on every channel"
+		}
+		return contradict("transform-channels", d.transformChans, model)
+	}
+	if p.TransformChannels != nil {
+		d.transformChans = tc
+	}
+	if set["linearize"] && d.linearize != p.Linearize {
+		return contradict("linearize", strconv.FormatBool(d.linearize), fmt.Sprintf("--linearize=%v", p.Linearize))
+	}
+	d.linearize = p.Linearize
+	comp := p.Compensation != nil
+	if set["compensate"] && d.compensate != comp {
+		return contradict("compensate", strconv.FormatBool(d.compensate), fmt.Sprintf("--compensate=%v", comp))
+	}
+	d.compensate = false
+	if s := p.Compensation; s != nil {
+		if s.PerFile {
+			d.compensate = true
+		} else {
+			k := len(s.Channels)
+			d.spillover = &fcs.Spillover{Keyword: s.Keyword, Channels: slices.Clone(s.Channels), Matrix: mat.NewDense(k, k, slices.Clone(s.Matrix))}
+		}
+	}
+	return nil
+}
+
+// rawSource returns a source of the same rows as in.src with every input
+// channel as read (no compensation, no transform), and for FCS input the
+// parameters of those channels. When the FCS files do not share one
+// parameter list, the raw channels are the model's inputs.
+func (d *dataFlags) rawSource(in *input) (dataset.Source, []fcs.Param, error) {
+	if in.fcs {
+		o := fcs.SourceOptions{AllowTruncated: d.allowTruncated, Scale: d.linearize, AllDataSets: d.allDataSets}
+		src, err := fcs.NewSource(in.files, o)
+		if err != nil {
+			o.Channels = in.src.Schema().Features
+			if src, err = fcs.NewSource(in.files, o); err != nil {
+				return nil, nil, err
+			}
+		}
+		return src, src.Params(), nil
+	}
+	cs, ok := in.src.(*csvio.Source)
+	if !ok {
+		return nil, nil, fmt.Errorf("internal error: CSV input is a %T", in.src)
+	}
+	o := csvio.Options{
+		Domain:       d.domain,
+		Label:        d.label,
+		Target:       splitList(d.target),
+		LabelsIgnore: splitList(d.labelsIgnore),
+		LabelFiles:   in.labels,
+		Header:       csvio.NoHeader,
+	}
+	if cs.HasHeader() {
+		o.Header = csvio.WithHeader
+	}
+	// Every column but the domain, label and targets, less those that do
+	// not hold numbers (found by reading the first rows).
+	all, err := csvio.NewSource(in.files, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cand []int // file columns
+	cand = all.FeatureColumns()
+	for len(cand) > 0 {
+		o.Features = o.Features[:0]
+		for _, c := range cand {
+			o.Features = append(o.Features, strconv.Itoa(c+1))
+		}
+		src, err := csvio.NewSource(in.files, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		bad, err := firstBadColumn(src)
+		if err != nil {
+			return nil, nil, err
+		}
+		if bad < 0 {
+			return src, nil, nil
+		}
+		cand = slices.DeleteFunc(cand, func(c int) bool { return c == bad })
+	}
+	return cs, nil, nil
+}
+
+// firstBadColumn reads the first rows of src and returns the 0-based file
+// column of a field that is not a number, -1 when they parse, or another
+// error.
+func firstBadColumn(src *csvio.Source) (int, error) {
+	r, err := src.Open(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	var b dataset.Block
+	_, err = r.Read(&b, 64)
+	var pe *csvio.ParseError
+	switch {
+	case err == nil || errors.Is(err, io.EOF):
+		return -1, nil
+	case errors.As(err, &pe) && pe.Column > 0 && strings.Contains(pe.Msg, "number"):
+		return pe.Column - 1, nil
+	}
+	return 0, err
 }
 
 // projector projects a stream with the model, then centers and scales the
@@ -153,139 +356,260 @@ func (p *projector) prepare(ctx context.Context, src dataset.Source, pr *progres
 	return nil
 }
 
-// stream is TransformStream with the centering and scaling applied.
-func (p *projector) stream(ctx context.Context, src dataset.Source, emit func(b *dataset.Block, z *mat.Dense, domains, classes []string) error) error {
-	inv := make([]float64, p.m.Positive)
-	for j := range inv {
-		inv[j] = 1
-		if p.scale {
-			inv[j] = 1 / math.Sqrt(p.m.Eigenvalues[j])
-		}
+// post centers and scales the projections z of the rows of b in place.
+func (p *projector) post(b *dataset.Block, z *mat.Dense) {
+	if p.shift == nil && !p.scale {
+		return
 	}
-	return p.m.TransformStream(ctx, src, 4096, func(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
-		if p.shift != nil || p.scale {
-			for i := 0; i < b.Rows; i++ {
-				row := z.RawRowView(i)
-				var c []float64
-				if p.shift != nil {
-					g := 0
-					if p.mode == "domain" {
-						g = b.Domain[i]
-					}
-					c = p.shift[g]
-				}
-				for j := range row {
-					if c != nil {
-						row[j] -= c[j]
-					}
-					row[j] *= inv[j]
-				}
+	for i := 0; i < b.Rows; i++ {
+		row := z.RawRowView(i)
+		if p.shift != nil {
+			g := 0
+			if p.mode == "domain" {
+				g = b.Domain[i]
+			}
+			for j, c := range p.shift[g] {
+				row[j] -= c
 			}
 		}
-		return emit(b, z, domains, classes)
-	})
+		if p.scale {
+			for j := range row {
+				row[j] /= math.Sqrt(p.m.Eigenvalues[j])
+			}
+		}
+	}
 }
 
-func componentNames(k int) []string {
-	s := make([]string, k)
+// componentNames names the model's components after its method: DICA1,
+// UDICA1, KPCA1 or COIR1, ...
+func componentNames(m *dica.Model) []string {
+	s := make([]string, m.Positive)
 	for j := range s {
-		s[j] = "DICA" + strconv.Itoa(j+1)
+		s[j] = strings.ToUpper(m.Config().Method.String()) + strconv.Itoa(j+1)
 	}
 	return s
 }
 
-func writeCSV(ctx context.Context, p *projector, src dataset.Source, path string, stdout io.Writer, pr *progress) (err error) {
-	m := p.m
-	var w io.Writer = stdout
+// outRows is one block of the output: the rows of the model's source (its
+// preprocessed inputs, domains and labels), the same rows' raw channels, and
+// their projections.
+type outRows struct {
+	b       *dataset.Block // model inputs, domain, label
+	raw     []float64      // rows x rawD
+	z       *mat.Dense
+	domains []string
+	classes []string
+}
+
+// transformJob streams the model's source and the raw source side by side.
+type transformJob struct {
+	p               *projector
+	in              *input
+	raw             dataset.Source
+	rawParams       []fcs.Param
+	pr              *progress
+	withTransformed bool
+}
+
+// stream calls emit with each block of the output, in row order.
+func (t *transformJob) stream(ctx context.Context, pass string, emit func(o *outRows) error) error {
+	rr, err := t.raw.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer rr.Close()
+	rawD := t.raw.Schema().D()
+	var (
+		rb   dataset.Block
+		buf  []float64 // raw rows read ahead of the model's
+		doms []int
+		rows int64
+	)
+	// fill reads raw rows until buf holds at least k of them.
+	fill := func(k int) error {
+		for len(doms) < k {
+			n, err := rr.Read(&rb, 4096)
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("internal error: the raw channels ended before the model's inputs")
+			}
+			if err != nil {
+				return err
+			}
+			buf = append(buf, rb.X[:n*rawD]...)
+			doms = append(doms, rb.Domain[:n]...)
+		}
+		return nil
+	}
+	return t.p.m.TransformStream(ctx, t.in.src, 4096, func(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+		if err := fill(b.Rows); err != nil {
+			return err
+		}
+		if !slices.Equal(doms[:b.Rows], b.Domain[:b.Rows]) {
+			return fmt.Errorf("internal error: the raw channels and the model's inputs disagree on the rows")
+		}
+		t.p.post(b, z)
+		if err := emit(&outRows{b: b, raw: buf[:b.Rows*rawD], z: z, domains: domains, classes: classes}); err != nil {
+			return err
+		}
+		buf = append(buf[:0], buf[b.Rows*rawD:]...)
+		doms = append(doms[:0], doms[b.Rows:]...)
+		rows += int64(b.Rows)
+		t.pr.update(pass, rows)
+		return nil
+	})
+}
+
+// columns returns the output's channel columns: the raw channels, then the
+// preprocessed inputs with --write-transformed.
+func (t *transformJob) columns() []string {
+	cols := slices.Clone(t.raw.Schema().Features)
+	if t.withTransformed {
+		for _, f := range t.in.src.Schema().Features {
+			cols = append(cols, f+"_t")
+		}
+	}
+	return cols
+}
+
+// writeCSV writes the output as CSV to path ("-": stdout).
+func (t *transformJob) writeCSV(ctx context.Context, path string, stdout io.Writer) error {
+	var (
+		w   io.Writer = stdout
+		out *atomicfile.File
+	)
 	if path != "-" {
-		f, err := os.Create(path)
+		f, err := atomicfile.Create(path)
 		if err != nil {
 			return err
 		}
-		defer func() {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		w = f
+		defer f.Abort()
+		w, out = f, f
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	sc := src.Schema()
-	cols := []string{"domain"}
+	sc := t.in.src.Schema()
+	head := []string{"domain"}
 	if sc.Labelled {
-		cols = append(cols, "label")
+		head = append(head, "label")
 	}
-	cols = append(cols, sc.Features...)
-	cols = append(cols, componentNames(m.Positive)...)
-	bw.WriteString(strings.Join(cols, ",") + "\n")
-	var rows int64
-	var buf []byte
-	err = p.stream(ctx, src, func(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+	head = append(head, t.columns()...)
+	head = append(head, componentNames(t.p.m)...)
+	cw := csv.NewWriter(bw)
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	cw.Flush()
+	var (
+		line    []byte
+		domText []string // CSV field of each domain name
+		clsText []string
+	)
+	err := t.stream(ctx, "transform", func(o *outRows) error {
+		domText = csvFields(domText, o.domains)
+		clsText = csvFields(clsText, o.classes)
+		b, rawD := o.b, len(o.raw)/max(o.b.Rows, 1)
 		for i := 0; i < b.Rows; i++ {
-			buf = buf[:0]
-			buf = append(buf, csvField(domains[b.Domain[i]])...)
+			line = append(line[:0], domText[b.Domain[i]]...)
 			if b.Label != nil {
-				buf = append(buf, ',')
-				buf = append(buf, csvField(classes[b.Label[i]])...)
+				line = append(line, ',')
+				line = append(line, clsText[b.Label[i]]...)
 			}
-			for _, v := range b.Row(i) {
-				buf = append(buf, ',')
-				buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+			for _, v := range o.raw[i*rawD : (i+1)*rawD] {
+				line = append(line, ',')
+				line = strconv.AppendFloat(line, v, 'g', -1, 64)
 			}
-			for _, v := range z.RawRowView(i) {
-				buf = append(buf, ',')
-				buf = strconv.AppendFloat(buf, v, 'g', 10, 64)
+			if t.withTransformed {
+				for _, v := range b.Row(i) {
+					line = append(line, ',')
+					line = strconv.AppendFloat(line, v, 'g', -1, 64)
+				}
 			}
-			buf = append(buf, '\n')
-			if _, err := bw.Write(buf); err != nil {
+			for _, v := range o.z.RawRowView(i) {
+				line = append(line, ',')
+				line = strconv.AppendFloat(line, v, 'g', 10, 64)
+			}
+			line = append(line, '\n')
+			if _, err := bw.Write(line); err != nil {
 				return err
 			}
 		}
-		rows += int64(b.Rows)
-		pr.update("transform", rows)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return bw.Flush()
-}
-
-func csvField(s string) string {
-	if strings.ContainsAny(s, ",\"\n\r") {
-		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	if err := bw.Flush(); err != nil {
+		return err
 	}
-	return s
+	if out != nil {
+		return out.Commit()
+	}
+	return nil
 }
 
-// writeFCS writes the input channels and the components as FCS 3.1 float32,
-// streaming: a first pass counts the cells and finds each column's largest
-// value ($TOT and $PnR come before the data in an FCS file), a second writes
-// them, so no cell is held in memory. Input channels keep their $PnN and $PnS
-// when the input is FCS.
-func writeFCS(ctx context.Context, p *projector, src dataset.Source, path string, pr *progress) (err error) {
-	m := p.m
-	sc := src.Schema()
+// csvFields extends fields to hold the CSV field of each name, quoted as
+// encoding/csv quotes it (RFC 4180).
+func csvFields(fields, names []string) []string {
+	for _, n := range names[len(fields):] {
+		var b bytes.Buffer
+		w := csv.NewWriter(&b)
+		w.Write([]string{n})
+		w.Flush()
+		fields = append(fields, strings.TrimSuffix(b.String(), "\n"))
+	}
+	return fields
+}
+
+// writeFCS writes the output as FCS 3.1 float32, streaming: a first pass
+// counts the cells and finds each column's range ($TOT and $PnR come before
+// the data in an FCS file), a second writes them, so no cell is held in
+// memory.
+func (t *transformJob) writeFCS(ctx context.Context, path, modelPath string) error {
+	m := t.p.m
+	cols := t.columns()
+	k := m.Positive
+	nc := len(cols) + k
+	lo := make([]float64, nc)
+	hi := make([]float64, nc)
+	for j := range lo {
+		lo[j], hi[j] = math.Inf(1), math.Inf(-1)
+	}
 	var (
-		rows int64
-		doms []string
-		mx   []float64
+		rows             int64
+		domains, classes []string
+		labelled         = t.in.src.Schema().Labelled
 	)
-	err = p.stream(ctx, src, func(b *dataset.Block, z *mat.Dense, domains, _ []string) error {
-		if mx == nil {
-			mx = make([]float64, b.D+m.Positive)
+	// Float data is linear: a log-amplified channel read as stored (without
+	// --linearize) is written as its linear value, $PnE 0,0. A channel read
+	// with --linearize was divided by its gain: its $PnG becomes 1.
+	linearize := t.in.fcs && t.p.m.Preprocessing() != nil && t.p.m.Preprocessing().Linearize
+	var logCols []int
+	for j := range t.rawParams {
+		if linearize {
+			t.rawParams[j].Gain = 1
+		} else if t.rawParams[j].Decades > 0 {
+			logCols = append(logCols, j)
 		}
-		for i := 0; i < b.Rows; i++ {
-			for j, v := range b.Row(i) {
-				mx[j] = max(mx[j], v)
-			}
-			for j, v := range z.RawRowView(i) {
-				mx[b.D+j] = max(mx[b.D+j], v)
+	}
+	ev := make([]float64, 0, nc+2)
+	event := func(o *outRows, i int) []float64 {
+		rawD := len(o.raw) / o.b.Rows
+		ev = append(ev[:0], o.raw[i*rawD:(i+1)*rawD]...)
+		for _, j := range logCols {
+			ev[j] = t.rawParams[j].Linear(ev[j])
+		}
+		if t.withTransformed {
+			ev = append(ev, o.b.Row(i)...)
+		}
+		return append(ev, o.z.RawRowView(i)...)
+	}
+	err := t.stream(ctx, "scan", func(o *outRows) error {
+		for i := 0; i < o.b.Rows; i++ {
+			for j, v := range event(o, i) {
+				lo[j], hi[j] = min(lo[j], v), max(hi[j], v)
 			}
 		}
-		doms = domains
-		rows += int64(b.Rows)
-		pr.update("scan", rows)
+		rows += int64(o.b.Rows)
+		domains, classes = o.domains, o.classes
 		return nil
 	})
 	if err != nil {
@@ -294,65 +618,111 @@ func writeFCS(ctx context.Context, p *projector, src dataset.Source, path string
 	if rows == 0 {
 		return fmt.Errorf("no cells to write")
 	}
-	withDom := len(doms) > 1
-	var in []fcs.Param
-	if fs, ok := src.(*fcs.Source); ok {
-		in = fs.Params()
-	}
-	params := make([]fcs.Param, 0, len(mx)+1)
-	for j, f := range sc.Features {
-		q := fcs.Param{Name: f}
-		if j < len(in) {
-			q = fcs.Param{Name: in[j].Name, Label: in[j].Label}
+	params := make([]fcs.Param, 0, nc+2)
+	for j, c := range cols {
+		p := fcs.Param{Name: c}
+		if j < len(t.rawParams) {
+			p = t.rawParams[j]
+		} else if j >= len(t.raw.Schema().Features) {
+			p.Label = "model input after preprocessing"
 		}
-		params = append(params, q)
+		fp, err := p.ForFloat(lo[j], hi[j])
+		if err != nil {
+			return err
+		}
+		params = append(params, fp)
 	}
-	for _, c := range componentNames(m.Positive) {
-		params = append(params, fcs.Param{Name: c, Label: "DICA component"})
+	method := strings.ToUpper(m.Config().Method.String())
+	for j, c := range componentNames(m) {
+		fp, err := fcs.Param{Name: c, Label: method + " component " + strconv.Itoa(j+1)}.ForFloat(lo[len(cols)+j], hi[len(cols)+j])
+		if err != nil {
+			return err
+		}
+		params = append(params, fp)
 	}
-	for j := range params {
-		// $PnR: the smallest integer above the largest value (at least 1),
-		// as fcs.Write chooses it, from the values as float32 stores them.
-		params[j].Range = math.Max(1, math.Floor(float64(float32(mx[j])))+1)
+	if labelled {
+		params = append(params, fcs.Param{Name: "LABEL", Label: "label number (DICA_LABELk)", Range: float64(len(classes) + 1)})
 	}
-	if withDom {
-		params = append(params, fcs.Param{Name: "DOMAIN", Label: "domain number", Range: float64(len(doms) + 1)})
-	}
-	kw := []fcs.Keyword{{Key: "DICA_MODEL_METHOD", Value: m.Config().Method.String()}}
-	for i, d := range doms {
-		kw = append(kw, fcs.Keyword{Key: fmt.Sprintf("DICA_DOMAIN%d", i+1), Value: d})
-	}
-	f, err := os.Create(path)
+	params = append(params, fcs.Param{Name: "DOMAIN", Label: "domain number (DICA_DOMAINk)", Range: float64(len(domains) + 1)})
+	kw, err := t.keywords(modelPath, domains, classes, labelled)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	w, err := fcs.NewWriter(f, &fcs.DataSet{Params: params, Keywords: kw}, int(rows))
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return err
 	}
-	ev := make([]float64, len(params))
-	rows = 0
-	err = p.stream(ctx, src, func(b *dataset.Block, z *mat.Dense, _, _ []string) error {
-		for i := 0; i < b.Rows; i++ {
-			ev = append(append(ev[:0], b.Row(i)...), z.RawRowView(i)...)
-			if withDom {
-				ev = append(ev, float64(b.Domain[i]+1))
+	defer f.Abort()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w, err := fcs.NewWriter(bw, &fcs.DataSet{Params: params, Keywords: kw}, int(rows))
+	if err != nil {
+		return err
+	}
+	err = t.stream(ctx, "transform", func(o *outRows) error {
+		for i := 0; i < o.b.Rows; i++ {
+			e := event(o, i)
+			if labelled {
+				e = append(e, float64(o.b.Label[i]+1))
 			}
-			if err := w.WriteEvent(ev); err != nil {
+			e = append(e, float64(o.b.Domain[i]+1))
+			if err := w.WriteEvent(e); err != nil {
 				return err
 			}
 		}
-		rows += int64(b.Rows)
-		pr.update("transform", rows)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return w.Close()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// keywords returns the keywords of the FCS output: those of the input files
+// worth keeping, the names of the domain and label codes, and the model's
+// provenance.
+func (t *transformJob) keywords(modelPath string, domains, classes []string, labelled bool) ([]fcs.Keyword, error) {
+	var kw []fcs.Keyword
+	if s, ok := t.raw.(*fcs.Source); ok {
+		for _, k := range s.Keywords() {
+			if !strings.HasPrefix(strings.ToUpper(k.Key), "DICA_") && !strings.EqualFold(k.Key, "$ORIGINALITY") {
+				kw = append(kw, k)
+			}
+		}
+	}
+	m := t.p.m
+	c := m.Config()
+	b, err := os.ReadFile(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	add := func(k, v string) { kw = append(kw, fcs.Keyword{Key: k, Value: v}) }
+	add("$ORIGINALITY", "Appended")
+	add("DICA_MODEL", filepath.Base(modelPath))
+	add("DICA_MODEL_SHA256", hex.EncodeToString(sum[:]))
+	add("DICA_METHOD", strings.ToUpper(c.Method.String()))
+	add("DICA_SOLVER", c.Solver.String())
+	if sg := sigmaOf(c.Kernel); sg > 0 {
+		add("DICA_SIGMA", strconv.FormatFloat(sg, 'g', -1, 64))
+	}
+	if c.Solver != dica.Exact {
+		add("DICA_RANK", strconv.Itoa(c.Rank))
+	}
+	add("DICA_PREPROCESSING", m.Preprocessing().String())
+	add("DICA_CENTER", t.p.mode)
+	for i, d := range domains {
+		add(fmt.Sprintf("DICA_DOMAIN%d", i+1), d)
+	}
+	if labelled {
+		for i, c := range classes {
+			add(fmt.Sprintf("DICA_LABEL%d", i+1), c)
+		}
+	}
+	return kw, nil
 }
