@@ -406,7 +406,6 @@ func (d *dataFlags) fcsSource(in *input, tr preprocess.Func) error {
 	return nil
 }
 
-
 // warnInput prints on stderr what the reading of the input found that the
 // user should know: the readers' warnings (FCS files that disagree with
 // themselves, truncated files read in part, duplicate channel names) and
