@@ -426,7 +426,7 @@ func (p *pipeline) readFile(fi int) bool {
 		return p.fail(fmt.Errorf("csvio: %w", err))
 	}
 	defer f.Close()
-	max := s.maxLine
+	maxLine := s.maxLine
 	var (
 		lname string
 		labs  *lineReader
@@ -439,9 +439,9 @@ func (p *pipeline) readFile(fi int) bool {
 		}
 		defer lf.Close()
 		labs = &p.labs
-		labs.reset(lf, labelBuffer, max)
+		labs.reset(lf, labelBuffer, maxLine)
 	}
-	cr := chunkReader{r: f, max: max, carry: p.carry[:0]}
+	cr := chunkReader{r: f, max: maxLine, carry: p.carry[:0]}
 	defer func() { p.carry = cr.carry[:0] }()
 	lines, rows := 0, 0 // lines read, non-empty data lines
 	header := s.header
@@ -462,8 +462,8 @@ func (p *pipeline) readFile(fi int) bool {
 				var line []byte
 				line, data = cutLine(data)
 				lines++
-				if len(line) > max {
-					c.data, c.perr = nil, readError(name, newLongLine(lines, max, line))
+				if len(line) > maxLine {
+					c.data, c.perr = nil, readError(name, newLongLine(lines, maxLine, line))
 					p.send(c)
 					return false
 				}
