@@ -39,8 +39,9 @@ Kinds of picture (--kind; the default follows the inputs: eval with --eval,
 spectrum with a model and no cells, projection otherwise):
 
   projection  the cells on two components (--axes), colored by population
-              (when the cells have labels) and, in a second row, by sample;
-              with --baseline, the same cells under a baseline beside them
+              (when the cells have labels; by value with --target) and by
+              sample; with --baseline, the same cells under a baseline
+              beside them
   pairs       a grid of the first --pairs components: below the diagonal by
               population, above by sample, each sample's density on the
               diagonal, so shifts between samples show
@@ -89,8 +90,8 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	kind := fs.String("kind", "", "`kind` of picture: "+strings.Join(plotKinds, ", ")+" (default: from the inputs)")
 	baseline := fs.String("baseline", "none", "`baseline` drawn beside the projection: none, kpca or pca")
 	axes := fs.String("axes", "1,2", "the two `components` on the axes, 1-based")
-	pairs := fs.Int("pairs", 3, "components of the pairs grid (`k`)")
-	cells := fs.Int("cells", 5000, "largest number of cells drawn per sample (`N`), drawn at random")
+	pairs := fs.Int("pairs", 3, "number of `components` of the pairs grid")
+	cells := fs.Int("cells", 5000, "largest number of `cells` drawn per sample, drawn at random")
 	seed := fs.Uint64("seed", 1, "random `seed` of the subsample and of the drawing order")
 	width := fs.Int("width", 0, "width in `pixels` (default: from the kind of picture)")
 	height := fs.Int("height", 0, "height in `pixels` (default: from the kind of picture)")
@@ -316,6 +317,10 @@ type plotSample struct {
 	Label   []int
 	Domains []string
 	Classes []string
+	// Value holds each kept cell's first regression target, ValueName
+	// its name (nil and "" without targets).
+	Value     []float64
+	ValueName string
 	// Total counts the cells of each domain in the stream.
 	Total []int64
 	// Method names the components ("DICA", "KPCA", ...); From names the
@@ -340,10 +345,12 @@ type sampler struct {
 	x, z           [][]float64 // per domain: Cap rows of d (x) or k (z) values
 	row            [][]int64
 	label          [][]int
+	value          [][]float64 // per domain: the first target of each kept row
 	domains        []string
 	classes        []string
 	pos            int64
 	labelled, hasX bool
+	hasValue       bool
 }
 
 func newSampler(per int, seed uint64, d, k int, labelled, hasX bool) *sampler {
@@ -360,6 +367,7 @@ func (s *sampler) add(b *dataset.Block, z *mat.Dense, domains, classes []string)
 			s.z = append(s.z, nil)
 			s.x = append(s.x, nil)
 			s.label = append(s.label, nil)
+			s.value = append(s.value, nil)
 		}
 		slot, keep := s.res.Offer(g)
 		pos := s.pos + int64(i)
@@ -378,6 +386,9 @@ func (s *sampler) add(b *dataset.Block, z *mat.Dense, domains, classes []string)
 			if s.labelled {
 				s.label[g] = append(s.label[g], 0)
 			}
+			if s.hasValue {
+				s.value[g] = append(s.value[g], 0)
+			}
 		}
 		s.row[g][slot] = pos
 		copy(s.z[g][slot*s.k:(slot+1)*s.k], z.RawRowView(i))
@@ -386,6 +397,9 @@ func (s *sampler) add(b *dataset.Block, z *mat.Dense, domains, classes []string)
 		}
 		if s.labelled {
 			s.label[g][slot] = b.Label[i]
+		}
+		if s.hasValue {
+			s.value[g][slot] = b.Target[i*b.T]
 		}
 	}
 	s.pos += int64(b.Rows)
@@ -440,6 +454,9 @@ func (s *sampler) sample() (*plotSample, error) {
 			if s.labelled {
 				out.Label = append(out.Label, remap[s.label[g][i]])
 			}
+			if s.hasValue {
+				out.Value = append(out.Value, s.value[g][i])
+			}
 		}
 	}
 	return out, nil
@@ -455,6 +472,7 @@ func (s *sampler) sample() (*plotSample, error) {
 func projectSample(ctx context.Context, m *dica.Model, src dataset.Source, per int, seed uint64, pr *progress) (*plotSample, error) {
 	sc := src.Schema()
 	s := newSampler(per, seed, sc.D(), m.Positive, sc.Labelled, true)
+	s.hasValue = len(sc.Targets) > 0
 	batch := m.Config().Solver == dica.Exact && m.Config().Form == dica.Paper
 	sums := make([]float64, m.Positive)
 	var rows int64
@@ -495,6 +513,9 @@ func projectSample(ctx context.Context, m *dica.Model, src dataset.Source, per i
 		}
 	}
 	out.Method = strings.ToUpper(m.Config().Method.String())
+	if s.hasValue {
+		out.ValueName = sc.Targets[0]
+	}
 	return out, nil
 }
 
@@ -613,6 +634,7 @@ func modelTitle(m *dica.Model) string {
 func cellsFigure(ctx context.Context, kind string, m *dica.Model, s *plotSample, baseline string, o figure.Options) (*figure.Figure, error) {
 	c := figure.Cells{
 		Domain: s.Domain, DomainNames: s.Domains, Label: s.Label, ClassNames: s.Classes, Total: s.Total,
+		Value: s.Value, ValueName: s.ValueName,
 	}
 	main := figure.View{Name: s.Method, Title: s.Method, Z: s.Z}
 	if s.From != "" {

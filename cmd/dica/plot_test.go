@@ -22,6 +22,7 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/figure"
+	"github.com/dicalab/dica/toy"
 )
 
 // plotData writes three samples as CyTOF-style CSV files (no header, 3
@@ -523,4 +524,48 @@ func TestSamplerBound(t *testing.T) {
 	z := mat.NewDense(40, 1, nil)
 	err := s.add(&b, z, []string{"a", "b", "c", "d"}, nil)
 	require.ErrorContains(t, err, "more than 25 cells to draw (3 samples so far, at most 10 each): lower --cells")
+}
+
+// TestPlotTarget: with a regression target the cells are colored by it.
+func TestPlotTarget(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ds := toy.Regression(toy.Options{Domains: 3, MeanSize: 60, Seed: 4})
+	var b strings.Builder
+	b.WriteString("patient,y")
+	for j := 0; j < ds.D(); j++ {
+		fmt.Fprintf(&b, ",X%d", j+1)
+	}
+	b.WriteString("\n")
+	for i := 0; i < ds.N(); i++ {
+		fmt.Fprintf(&b, "%s,%g", ds.DomainNames[ds.Domain[i]], ds.Target.At(i, 0))
+		for _, v := range ds.X.RawRowView(i) {
+			fmt.Fprintf(&b, ",%g", v)
+		}
+		b.WriteString("\n")
+	}
+	csv := filepath.Join(dir, "cells.csv")
+	require.NoError(t, os.WriteFile(csv, []byte(b.String()), 0o644))
+	model := filepath.Join(dir, "m.dica")
+	_, errs, code := runCmd(t, "fit", "--data", csv, "--domain", "patient", "--target", "y", "--sigma", "1", "--rank", "30", "--out", model, "--quiet")
+	require.Equal(t, 0, code, errs)
+	m, err := dica.Load(model)
+	require.NoError(t, err)
+	src, err := modelSource(&dataFlags{data: listFlag{csv}, domain: "patient", target: "y", header: "auto", transform: "none"}, m, nil)
+	require.NoError(t, err)
+	s, err := projectSample(ctx, m, src, 1000, 1, newProgress(true))
+	require.NoError(t, err)
+	require.Equal(t, "y", s.ValueName)
+	for i, r := range s.Row {
+		require.Equal(t, ds.Target.At(int(r), 0), s.Value[i])
+	}
+	fig, err := cellsFigure(ctx, "projection", m, s, "none", figure.Options{})
+	require.NoError(t, err)
+	bar := fig.Legends[0].Bar
+	require.NotNil(t, bar)
+	require.Equal(t, "y", fig.Legends[0].Title)
+	for _, d := range fig.Panels[0][0].Dots {
+		v := math.Min(math.Max(s.Value[d.Cell], bar.Min), bar.Max)
+		require.Equal(t, figure.Viridis((v-bar.Min)/(bar.Max-bar.Min)), d.Color)
+	}
 }
