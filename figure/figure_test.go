@@ -204,6 +204,16 @@ func TestPairs(t *testing.T) {
 			}
 		}
 	}
+	// Without populations: by sample below the diagonal, nothing above.
+	c.Label, c.ClassNames = nil, nil
+	f, err = Pairs(c, views[0], Options{Components: 2})
+	require.NoError(t, err)
+	require.Nil(t, f.Panels[0][1])
+	checkDots(t, f.Panels[1][0].Dots, z, 0, 1, allCells(n), func(k int) color.NRGBA { return samplePalette[c.Domain[k]] })
+	require.Len(t, f.Legends, 1)
+	var buf bytes.Buffer
+	require.NoError(t, f.Write(&buf, PNG))
+
 	_, err = Pairs(c, views[0], Options{Components: 4})
 	require.ErrorContains(t, err, "has 3 components, the figure needs 4")
 }

@@ -286,7 +286,9 @@ func plural(kind string) string {
 // view: below the diagonal the cells colored by population (or value),
 // above it colored by sample, and on the diagonal each sample's density of
 // the component (a histogram of 60 bins over the axis range), so that
-// shifts between samples show as shifted curves.
+// shifts between samples show as shifted curves. Cells with neither
+// population nor value are colored by sample below the diagonal, and the
+// tiles above it stay empty.
 func Pairs(c Cells, v View, o Options) (*Figure, error) {
 	k := o.Components
 	if k == 0 {
@@ -318,7 +320,11 @@ func Pairs(c Cells, v View, o Options) (*Figure, error) {
 		notes = append(notes, s)
 	}
 	f := &Figure{Title: fmt.Sprintf("%s: pairs of the first %d components", v.Title, k), Notes: notes}
-	f.Notes = append(f.Notes, fmt.Sprintf("Below the diagonal the cells colored by %s, above it by sample; on the diagonal the density of each sample.", kind))
+	if kind == "sample" {
+		f.Notes = append(f.Notes, "Below the diagonal the cells colored by sample; on the diagonal the density of each sample.")
+	} else {
+		f.Notes = append(f.Notes, fmt.Sprintf("Below the diagonal the cells colored by %s, above it by sample; on the diagonal the density of each sample.", kind))
+	}
 	f.Panels = make([][]*Panel, k)
 	for i := 0; i < k; i++ {
 		f.Panels[i] = make([]*Panel, k)
@@ -339,6 +345,9 @@ func Pairs(c Cells, v View, o Options) (*Figure, error) {
 				}
 			case i > j:
 				p.Dots = dotsOf(&v, j, i, order, prim, nil)
+			case kind == "sample":
+				// Above the diagonal would repeat the panels below.
+				continue
 			default:
 				p.Dots = dotsOf(&v, j, i, order, pt.sample, nil)
 			}
