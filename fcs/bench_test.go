@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -72,4 +73,36 @@ func BenchmarkDecodeI24(b *testing.B) { benchDecode(b, 'I', rep(24, 16), true) }
 // other widths: the byte-wise decoder (decodeInt).
 func BenchmarkDecodeI64Wide(b *testing.B) {
 	benchDecode(b, 'I', []int{64, 64, 32, 16, 16, 8, 64, 24}, false)
+}
+
+// BenchmarkParseText measures Parse of a data set whose TEXT describes 40
+// parameters with 4 keywords each beyond the standard ones (the size of a
+// spectral cytometer's TEXT), with two $PnN shared: the HEADER, the TEXT
+// split, the parameters, their Keywords and the unique names.
+func BenchmarkParseText(b *testing.B) {
+	ds := &DataSet{}
+	for j := 0; j < 40; j++ {
+		name := "FL" + strconv.Itoa(j+1) + "-A"
+		if j == 39 {
+			name = "FL1-A"
+		}
+		ds.Params = append(ds.Params, Param{Name: name, Label: "CD" + strconv.Itoa(j), Range: 262144,
+			Keywords: []Keyword{{"$PnV", "450"}, {"$PnL", "488"}, {"PnDISPLAY", "LOG"}, {"PnBS", "0"}}})
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, ds, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	raw := buf.Bytes()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		f, err := Parse(bytes.NewReader(raw), int64(len(raw)))
+		if err != nil || len(f.Warnings()) != 1 {
+			b.Fatal(err, f.Warnings())
+		}
+	}
 }

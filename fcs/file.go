@@ -493,30 +493,50 @@ func parseByteOrder(s string) (big bool, err error) {
 // that Param's fields do not hold (see Param.Keywords), in file order.
 // Keywords of parameter numbers above par are left out.
 func (f *File) paramKeywords(par int) [][]Keyword {
-	out := make([][]Keyword, par)
-	for _, k := range f.keys {
-		n, generic, ok := paramKey(k.Key)
-		if !ok || n > par || fieldKeys[generic] {
+	type entry struct{ n, key int }
+	var found []entry
+	counts := make([]int, par)
+	for i, k := range f.keys {
+		n, prefix, suffix, ok := paramKey(k.Key)
+		if !ok || n > par || prefix == "$P" && fieldKeys[suffix] {
 			continue
 		}
-		out[n-1] = append(out[n-1], Keyword{Key: generic, Value: k.Value})
+		found = append(found, entry{n - 1, i})
+		counts[n-1]++
+	}
+	out := make([][]Keyword, par)
+	all := make([]Keyword, 0, len(found))
+	for j, c := range counts {
+		out[j] = all[len(all) : len(all) : len(all)+c]
+		all = all[:len(all)+c]
+	}
+	for _, e := range found {
+		k := f.keys[e.key]
+		_, prefix, suffix, _ := paramKey(k.Key)
+		out[e.n] = append(out[e.n], Keyword{Key: prefix + "n" + suffix, Value: k.Value})
+	}
+	for j := range out {
+		if len(out[j]) == 0 {
+			out[j] = nil
+		}
 	}
 	return out
 }
 
-// fieldKeys are the parameter keywords that Param holds in its fields.
-var fieldKeys = map[string]bool{"$PnN": true, "$PnS": true, "$PnB": true, "$PnR": true, "$PnG": true, "$PnE": true}
+// fieldKeys are the suffixes of the parameter keywords $PnX that Param
+// holds in its fields.
+var fieldKeys = map[string]bool{"N": true, "S": true, "B": true, "R": true, "G": true, "E": true}
 
 // paramKey reports whether key is a keyword of one parameter: "$P<n><X>",
 // or the custom "P<n><X>", where <n> is a parameter number and <X> starts
-// with a letter. It returns n and the generic form "$Pn<X>" or "Pn<X>" (in
-// upper case but for the n).
-func paramKey(key string) (n int, generic string, ok bool) {
+// with a letter. It returns n, the prefix ("$P" or "P") and <X> in upper
+// case; the generic form of the key is prefix + "n" + <X>.
+func paramKey(key string) (n int, prefix, suffix string, ok bool) {
 	k := normKey(key)
-	prefix := "$P"
+	prefix = "$P"
 	if !strings.HasPrefix(k, prefix) {
 		if prefix = "P"; !strings.HasPrefix(k, prefix) {
-			return 0, "", false
+			return 0, "", "", false
 		}
 	}
 	rest := k[len(prefix):]
@@ -525,13 +545,13 @@ func paramKey(key string) (n int, generic string, ok bool) {
 		i++
 	}
 	if i == 0 || i > 9 || i == len(rest) || rest[i] < 'A' || rest[i] > 'Z' {
-		return 0, "", false
+		return 0, "", "", false
 	}
 	n, _ = strconv.Atoi(rest[:i])
 	if n < 1 {
-		return 0, "", false
+		return 0, "", "", false
 	}
-	return n, prefix + "n" + rest[i:], true
+	return n, prefix, rest[i:], true
 }
 
 // uniqueNames returns the parameter names of Names: $PnN, and NAME#k (k
@@ -543,10 +563,17 @@ func paramKey(key string) (n int, generic string, ok bool) {
 // warning.
 func (f *File) uniqueNames() []string {
 	names := make([]string, len(f.params))
-	renamed := make([]bool, len(f.params))
+	seen := make(map[string]bool, len(f.params))
+	dup := false
 	for i, p := range f.params {
 		names[i] = p.Name
+		dup = dup || seen[p.Name]
+		seen[p.Name] = true
 	}
+	if !dup {
+		return names
+	}
+	renamed := make([]bool, len(f.params))
 	for {
 		holders := make(map[string][]int, len(names))
 		for i, n := range names {

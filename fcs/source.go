@@ -256,7 +256,7 @@ func carried(k Keyword) bool {
 	if strings.HasPrefix(nk, "$CSV") && strings.HasSuffix(nk, "FLAG") {
 		return false // $CSVnFLAG
 	}
-	_, _, param := paramKey(nk)
+	_, _, _, param := paramKey(nk)
 	return !param
 }
 

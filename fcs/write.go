@@ -397,7 +397,7 @@ func numberKey(generic string, n int) (string, error) {
 	if rest == "" || !('A' <= rest[0] && rest[0] <= 'Z' || 'a' <= rest[0] && rest[0] <= 'z') {
 		return "", fmt.Errorf("keyword %s of a parameter: the letters after $Pn or Pn name it", escape.String(generic, 0))
 	}
-	if prefix == "$P" && fieldKeys["$Pn"+normKey(rest)] {
+	if prefix == "$P" && fieldKeys[normKey(rest)] {
 		return "", fmt.Errorf("keyword %s is set from the fields of Param", escape.String(generic, 0))
 	}
 	return prefix + strconv.Itoa(n) + rest, nil
