@@ -104,3 +104,44 @@ func ExampleValues_MarshalJSON() {
 	fmt.Println(string(b))
 	// Output: [1.5,null,null,-2]
 }
+
+// Two parameters share the $PnN "CD3": they are listed as CD3#2 and CD3#3,
+// and the bare name, which could mean either, is refused.
+func ExampleFile_LookupParam() {
+	var buf bytes.Buffer
+	err := fcs.Write(&buf, &fcs.DataSet{
+		Params: []fcs.Param{{Name: "FSC-A"}, {Name: "CD3"}, {Name: "CD3"}},
+		Events: mat.NewDense(1, 3, []float64{1, 2, 3}),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := fcs.Parse(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f.Names())
+	fmt.Println(f.Warnings()[0])
+	_, err = f.LookupParam("CD3")
+	fmt.Println(err)
+	j, _ := f.LookupParam("CD3#3")
+	fmt.Println(j)
+	// Output:
+	// [FSC-A CD3#2 CD3#3]
+	// parameters 2 and 3 have the same $PnN "CD3": they are named "CD3#2" and "CD3#3"
+	// fcs: channel "CD3" names parameters 2 and 3: use "CD3#2" or "CD3#3"
+	// 2
+}
+
+// A channel carried from an integer file to a float output: $PnE becomes
+// 0,0, $PnR follows the largest value, and negative values get a linear
+// display range.
+func ExampleParam_ForFloat() {
+	in := fcs.Param{Name: "FL1-A", Label: "CD3", Bits: 16, Range: 1024, Keywords: []fcs.Keyword{{Key: "$PnV", Value: "450"}}}
+	out, err := in.ForFloat(-35.5, 1020.25)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s bits %d range %g $PnE %g,%g %v\n", out.Name, out.Bits, out.Range, out.Decades, out.Offset, out.Keywords)
+	// Output: FL1-A bits 0 range 1021 $PnE 0,0 [{$PnV 450} {$PnD Linear,-35.5,1020.25}]
+}
