@@ -511,7 +511,7 @@ func TrainingAndUnseen(c Cells, views []View, o Options) (*Figure, error) {
 	pt := newPainter(&c)
 	order := o.order(n)
 	prim, kind := pt.primary()
-	w := vg.Length(max(3.3*float64(len(views))+1.6, 7)) * vg.Inch
+	w := vg.Length(4.4*float64(len(views))+1.6) * vg.Inch
 	h := 7 * vg.Inch
 	cellArea := float64(w/vg.Length(len(views))) * float64(h/2) * 0.55
 	rTrain, aTrain := o.dotStyle(train, cellArea)
@@ -531,7 +531,7 @@ func TrainingAndUnseen(c Cells, views []View, o Options) (*Figure, error) {
 			DotRadius: rTrain, DotAlpha: aTrain,
 		}
 		bottom := &Panel{
-			Title: v.Title + ", unseen", TitleColor: unseenColor, XLabel: v.axis(x), YLabel: v.axis(y),
+			Title: v.Name + ": unseen samples", TitleColor: unseenColor, XLabel: v.axis(x), YLabel: v.axis(y),
 			XMin: xr.lo, XMax: xr.hi, YMin: yr.lo, YMax: yr.hi,
 			Dots:      dotsOf(v, x, y, order, prim, func(i int) bool { return c.unseen(c.Domain[i]) }),
 			DotRadius: rTest, DotAlpha: aTest,

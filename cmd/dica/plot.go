@@ -662,12 +662,23 @@ func cellsFigure(ctx context.Context, kind string, m *dica.Model, s *plotSample,
 		o.Components = min(o.Components, k)
 	}
 	views := []figure.View{main}
+	var notes []string
 	if baseline != "none" {
-		v, err := baselineView(ctx, baseline, m, s, max(o.X, o.Y)+1)
+		// For the unseen layout, the baseline sees only the training
+		// samples, as the model did.
+		var fit []bool
+		if kind == "unseen" && c.Unseen != nil {
+			fit = make([]bool, len(s.Domain))
+			for i, g := range s.Domain {
+				fit[i] = !c.Unseen[g]
+			}
+		}
+		v, note, err := baselineView(ctx, baseline, m, s, fit, max(o.X, o.Y)+1)
 		if err != nil {
 			return nil, err
 		}
 		views = append(views, v)
+		notes = append(notes, note)
 	}
 	var (
 		fig *figure.Figure
@@ -701,7 +712,7 @@ func cellsFigure(ctx context.Context, kind string, m *dica.Model, s *plotSample,
 	if int64(n) == total {
 		note = fmt.Sprintf("All %s cells.", commas(total))
 	}
-	fig.Notes = append([]string{note}, fig.Notes...)
+	fig.Notes = append(append([]string{note}, notes...), fig.Notes...)
 	return fig, nil
 }
 
@@ -722,20 +733,38 @@ func commas(n int64) string {
 	return s
 }
 
-// baselineView projects the sampled cells with a baseline: kernel PCA with
-// the model's kernel and rank fitted to them, or the principal components
-// of their inputs; at least need components.
-func baselineView(ctx context.Context, baseline string, m *dica.Model, s *plotSample, need int) (figure.View, error) {
+// baselineView projects the sampled cells with a baseline fitted to the
+// cells for which fit is true (nil: all): kernel PCA with the model's
+// kernel and rank, or the principal components of the inputs; at least
+// need components. It also returns a note that says how it was fitted.
+func baselineView(ctx context.Context, baseline string, m *dica.Model, s *plotSample, fit []bool, need int) (figure.View, string, error) {
 	n, d := s.X.Dims()
+	var rows []int
+	for i := 0; i < n; i++ {
+		if fit == nil || fit[i] {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) < 2 {
+		return figure.View{}, "", fmt.Errorf("--baseline %s: %d cells to fit it to", baseline, len(rows))
+	}
+	xf := mat.NewDense(len(rows), d, nil)
+	for r, i := range rows {
+		xf.SetRow(r, s.X.RawRowView(i))
+	}
+	which := "the plotted cells"
+	if fit != nil {
+		which = "the plotted cells of the training samples"
+	}
 	comps := max(need, 3)
 	switch baseline {
 	case "pca":
 		if d < need {
-			return figure.View{}, fmt.Errorf("--baseline pca: the data has %d columns, %d components were asked for", d, need)
+			return figure.View{}, "", fmt.Errorf("--baseline pca: the data has %d columns, %d components were asked for", d, need)
 		}
 		var pc stat.PC
-		if ok := pc.PrincipalComponents(s.X, nil); !ok {
-			return figure.View{}, errors.New("--baseline pca: the principal components could not be computed")
+		if ok := pc.PrincipalComponents(xf, nil); !ok {
+			return figure.View{}, "", errors.New("--baseline pca: the principal components could not be computed")
 		}
 		var vecs mat.Dense
 		pc.VectorsTo(&vecs)
@@ -759,7 +788,7 @@ func baselineView(ctx context.Context, baseline string, m *dica.Model, s *plotSa
 		}
 		means := make([]float64, d)
 		for j := range means {
-			means[j] = stat.Mean(mat.Col(nil, j, s.X), nil)
+			means[j] = stat.Mean(mat.Col(nil, j, xf), nil)
 		}
 		xc := mat.NewDense(n, d, nil)
 		for i := 0; i < n; i++ {
@@ -769,7 +798,8 @@ func baselineView(ctx context.Context, baseline string, m *dica.Model, s *plotSa
 		}
 		var z mat.Dense
 		z.Mul(xc, v)
-		return figure.View{Name: "PC", Title: "PCA of the inputs (baseline)", Z: &z}, nil
+		note := fmt.Sprintf("PCA baseline: the principal components of the inputs of %s (%s cells).", which, commas(int64(len(rows))))
+		return figure.View{Name: "PC", Title: "PCA baseline", Z: &z}, note, nil
 	}
 	cfg := m.Config()
 	c := dica.Config{
@@ -777,35 +807,37 @@ func baselineView(ctx context.Context, baseline string, m *dica.Model, s *plotSa
 		Landmarks: cfg.Landmarks, Seed: cfg.Seed, Components: comps,
 	}
 	const exactMax = 5000
-	if c.Solver == dica.Exact && n > exactMax {
+	if c.Solver == dica.Exact && len(rows) > exactMax {
 		c.Solver, c.Rank = dica.Nystrom, dica.DefaultRank
 	}
 	if c.Landmarks == dica.GivenLandmarks {
 		c.Landmarks = dica.UniformLandmarks
 	}
 	if c.Solver != dica.Exact {
-		c.Rank = min(c.Rank, n)
+		c.Rank = min(c.Rank, len(rows))
 	}
-	names := make([]string, n)
-	for i, g := range s.Domain {
-		names[i] = s.Domains[g]
+	names := make([]string, len(rows))
+	for r, i := range rows {
+		names[r] = s.Domains[s.Domain[i]]
 	}
-	ds, err := dataset.New(s.X, names)
+	ds, err := dataset.New(xf, names)
 	if err != nil {
-		return figure.View{}, err
+		return figure.View{}, "", err
 	}
 	km, err := dica.Fit(ctx, ds.Source(), c)
 	if err != nil {
-		return figure.View{}, fmt.Errorf("--baseline kpca: %w", err)
+		return figure.View{}, "", fmt.Errorf("--baseline kpca: %w", err)
 	}
 	if km.Positive < need {
-		return figure.View{}, fmt.Errorf("--baseline kpca: the fit has %d components, %d were asked for", km.Positive, need)
+		return figure.View{}, "", fmt.Errorf("--baseline kpca: the fit has %d components, %d were asked for", km.Positive, need)
 	}
 	z, err := km.Transform(s.X, dica.TransformOptions{})
 	if err != nil {
-		return figure.View{}, fmt.Errorf("--baseline kpca: %w", err)
+		return figure.View{}, "", fmt.Errorf("--baseline kpca: %w", err)
 	}
-	return figure.View{Name: "KPCA", Title: modelTitle(km) + " (baseline, fitted to these cells)", Z: z}, nil
+	title := "KPCA baseline" + strings.TrimPrefix(modelTitle(km), "KPCA")
+	note := fmt.Sprintf("KPCA baseline: kernel PCA with the model's kernel, fitted to %s (%s cells).", which, commas(int64(len(rows))))
+	return figure.View{Name: "KPCA", Title: title, Z: z}, note, nil
 }
 
 // spectrumFigure draws the model's eigenvalues.

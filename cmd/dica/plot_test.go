@@ -238,8 +238,9 @@ func TestPlotBaseline(t *testing.T) {
 	require.NoError(t, err)
 	n, d := s.X.Dims()
 
-	v, err := baselineView(ctx, "pca", m, s, 2)
+	v, note, err := baselineView(ctx, "pca", m, s, nil, 2)
 	require.NoError(t, err)
+	require.Contains(t, note, fmt.Sprintf("of the plotted cells (%d cells)", n))
 	require.Equal(t, "PC", v.Name)
 	xc := mat.DenseCopyOf(s.X)
 	for j := 0; j < d; j++ {
@@ -268,10 +269,30 @@ func TestPlotBaseline(t *testing.T) {
 		}
 	}
 
-	v, err = baselineView(ctx, "kpca", m, s, 2)
+	// Fitted to the training samples only (the unseen layout): centered
+	// on their cells, not on sample10's.
+	train := make([]bool, n)
+	for i, g := range s.Domain {
+		train[i] = s.Domains[g] != "sample10"
+	}
+	v, note, err = baselineView(ctx, "pca", m, s, train, 2)
+	require.NoError(t, err)
+	require.Contains(t, note, "of the training samples")
+	var sumTrain, sumTest, nTrain, nTest float64
+	for i := 0; i < n; i++ {
+		if train[i] {
+			sumTrain, nTrain = sumTrain+v.Z.At(i, 0), nTrain+1
+		} else {
+			sumTest, nTest = sumTest+v.Z.At(i, 0), nTest+1
+		}
+	}
+	require.InDelta(t, 0, sumTrain/nTrain, 1e-12)
+	require.Greater(t, math.Abs(sumTest/nTest), 0.05)
+
+	v, _, err = baselineView(ctx, "kpca", m, s, nil, 2)
 	require.NoError(t, err)
 	require.Equal(t, "KPCA", v.Name)
-	require.Contains(t, v.Title, "sigma = 1, rank 40")
+	require.Equal(t, "KPCA baseline, sigma = 1, rank 40", v.Title)
 	_, k = v.Z.Dims()
 	for a := 0; a < k; a++ {
 		var mean float64
