@@ -13,14 +13,14 @@ import (
 	"github.com/dicalab/dica/kernel"
 )
 
+// randPoints returns n points of R^d with standard normal coordinates,
+// drawn row by row.
 func randPoints(rng *rand.Rand, n, d int) *mat.Dense {
-	a := mat.NewDense(n, d, nil)
-	for i := range n {
-		for j := range d {
-			a.Set(i, j, rng.NormFloat64())
-		}
+	x := make([]float64, n*d)
+	for i := range x {
+		x[i] = rng.NormFloat64()
 	}
-	return a
+	return mat.NewDense(n, d, x)
 }
 
 // expectedRelError returns the root of the expected squared relative
