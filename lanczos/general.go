@@ -43,6 +43,15 @@ func GenSymChol(ctx context.Context, a Operator, b mat.Symmetric, s Settings) (*
 		a.Apply(w, tmp)
 		bl.Dtrsv(l.Uplo, blas.NoTrans, l.Diag, n, l.Data, l.Stride, w, 1)
 	}
+	// x = L^{-T} z; A x - lambda B x = L (C z - lambda z).
+	return solveBack(ctx, n, s, op,
+		func(x []float64) { bl.Dtrsv(l.Uplo, blas.Trans, l.Diag, n, l.Data, l.Stride, x, 1) },
+		func(r []float64) { bl.Dtrmv(l.Uplo, blas.NoTrans, l.Diag, n, l.Data, l.Stride, r, 1) })
+}
+
+// solveBack solves the standard problem C z = lambda z of the operator op
+// and maps the result back with transformBack.
+func solveBack(ctx context.Context, n int, s Settings, op opFunc, toX, toRes func([]float64)) (*Result, error) {
 	e, err := newEngine(ctx, n, s, op, nil)
 	if err != nil {
 		return nil, err
@@ -51,10 +60,7 @@ func GenSymChol(ctx context.Context, a Operator, b mat.Symmetric, s Settings) (*
 	if err != nil {
 		return nil, err
 	}
-	// x = L^{-T} z; A x - lambda B x = L (C z - lambda z).
-	e.transformBack(res,
-		func(x []float64) { bl.Dtrsv(l.Uplo, blas.Trans, l.Diag, n, l.Data, l.Stride, x, 1) },
-		func(r []float64) { bl.Dtrmv(l.Uplo, blas.NoTrans, l.Diag, n, l.Data, l.Stride, r, 1) })
+	e.transformBack(res, toX, toRes)
 	return res, nil
 }
 
@@ -157,18 +163,9 @@ func GenSymLowRank(ctx context.Context, a Operator, alpha float64, v *mat.Dense,
 		a.Apply(tmp2, tmp)
 		bmh.Apply(w, tmp2)
 	}
-	e, err := newEngine(ctx, n, s, op, nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := e.solve()
-	if err != nil {
-		return nil, err
-	}
-	e.transformBack(res,
+	return solveBack(ctx, n, s, op,
 		func(x []float64) { bmh.Apply(tmp, x); copy(x, tmp) },
 		func(r []float64) { bh.Apply(tmp, r); copy(r, tmp) })
-	return res, nil
 }
 
 // thinEig returns the thin eigendecomposition V V^T = U diag(s) U^T of the
