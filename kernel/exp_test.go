@@ -106,7 +106,7 @@ func checkExp(t *testing.T, name string, xs []float64, f func(i int, x float64) 
 	}
 	t.Logf("%s, %d points: max relative error vs math.Exp %.3g (at %v), max %.2f ulp", name, len(xs), maxRel, worst, maxULP)
 	// math.Exp is itself within 1 ulp, so 2 ulp (4.4e-16) bounds the
-	// difference; the brief's requirement is 1e-15.
+	// difference.
 	if maxRel > 4.5e-16 || maxULP > 2 {
 		t.Errorf("%s: max relative error %.3g (%.2f ulp) at x = %v, want <= 4.5e-16 and <= 2 ulp", name, maxRel, maxULP, worst)
 	}

@@ -126,10 +126,9 @@ func TestUnbiased(t *testing.T) {
 }
 
 // TestOrthogonalBeatsIID: orthogonal random features have a smaller error
-// than i.i.d. ones on average over seeds. MATH.md measured 0.039 against 0.11
-// at m = 100, n = 2000, d = 12; on Gaussian data with the median bandwidth
-// the ratio is 0.49-0.52 (n = 300 to 1000, 6 or 20 seeds), so a ratio below
-// 0.6 is asserted.
+// than i.i.d. ones on average over seeds. On Gaussian data with the median
+// bandwidth the ratio of the errors is about 0.5 (n = 300 to 1000, 6 or 20
+// seeds), so a ratio below 0.6 is asserted.
 func TestOrthogonalBeatsIID(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	x := randPoints(rng, 300, 12)
