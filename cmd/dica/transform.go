@@ -94,6 +94,9 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if tf.model == "" || tf.out == "" {
 		return usageErr("--model and --out are required")
 	}
+	if err := checkOutputs([]string{tf.out}, tf.model); err != nil {
+		return err
+	}
 	ext := strings.ToLower(filepath.Ext(tf.out))
 	if tf.out != "-" && ext != ".fcs" && ext != ".csv" {
 		return usageErr("--out %s: want a .csv or .fcs file (or - for CSV on the standard output)", tf.out)
