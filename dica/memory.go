@@ -24,7 +24,7 @@ type Shape struct {
 // it is held in memory. With m = Rank, W = Workers, J = 2W + 3 the partial
 // statistics in flight, and words of 8 bytes:
 //
-//	Nystrom, RFF:  6 m^2                    (feature map, solve)
+//	Nystrom, RFF:  7 m^2                    (feature map, solve)
 //	             + (J + 7) m^2              (Gram sums; KPCA, UDICA, lambda > 0)
 //	             + J (domains + classes + r) m + J r^2
 //	             + BlockRows W m            (rows kept for the Gram and cross sums)
@@ -51,7 +51,7 @@ func EstimateMemory(cfg Config, s Shape) int64 {
 	if c.supervised() && s.T > 0 {
 		r = float64(c.OutputRank)
 	}
-	words = 6 * m * m
+	words = 7 * m * m
 	if c.needsGram() {
 		words += (J + 7) * m * m
 	}

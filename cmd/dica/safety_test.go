@@ -288,8 +288,8 @@ func TestRefusedBeforeAllocating(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--rank", "100000"}, []string{"rank 100000 needs about 480 GB", "use --rank 18229 or less"}},
-		{[]string{"--rank", "30000"}, []string{"rank 30000 needs about 43.2 GB", "or raise --max-memory"}},
+		{[]string{"--rank", "100000"}, []string{"rank 100000 needs about 560 GB", "use --rank 16877 or less"}},
+		{[]string{"--rank", "30000"}, []string{"rank 30000 needs about 50.4 GB", "or raise --max-memory"}},
 		{[]string{"--method", "udica", "--rank", "30000"}, []string{"rank 30000 needs about"}},
 		{[]string{"--solver", "exact"}, []string{"the exact solver needs 40 N^2 bytes", "the data has more than 19999 cells", "use the Nystrom solver"}},
 	} {
