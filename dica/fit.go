@@ -48,7 +48,7 @@ func Fit(ctx context.Context, src dataset.Source, cfg Config) (*Model, error) {
 // Solve solves the DICA eigenproblem from the statistics and returns the
 // model.
 func (s *Stats) Solve() (*Model, error) {
-	if s.plan == nil {
+	if s == nil || s.plan == nil {
 		return nil, errNoPlan
 	}
 	fs, err := s.features()
@@ -95,7 +95,7 @@ func (s *Stats) Solve() (*Model, error) {
 // with it, by a plan whose configuration needs it. The model records cfg's
 // solve settings, so it equals the model of Fit with cfg.
 func (s *Stats) SolveWith(cfg Config) (*Model, error) {
-	if s.plan == nil {
+	if s == nil || s.plan == nil {
 		return nil, errNoPlan
 	}
 	cfg = cfg.withDefaults()
@@ -194,6 +194,12 @@ func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, erro
 // phi(x) = [k(x, x_1) .. k(x, x_n)] (for the canonical form B^T 1 = 0, so
 // the double-centering term vanishes).
 func FromExact(em *exact.Model, ds *dataset.Dataset, cfg Config) (*Model, error) {
+	if em == nil || ds == nil || em.X == nil || em.Kernel == nil {
+		return nil, fmt.Errorf("dica: FromExact needs a fitted exact model and its data")
+	}
+	if r, _ := em.X.Dims(); r != ds.N() {
+		return nil, fmt.Errorf("dica: FromExact: the exact model has %d points, the data %d", r, ds.N())
+	}
 	cfg = cfg.withDefaults()
 	cfg.Solver = Exact
 	cfg.Kernel = em.Kernel

@@ -39,7 +39,12 @@ func (e *DuplicateError) Error() string {
 // Parts returns the parts of data the statistics summarize (nil for
 // statistics built with Plan.NewStats and AddBlock, and for files written by
 // versions of dica that did not record them).
-func (s *Stats) Parts() []Part { return slices.Clone(s.parts) }
+func (s *Stats) Parts() []Part {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.parts)
+}
 
 // rowHash hashes the bits of a row's inputs and targets. Sums of row hashes
 // over a domain identify its multiset of rows.

@@ -108,10 +108,20 @@ func (m *Model) ready() error {
 }
 
 // Components returns the number of components Transform returns.
-func (m *Model) Components() int { return m.Positive }
+func (m *Model) Components() int {
+	if m == nil {
+		return 0
+	}
+	return m.Positive
+}
 
 // Null returns how many of the returned eigenvalues are not signal.
-func (m *Model) Null() int { return len(m.Eigenvalues) - m.Positive }
+func (m *Model) Null() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.Eigenvalues) - m.Positive
+}
 
 // newModel builds a model from a solution: drops the null components, fixes
 // signs and precomputes the raw-coordinate weights.

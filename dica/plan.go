@@ -72,14 +72,29 @@ func (s mapSpec) build() (approx.Map, error) {
 }
 
 // InputMap returns the feature map on inputs.
-func (p *Plan) InputMap() approx.Map { return p.inMap }
+func (p *Plan) InputMap() approx.Map {
+	if p == nil {
+		return nil
+	}
+	return p.inMap
+}
 
 // OutputMap returns the feature map on real targets, or nil.
-func (p *Plan) OutputMap() approx.Map { return p.outMap }
+func (p *Plan) OutputMap() approx.Map {
+	if p == nil {
+		return nil
+	}
+	return p.outMap
+}
 
 // Fingerprint identifies the plan: a SHA-256 of its encoding (configuration,
 // kernels, feature maps, seed).
-func (p *Plan) Fingerprint() [32]byte { return p.fp }
+func (p *Plan) Fingerprint() [32]byte {
+	if p == nil {
+		return [32]byte{}
+	}
+	return p.fp
+}
 
 // NeedsSample reports whether NewPlan draws a sample of data with schema sc
 // (one pass over it): for median-heuristic bandwidths (no Kernel and no

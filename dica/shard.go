@@ -28,6 +28,9 @@ const (
 // UnmarshalBinary has the same Fingerprint, so statistics accumulated with
 // it on another machine merge with statistics accumulated with p.
 func (p *Plan) MarshalBinary() ([]byte, error) {
+	if p == nil || p.inMap == nil {
+		return nil, errNoPlan
+	}
 	var e encoder
 	p.encode(&e)
 	return seal(planMagic, planVersion, e.b), nil
@@ -55,7 +58,13 @@ func (p *Plan) UnmarshalBinary(data []byte) error {
 
 // NewStats returns empty statistics for the plan, to be filled with
 // Stats.AddBlock and combined with Stats.Merge.
+//
+// The statistics of a nil or zero Plan have no plan: AddBlock and Solve
+// return an error.
 func (p *Plan) NewStats() *Stats {
+	if p == nil || p.inMap == nil {
+		return &Stats{}
+	}
 	return &Stats{plan: p, acc: *newAccum(rawDim(p.inMap), p.outDim(), p.Config.needsGram())}
 }
 
@@ -66,12 +75,18 @@ func (p *Plan) NewStats() *Stats {
 // (b.T), and finite values. Adding the blocks of a stream in turn gives the
 // statistics Plan.Accumulate returns, up to rounding.
 func (s *Stats) AddBlock(b *dataset.Block, domains, classes []string) error {
-	p := s.plan
-	if p == nil {
+	if s == nil || s.plan == nil {
 		return errNoPlan
+	}
+	p := s.plan
+	if b == nil {
+		return fmt.Errorf("dica: AddBlock of a nil block")
 	}
 	if b.Rows == 0 {
 		return nil
+	}
+	if b.Rows < 0 || len(b.X) < b.Rows*b.D || len(b.Domain) < b.Rows || b.Label != nil && len(b.Label) < b.Rows || len(b.Target) < b.Rows*b.T {
+		return fmt.Errorf("dica: block of %d rows holds %d values (%d inputs), %d domains, %d labels and %d targets: too few", b.Rows, len(b.X), b.D, len(b.Domain), len(b.Label), len(b.Target))
 	}
 	if b.D != p.Schema.D() {
 		return fmt.Errorf("dica: block has %d inputs, the plan %d", b.D, p.Schema.D())
@@ -197,6 +212,9 @@ func triLen(dim, row0, rows int) int {
 // JoinGram gives the sum back. Statistics without a Gram sum (the method
 // does not need one) return no parts.
 func (s *Stats) SplitGram(parts int) []*GramPart {
+	if s == nil || s.plan == nil {
+		return nil
+	}
 	a := &s.acc
 	if !a.gram {
 		return nil
@@ -219,16 +237,16 @@ func (s *Stats) SplitGram(parts int) []*GramPart {
 
 // HasGram reports whether the statistics hold the Gram sum (the method
 // needs it and it has not been split off by SplitGram).
-func (s *Stats) HasGram() bool { return s.acc.gram }
+func (s *Stats) HasGram() bool { return s != nil && s.acc.gram }
 
 // JoinGram puts back the Gram sum of statistics that SplitGram left without
 // one, from parts that cover every row exactly once (each the sum of the
 // corresponding parts of all merged statistics).
 func (s *Stats) JoinGram(parts []*GramPart) error {
-	a := &s.acc
-	if s.plan == nil {
+	if s == nil || s.plan == nil {
 		return errNoPlan
 	}
+	a := &s.acc
 	if a.gram {
 		return fmt.Errorf("dica: the statistics already hold a Gram sum")
 	}
@@ -239,6 +257,9 @@ func (s *Stats) JoinGram(parts []*GramPart) error {
 	seen := make([]bool, m)
 	sum := make([]float64, m*m)
 	for _, g := range parts {
+		if g == nil {
+			return fmt.Errorf("dica: a nil Gram part")
+		}
 		if err := g.check(); err != nil {
 			return err
 		}
@@ -280,6 +301,9 @@ func (g *GramPart) check() error {
 // Add adds the part o (the same rows of the Gram sum of other statistics of
 // the same plan) into g.
 func (g *GramPart) Add(o *GramPart) error {
+	if g == nil || o == nil {
+		return fmt.Errorf("dica: Add of a nil Gram part")
+	}
 	if g.Fingerprint != o.Fingerprint {
 		return fmt.Errorf("dica: cannot add Gram parts of different plans (fingerprints %x and %x)", g.Fingerprint[:6], o.Fingerprint[:6])
 	}
@@ -292,6 +316,12 @@ func (g *GramPart) Add(o *GramPart) error {
 
 // MarshalBinary encodes the part in a versioned format with a checksum.
 func (g *GramPart) MarshalBinary() ([]byte, error) {
+	if g == nil {
+		return nil, fmt.Errorf("dica: MarshalBinary of a nil Gram part")
+	}
+	if err := g.check(); err != nil {
+		return nil, err
+	}
 	var e encoder
 	e.b = append(e.b, g.Fingerprint[:]...)
 	e.int(g.Dim)
@@ -338,6 +368,9 @@ func (g *GramPart) UnmarshalBinary(data []byte) error {
 // only). Statistics merged in an arbitrary order can so be given the order
 // of first appearance that Plan.Accumulate gives them.
 func (s *Stats) Reorder(domains, classes []string) error {
+	if s == nil || s.plan == nil {
+		return errNoPlan
+	}
 	a := &s.acc
 	if domains != nil {
 		perm, err := permutation(s.Domains, domains, "domain")

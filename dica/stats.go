@@ -329,6 +329,12 @@ func reuseDense(m *mat.Dense, r, c int) *mat.Dense {
 // added in block order, so the result is bit-identical whatever the number
 // of workers.
 func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, error) {
+	if p == nil || p.inMap == nil {
+		return nil, errNoPlan
+	}
+	if ctx == nil || src == nil {
+		return nil, fmt.Errorf("dica: Accumulate needs a context and a source")
+	}
 	sc := src.Schema()
 	if !slices.Equal(sc.Features, p.Schema.Features) || sc.Labelled != p.Schema.Labelled || !slices.Equal(sc.Targets, p.Schema.Targets) {
 		return nil, fmt.Errorf("dica: the data's columns %v differ from the plan's %v", sc.Features, p.Schema.Features)
@@ -442,6 +448,7 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 	if total.n > 0 {
 		s.parts = []Part{total.part(s.Domains)}
 	}
+	s.acc.domHash = nil // only the part is kept
 	if p.Config.supervised() && p.Schema.Labelled {
 		s.Classes = slices.Clone(r.Classes())
 	}
@@ -449,16 +456,36 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 }
 
 // N returns the number of points accumulated.
-func (s *Stats) N() int64 { return s.acc.n }
+func (s *Stats) N() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.acc.n
+}
 
 // Plan returns the plan the statistics were accumulated with.
-func (s *Stats) Plan() *Plan { return s.plan }
+func (s *Stats) Plan() *Plan {
+	if s == nil {
+		return nil
+	}
+	return s.plan
+}
 
 // DomainCounts returns the number of points of each domain.
-func (s *Stats) DomainCounts() []int64 { return padCounts(s.acc.domCount, len(s.Domains)) }
+func (s *Stats) DomainCounts() []int64 {
+	if s == nil {
+		return nil
+	}
+	return padCounts(s.acc.domCount, len(s.Domains))
+}
 
 // ClassCounts returns the number of points of each class.
-func (s *Stats) ClassCounts() []int64 { return padCounts(s.acc.clsCount, len(s.Classes)) }
+func (s *Stats) ClassCounts() []int64 {
+	if s == nil {
+		return nil
+	}
+	return padCounts(s.acc.clsCount, len(s.Classes))
+}
 
 func padCounts(c []int64, n int) []int64 {
 	out := make([]int64, n)

@@ -13,6 +13,7 @@ import (
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/fcs"
+	"github.com/dicalab/dica/internal/escape"
 	"github.com/dicalab/dica/preprocess"
 )
 
@@ -30,6 +31,10 @@ type dataFlags struct {
 	transformChans                         string
 	compensate, allowTruncated, linearize  bool
 	allDataSets                            bool
+	maxLineBytes                           int
+	// shard: the data is one shard of a larger set (dica accumulate), so a
+	// --labels-ignore value may be absent from it.
+	shard bool
 	// spillover, when not nil, compensates every FCS file with this
 	// matrix (a model's recorded one).
 	spillover *fcs.Spillover
@@ -56,6 +61,7 @@ func (d *dataFlags) register(fs *flag.FlagSet, supervised bool) {
 	fs.StringVar(&d.transformChans, "transform-channels", "", "FCS `channels` the --transform applies to, comma-separated (default: all chosen; e.g. leave FSC-A, SSC-A linear)")
 	fs.BoolVar(&d.compensate, "compensate", false, "apply the FCS file's $SPILLOVER compensation")
 	fs.StringVar(&d.header, "header", "auto", "CSV header row: auto, yes or no")
+	fs.IntVar(&d.maxLineBytes, "max-line-bytes", 0, "longest line of a CSV or label file, in `bytes` (0: 1 MiB); a longer line is an error")
 	fs.BoolVar(&d.allowTruncated, "allow-truncated", false, "read the complete events of truncated FCS files instead of failing")
 	fs.BoolVar(&d.linearize, "linearize", false, "FCS: convert log-amplified channels ($PnE) to linear values and divide by gains ($PnG), as flowCore does")
 	fs.BoolVar(&d.allDataSets, "all-datasets", false, "FCS: read every data set of multi-data-set files, each as its own domain (file.fcs#k)")
@@ -207,6 +213,9 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 		Target:       splitList(d.target),
 		LabelsIgnore: splitList(d.labelsIgnore),
 		LabelFiles:   labels,
+		MaxLineBytes: d.maxLineBytes,
+		// A shard may lack a label that other shards have.
+		AllowUnmatchedIgnore: d.shard,
 	}
 	switch d.header {
 	case "auto", "":
@@ -418,7 +427,11 @@ func warnInput(stderr io.Writer, in *input) {
 	}
 	if e, ok := in.src.(interface{ EmptiedDomains() ([]string, bool) }); ok {
 		if names, known := e.EmptiedDomains(); known && len(names) > 0 {
-			fmt.Fprintf(stderr, "dica: warning: --labels-ignore removed every cell of %d domain(s), left out: %s\n", len(names), strings.Join(names, ", "))
+			q := make([]string, len(names))
+			for i, n := range names {
+				q[i] = escape.String(n, 0)
+			}
+			fmt.Fprintf(stderr, "dica: warning: --labels-ignore removed every cell of %d domain(s), left out: %s\n", len(names), strings.Join(q, ", "))
 		}
 	}
 }

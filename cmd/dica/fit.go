@@ -367,6 +367,7 @@ func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var df, sf dataFlags
 	var mf modelFlags
 	df.register(fs, true)
+	df.shard = true
 	mf.register(fs)
 	fs.Var(&sf.data, "sample-data", "`files` to choose landmarks and bandwidths from (default: --data)")
 	fs.Var(&sf.labels, "sample-labels", "label `files` of --sample-data")

@@ -127,11 +127,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dica %s: interrupted; no output was written\n", name)
 		return 1
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "dica %s: %v\n\nRun 'dica %s -h' for help.\n", name, err, name)
+		fmt.Fprintf(stderr, "dica %s: %v\n\nRun 'dica %s -h' for help.\n", name, userMessage(err.Error()), name)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "dica %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "dica %s: %v\n", name, userMessage(err.Error()))
 		return 1
+	}
+}
+
+// libraryOption matches a library option named beside its flag, as the
+// packages' errors name them ("LabelsIgnore (--labels-ignore)").
+var (
+	libraryOption  = regexp.MustCompile(`\b[A-Z][A-Za-z]*(\.[A-Z][A-Za-z]*)? \((--[a-z][a-z-]*)\)`)
+	libraryOption2 = regexp.MustCompile(`\([A-Z][A-Za-z]*(\.[A-Z][A-Za-z]*)?, (--[a-z][a-z-]*)\)`)
+	// packagePrefix matches the package names that begin library errors.
+	packagePrefix = regexp.MustCompile(`(^|: )(csvio|fcs|dica|preprocess|dataset|eval|exact|nystrom|rff|lanczos|kernel|approx|svm|krr|anndata|parquetio|figure|mixing): `)
+)
+
+// userMessage turns a library error into the command's words: an option
+// named beside its flag becomes the flag alone, and the package names that
+// begin library errors go.
+func userMessage(msg string) string {
+	msg = libraryOption.ReplaceAllString(msg, "$2")
+	msg = libraryOption2.ReplaceAllString(msg, "($2)")
+	for {
+		m := packagePrefix.ReplaceAllString(msg, "$1")
+		if m == msg {
+			return m
+		}
+		msg = m
 	}
 }
 

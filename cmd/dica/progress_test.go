@@ -60,3 +60,18 @@ func TestProgressRateAndETA(t *testing.T) {
 		t.Errorf("progress off printed %q", none.String())
 	}
 }
+
+func TestUserMessage(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"csvio: LabelsIgnore (--labels-ignore) value \"O\" matches no label", "--labels-ignore value \"O\" matches no label"},
+		{"x.csv:1: line longer than 1048576 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts", "x.csv:1: line longer than 1048576 bytes, the limit (--max-line-bytes); it starts"},
+		{"fcs: a.fcs has parameters A, B: set Channels (--channels) to the channels to read", "a.fcs has parameters A, B: set --channels to the channels to read"},
+		{"m.dica: dica: not a model file", "m.dica: not a model file"},
+		{"SourceOptions.Channels (--channels) is empty", "--channels is empty"},
+		{"the dica: prefix in the middle stays", "the dica: prefix in the middle stays"},
+	} {
+		if got := userMessage(c.in); got != c.want {
+			t.Errorf("userMessage(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

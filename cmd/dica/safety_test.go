@@ -64,11 +64,14 @@ func TestMain(m *testing.M) {
 type result struct {
 	code           int
 	stdout, stderr string
-	maxRSS         int64 // peak resident memory in bytes
+	maxRSS         int64 // peak resident memory in bytes (0 when not seen)
 	elapsed        time.Duration
 }
 
-// dicaRun runs the command with args in dir.
+// dicaRun runs the command with args in dir. Its peak resident memory is
+// read from the child's own /proc/PID/status (VmHWM) while it runs: the
+// rusage of a child started by os/exec counts the parent's memory too (the
+// child shares the parent's address space until it executes the command).
 func dicaRun(t *testing.T, dir string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(dicaBin(t), args...)
@@ -76,8 +79,33 @@ func dicaRun(t *testing.T, dir string, args ...string) result {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start)}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting dica %v: %v", args, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	var peak int64
+	var err error
+poll:
+	for {
+		select {
+		case err = <-done:
+			break poll
+		default:
+		}
+		if b, rerr := os.ReadFile(status); rerr == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					var kb int64
+					fmt.Sscan(rest, &kb)
+					peak = max(peak, kb*1024)
+				}
+			}
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	r := result{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start), maxRSS: peak}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -85,9 +113,6 @@ func dicaRun(t *testing.T, dir string, args ...string) result {
 		r.code = ee.ExitCode()
 	default:
 		t.Fatalf("running dica %v: %v", args, err)
-	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss * 1024 // kB on Linux
 	}
 	return r
 }

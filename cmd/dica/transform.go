@@ -254,6 +254,7 @@ func (d *dataFlags) rawSource(in *input) (dataset.Source, []fcs.Param, error) {
 		LabelsIgnore: splitList(d.labelsIgnore),
 		LabelFiles:   in.labels,
 		Header:       csvio.NoHeader,
+		MaxLineBytes: d.maxLineBytes,
 	}
 	if cs.HasHeader() {
 		o.Header = csvio.WithHeader

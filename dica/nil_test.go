@@ -1,0 +1,166 @@
+package dica
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/exact"
+	"github.com/dicalab/dica/internal/apitest"
+	"github.com/dicalab/dica/toy"
+)
+
+// TestNilAndZero calls every exported function and method of the package
+// with nil arguments, zero values and short blocks: each gives an error (or
+// a documented zero result), never a panic.
+func TestNilAndZero(t *testing.T) {
+	var (
+		nm  *Model
+		zm  = &Model{}
+		ns  *Stats
+		zs  = &Stats{}
+		np  *Plan
+		zp  = &Plan{}
+		ng  *GramPart
+		zg  = &GramPart{}
+		ctx = context.Background()
+	)
+	ds := toyData(t)
+	good, err := Fit(ctx, ds.Source(), Config{Method: DICA, Rank: 20, Sigma: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(ctx, ds.Source(), Config{Method: DICA, Rank: 20, Sigma: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := plan.Accumulate(ctx, ds.Source())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	errs := func(err error) error {
+		if err == nil {
+			return errors.New("no error")
+		}
+		return nil
+	}
+	zero := func(ok bool) error {
+		if !ok {
+			return errors.New("not the zero result")
+		}
+		return nil
+	}
+	two := func(_ any, err error) error { return errs(err) }
+	calls := map[string]func() error{
+		"Bytes":                     func() error { return zero(Bytes(0) == "0 kB") },
+		"EstimateMemory":            func() error { return zero(EstimateMemory(Config{}, Shape{}) > 0) },
+		"Fit/nil ctx":               func() error { return two(Fit(nil, ds.Source(), Config{})) },
+		"Fit/nil src":               func() error { return two(Fit(ctx, nil, Config{})) },
+		"Fit/zero config":           func() error { return two(Fit(ctx, ds.Source(), Config{Method: -1})) },
+		"FromExact/nil":             func() error { return two(FromExact(nil, nil, Config{})) },
+		"FromExact/zero":            func() error { return two(FromExact(&exact.Model{}, &dataset.Dataset{}, Config{})) },
+		"GramRows":                  func() error { return zero(len(GramRows(0, 0)) == 2) },
+		"Load":                      func() error { return two(Load(filepath.Join(dir, "absent"))) },
+		"Load/dir":                  func() error { return two(Load(dir)) },
+		"LoadStats":                 func() error { return two(LoadStats("")) },
+		"NewPlan/nil":               func() error { return two(NewPlan(ctx, nil, Config{})) },
+		"ParseLandmarks":            func() error { return two(ParseLandmarks("")) },
+		"ParseSolver":               func() error { return two(ParseSolver("")) },
+		"Config.MemoryBudget":       func() error { return zero(Config{MaxMemory: -1}.MemoryBudget() == 0) },
+		"Config.NeedsSample":        func() error { Config{}.NeedsSample(dataset.Schema{}); return nil },
+		"DuplicateError.Error":      func() error { return zero((&DuplicateError{}).Error() != "") },
+		"MemoryError.Error":         func() error { return zero((&MemoryError{}).Error() != "") },
+		"GramPart.Add/nil":          func() error { return errs(zg.Add(nil)) },
+		"GramPart.Add/nil recv":     func() error { return errs(ng.Add(zg)) },
+		"GramPart.MarshalBinary":    func() error { return two(ng.MarshalBinary()) },
+		"GramPart.UnmarshalBinary":  func() error { return errs(zg.UnmarshalBinary(nil)) },
+		"Landmarks.String":          func() error { return zero(Landmarks(-1).String() == "Landmarks(-1)") },
+		"Model.Components":          func() error { return zero(nm.Components() == 0 && zm.Components() == 0) },
+		"Model.Config":              func() error { return zero(nm.Config().Rank == 0 && zm.Config().Rank == 0) },
+		"Model.Inputs":              func() error { return zero(nm.Inputs() == nil && zm.Inputs() == nil) },
+		"Model.Map":                 func() error { return zero(nm.Map() == nil && zm.Map() == nil) },
+		"Model.MarshalBinary/nil":   func() error { return two(nm.MarshalBinary()) },
+		"Model.MarshalBinary/zero":  func() error { return two(zm.MarshalBinary()) },
+		"Model.Null":                func() error { return zero(nm.Null() == 0 && zm.Null() == 0) },
+		"Model.Preprocessing":       func() error { return zero(nm.Preprocessing() == nil && zm.Preprocessing() == nil) },
+		"Model.Save/zero":           func() error { return errs(zm.Save(filepath.Join(dir, "m.dica"))) },
+		"Model.Transform/nil model": func() error { return two(nm.Transform(mat.NewDense(1, 2, nil), TransformOptions{})) },
+		"Model.Transform/zero":      func() error { return two(zm.Transform(mat.NewDense(1, 2, nil), TransformOptions{})) },
+		"Model.Transform/nil x":     func() error { return two(good.Transform(nil, TransformOptions{})) },
+		"Model.Transform/empty x":   func() error { return two(good.Transform(&mat.Dense{}, TransformOptions{})) },
+		"Model.Transform/Positive raised": func() error {
+			m := *good
+			m.Positive = 50
+			return two(m.Transform(ds.X, TransformOptions{}))
+		},
+		"Model.Transform/Eigenvalues cut": func() error {
+			m := *good
+			m.Eigenvalues = nil
+			return two(m.Transform(ds.X, TransformOptions{}))
+		},
+		"Model.TransformStream/nil src": func() error { return errs(good.TransformStream(ctx, nil, 0, nil)) },
+		"Model.TransformStream/zero":    func() error { return errs(zm.TransformStream(ctx, ds.Source(), 0, nil)) },
+		"Model.UnmarshalBinary":         func() error { return errs(zm.UnmarshalBinary(nil)) },
+		"Part.String":                   func() error { return zero(strings.HasPrefix(Part{}.String(), "0 cells")) },
+		"Plan.Accumulate/nil":           func() error { return two(np.Accumulate(ctx, ds.Source())) },
+		"Plan.Accumulate/zero":          func() error { return two(zp.Accumulate(ctx, ds.Source())) },
+		"Plan.Accumulate/nil src":       func() error { return two(plan.Accumulate(ctx, nil)) },
+		"Plan.Fingerprint":              func() error { return zero(np.Fingerprint() == [32]byte{}) },
+		"Plan.InputMap":                 func() error { return zero(np.InputMap() == nil && zp.InputMap() == nil) },
+		"Plan.MarshalBinary":            func() error { return two(zp.MarshalBinary()) },
+		"Plan.NewStats/nil":             func() error { return errs(np.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },
+		"Plan.NewStats/zero":            func() error { return errs(zp.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },
+		"Plan.OutputMap":                func() error { return zero(np.OutputMap() == nil) },
+		"Plan.UnmarshalBinary":          func() error { return errs(zp.UnmarshalBinary([]byte("DICAPLAN"))) },
+		"Solver.String":                 func() error { return zero(Solver(9).String() == "Solver(9)") },
+		"Stats.AddBlock/nil block":      func() error { return errs(plan.NewStats().AddBlock(nil, nil, nil)) },
+		"Stats.AddBlock/short block": func() error {
+			return errs(plan.NewStats().AddBlock(&dataset.Block{Rows: 10, D: 2, X: make([]float64, 4), Domain: []int{0}}, []string{"a"}, []string{"x"}))
+		},
+		"Stats.AddBlock/nil recv": func() error { return errs(ns.AddBlock(&dataset.Block{}, nil, nil)) },
+		"Stats.ClassCounts":       func() error { return zero(len(ns.ClassCounts()) == 0 && len(zs.ClassCounts()) == 0) },
+		"Stats.DomainCounts":      func() error { return zero(len(ns.DomainCounts()) == 0) },
+		"Stats.HasGram":           func() error { return zero(!ns.HasGram() && !zs.HasGram()) },
+		"Stats.JoinGram":          func() error { return errs(zs.JoinGram(nil)) },
+		"Stats.MarshalBinary":     func() error { return two(zs.MarshalBinary()) },
+		"Stats.Merge/nil":         func() error { return errs(zs.Merge(nil)) },
+		"Stats.Merge/nil recv":    func() error { return errs(ns.Merge(st)) },
+		"Stats.Merge/self":        func() error { return errs(st.Merge(st)) },
+		"Stats.N":                 func() error { return zero(ns.N() == 0 && zs.N() == 0) },
+		"Stats.Parts":             func() error { return zero(ns.Parts() == nil) },
+		"Stats.Plan":              func() error { return zero(ns.Plan() == nil) },
+		"Stats.Reorder":           func() error { return errs(zs.Reorder([]string{"a"}, nil)) },
+		"Stats.Save":              func() error { return errs(zs.Save(filepath.Join(dir, "s"))) },
+		"Stats.Solve":             func() error { return two(zs.Solve()) },
+		"Stats.SolveWith":         func() error { return two(ns.SolveWith(Config{})) },
+		"Stats.SplitGram":         func() error { return zero(ns.SplitGram(3) == nil && zs.SplitGram(-1) == nil) },
+		"Stats.UnmarshalBinary":   func() error { return errs(zs.UnmarshalBinary([]byte{1})) },
+	}
+	var names []string
+	for name, call := range calls {
+		names = append(names, name)
+		if err := apitest.Call(call); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	want, err := apitest.ExportedFuncs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing := apitest.Missing(want, names); len(missing) > 0 {
+		t.Errorf("no nil or zero call of %s", strings.Join(missing, ", "))
+	}
+}
+
+// toyData returns a small labelled data set of 4 domains.
+func toyData(t *testing.T) *dataset.Dataset {
+	t.Helper()
+	ds := toy.Classification(toy.Options{Domains: 4, MeanSize: 40, Seed: 1})
+	return ds
+}
