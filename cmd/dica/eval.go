@@ -70,7 +70,8 @@ distributional).
 To keep this fast on large data, each inner fit uses at most
 --max-fit-cells cells and the final SVM at most --max-train-cells cells
 (sampled from each training sample in proportion to its size); the final
-DICA fit uses all training cells, and every test cell is scored.
+DICA fit uses all training cells, and every test cell is scored (after
+--cells-per-domain).
 
 With --batch-center each sample (training and test) is projected centered
 with its own mean, which removes a sample's overall shift; this uses the
@@ -82,8 +83,7 @@ Examples:
   # choosing sigma and lambda on samples 1-8:
   dica eval --data 'sample*.csv' --labels 'labels*.csv' --labels-ignore 0 \
       --transform log1p --methods input,kpca,udica,dica \
-      --train-domains sample1,sample2,sample3,sample4,sample5,sample6,sample7,sample8 \
-      --test-domains sample9,sample10,sample11,sample12,sample13,sample14,sample15,sample16 \
+      --train-domains sample1-sample8 --test-domains 'sample9,sample1[0-6]' \
       --sigma 1,2 --lambda 0,0.1
 
   # The paper's cytometry protocol: 30 random draws of 10 training samples,
