@@ -127,23 +127,16 @@ func syncDir(dir string) {
 	}
 }
 
-// syncWalk fsyncs every file and directory under dir.
-func syncWalk(dir string) error {
+// syncDirs fsyncs every directory under dir (the files are synced as they
+// are written), so that the store's names are on disk.
+func syncDirs(dir string) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
 		if d.IsDir() {
-			return nil // some file systems refuse to sync a directory
+			syncDir(p) // some file systems refuse to sync a directory
 		}
-		return err
+		return nil
 	})
 }

@@ -344,7 +344,7 @@ func (w *Writer) Commit() error {
 		err = cerr
 	}
 	if err == nil {
-		err = syncTree(w.tmp)
+		err = syncDirs(w.tmp)
 	}
 	if err == nil {
 		err = replaceDir(w.tmp, w.path)

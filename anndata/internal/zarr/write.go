@@ -83,7 +83,24 @@ func writeJSON(path string, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o666)
+	return writeFile(path, buf.Bytes())
+}
+
+// writeFile writes a file of the store and syncs it to disk, so that a
+// store is durable once its folders are synced too.
+func writeFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Group creates the group name ("" for the root) with the given attributes.
@@ -184,7 +201,7 @@ func (s *Store) Scalar(name string, v any, attrs map[string]any) error {
 	if err := s.writeMeta(name, dt, nil, nil, nil, attrs); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(s.path(name), "0"), b, 0o666)
+	return writeFile(filepath.Join(s.path(name), "0"), b)
 }
 
 // RowWriter writes an array of one or two dimensions as a stream of rows
@@ -325,7 +342,7 @@ func (w *RowWriter) flush() {
 		var cb bytes.Buffer
 		out, err := Compress(comp, data, &cb)
 		if err == nil {
-			err = os.WriteFile(path, out, 0o666)
+			err = writeFile(path, out)
 		}
 		free <- data
 		return err
