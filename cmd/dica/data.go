@@ -35,6 +35,8 @@ type dataFlags struct {
 	// shard: the data is one shard of a larger set (dica accumulate), so a
 	// --labels-ignore value may be absent from it.
 	shard bool
+	// set holds the names of the flags given on the command line.
+	set map[string]bool
 	// spillover, when not nil, compensates every FCS file with this
 	// matrix (a model's recorded one).
 	spillover *fcs.Spillover
@@ -71,6 +73,12 @@ func (d *dataFlags) register(fs *flag.FlagSet, supervised bool) {
 		fs.Var(&d.labels, "labels", "row-aligned label `files`, one per data file (globs; repeatable)")
 		fs.StringVar(&d.labelsIgnore, "labels-ignore", "", "label `values` whose cells are left out, comma-separated (e.g. 0 for ungated)")
 	}
+}
+
+// markSet records which flags of fs the command line gave.
+func (d *dataFlags) markSet(fs *flag.FlagSet) {
+	d.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { d.set[f.Name] = true })
 }
 
 func splitList(s string) []string {

@@ -219,7 +219,8 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		var s *plotSample
 		if hasData {
 			var src dataset.Source
-			if src, err = modelSource(&df, m, pos); err != nil {
+			df.markSet(fs)
+			if src, err = modelSource(&df, m, pos, stderr); err != nil {
 				return err
 			}
 			pr.setTotal(src)
@@ -296,11 +297,18 @@ func plotInputs(df *dataFlags, pos, projected []string, model, eval string) ([]s
 }
 
 // modelSource opens the data named by the flags as the model reads it: the
-// model's columns unless the flags name others. It is the one place where
-// dica plot opens a model's data.
-func modelSource(df *dataFlags, m *dica.Model, pos []string) (dataset.Source, error) {
-	df.defaults = m.Summary.Features
-	return df.source(pos)
+// model's channels, with the preprocessing it records (dica transform's
+// rules: a flag that contradicts the model is an error).
+func modelSource(df *dataFlags, m *dica.Model, pos []string, stderr io.Writer) (dataset.Source, error) {
+	if err := df.fromModel(m, "model", stderr); err != nil {
+		return nil, err
+	}
+	in, err := df.open(pos)
+	if err != nil {
+		return nil, err
+	}
+	warnInput(stderr, in)
+	return in.src, nil
 }
 
 // plotSample is the subsample of the cells that a picture draws: at most a

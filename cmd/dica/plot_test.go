@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -80,7 +81,7 @@ func TestPlotMatchesTransform(t *testing.T) {
 	dir := plotData(t)
 	m, err := dica.Load(plotModel(t, dir))
 	require.NoError(t, err)
-	src, err := modelSource(plotFlags(dir), m, nil)
+	src, err := modelSource(plotFlags(dir), m, nil, io.Discard)
 	require.NoError(t, err)
 	const per = 60
 	s, err := projectSample(ctx, m, src, per, 3, newProgress(true))
@@ -180,7 +181,7 @@ func TestPlotProjected(t *testing.T) {
 		"--labels", filepath.Join(dir, "labels*.csv"), "--labels-ignore", "0", "--out", csv, "--quiet")
 	require.Equal(t, 0, code, errs)
 
-	src, err := modelSource(plotFlags(dir), m, nil)
+	src, err := modelSource(plotFlags(dir), m, nil, io.Discard)
 	require.NoError(t, err)
 	want, err := projectSample(ctx, m, src, 50, 9, newProgress(true))
 	require.NoError(t, err)
@@ -232,7 +233,7 @@ func TestPlotBaseline(t *testing.T) {
 	dir := plotData(t)
 	m, err := dica.Load(plotModel(t, dir))
 	require.NoError(t, err)
-	src, err := modelSource(plotFlags(dir), m, nil)
+	src, err := modelSource(plotFlags(dir), m, nil, io.Discard)
 	require.NoError(t, err)
 	s, err := projectSample(ctx, m, src, 80, 1, newProgress(true))
 	require.NoError(t, err)
@@ -518,7 +519,7 @@ func TestPlotPaperModel(t *testing.T) {
 	_, want := readZ(t, csv)
 	m, err := dica.Load(model)
 	require.NoError(t, err)
-	src, err := modelSource(plotFlags(dir), m, nil)
+	src, err := modelSource(plotFlags(dir), m, nil, io.Discard)
 	require.NoError(t, err)
 	s, err := projectSample(ctx, m, src, 40, 2, newProgress(true))
 	require.NoError(t, err)
@@ -572,7 +573,7 @@ func TestPlotTarget(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	m, err := dica.Load(model)
 	require.NoError(t, err)
-	src, err := modelSource(&dataFlags{data: listFlag{csv}, domain: "patient", target: "y", header: "auto", transform: "none"}, m, nil)
+	src, err := modelSource(&dataFlags{data: listFlag{csv}, domain: "patient", target: "y", header: "auto", transform: "none"}, m, nil, io.Discard)
 	require.NoError(t, err)
 	s, err := projectSample(ctx, m, src, 1000, 1, newProgress(true))
 	require.NoError(t, err)

@@ -8,7 +8,6 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -120,9 +119,8 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if tf.scale && paper {
 		return usageErr("--scale: a --form paper model's components are already scaled by 1/sqrt(gamma)")
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := df.fromModel(m, tf.preprocess, set, stderr); err != nil {
+	df.markSet(fs)
+	if err := df.fromModel(m, tf.preprocess, stderr); err != nil {
 		return err
 	}
 	in, err := df.open(pos)
@@ -154,8 +152,9 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // fromModel sets the data flags from the model's recorded preprocessing
 // (mode "model"), or for data that is already preprocessed (mode "none"). A
 // preprocessing flag the user set that contradicts the model is an error.
-func (d *dataFlags) fromModel(m *dica.Model, mode string, set map[string]bool, stderr io.Writer) error {
+func (d *dataFlags) fromModel(m *dica.Model, mode string, stderr io.Writer) error {
 	p := m.Preprocessing()
+	set := d.set
 	d.defaults = m.Inputs()
 	prepFlags := []string{"transform", "transform-channels", "compensate", "linearize"}
 	switch mode {
