@@ -338,13 +338,14 @@ func TestWriterErrors(t *testing.T) {
 		{"short block", &dataset.Block{Rows: 2, D: 2, X: []float64{1, 2}, Domain: []int{0, 0}}, mat.NewDense(2, 1, nil), []string{"d"}, "block of 2 rows"},
 		{"NaN", &dataset.Block{Rows: 1, D: 2, X: []float64{1, math.NaN()}, Domain: []int{0}}, mat.NewDense(1, 1, nil), []string{"d"}, `cell 0 (0-based), channel "b": value NaN is not finite`},
 		{"Inf component", &dataset.Block{Rows: 1, D: 2, X: []float64{1, 2}, Domain: []int{0}}, mat.NewDense(1, 1, []float64{math.Inf(-1)}), []string{"d"}, "component 1: value -Inf"},
+		{"float32 overflow", &dataset.Block{Rows: 1, D: 2, X: []float64{1, -1e300}, Domain: []int{0}}, mat.NewDense(1, 1, nil), []string{"d"}, "value -1e+300 is beyond the range of float32"},
 		{"no components", &dataset.Block{Rows: 1, D: 2, X: []float64{1, 2}, Domain: []int{0}}, nil, []string{"d"}, "no components"},
 		{"wrong components", &dataset.Block{Rows: 1, D: 2, X: []float64{1, 2}, Domain: []int{0}}, mat.NewDense(1, 3, nil), []string{"d"}, "want 1 columns"},
 		{"domain out of range", &dataset.Block{Rows: 1, D: 2, X: []float64{1, 2}, Domain: []int{3}}, mat.NewDense(1, 1, nil), []string{"d"}, "domain index 3 out of range"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := Create(p, WriterOptions{Vars: []string{"a", "b"}, Components: 1})
+			w, err := Create(p, WriterOptions{Vars: []string{"a", "b"}, Components: 1, Float32: tc.name == "float32 overflow"})
 			require.NoError(t, err)
 			defer w.Abort()
 			err = w.WriteBlock(tc.b, tc.z, tc.doms, nil)

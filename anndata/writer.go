@@ -238,6 +238,9 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("anndata: cell %d (0-based), channel %q: value %v is not finite", row, w.o.Vars[j], v)
 			}
+			if w.o.Float32 && math.Abs(v) > math.MaxFloat32 {
+				return fmt.Errorf("anndata: cell %d (0-based), channel %q: value %v is beyond the range of float32; store X as float64", row, w.o.Vars[j], v)
+			}
 		}
 		if k > 0 {
 			for j, v := range z.RawRowView(i) {
