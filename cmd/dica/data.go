@@ -252,8 +252,9 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 	}
 	in.src = src
 	pipe := &preprocess.Pipeline{Format: "csv", Transform: tr.String()}
+	cols := src.FeatureColumns()
 	for j, f := range src.Schema().Features {
-		c := preprocess.Channel{Name: f}
+		c := preprocess.Channel{Name: f, Index: cols[j] + 1}
 		if j < len(refs) {
 			c.Ref = refs[j]
 		}

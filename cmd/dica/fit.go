@@ -19,6 +19,7 @@ import (
 	"github.com/dicalab/dica/exact"
 	"github.com/dicalab/dica/internal/atomicfile"
 	"github.com/dicalab/dica/kernel"
+	"github.com/dicalab/dica/preprocess"
 )
 
 const fitUsage = `Usage: dica fit --data FILES [flags] --out MODEL
@@ -251,6 +252,50 @@ type fitReport struct {
 	ClassNames         []string  `json:"class_names,omitempty"`
 	Features           []string  `json:"features"`
 	PeakRSSMB          float64   `json:"peak_rss_mb,omitempty"`
+	// Preprocessing is how the model expects its data (null: not
+	// recorded), and PreprocessingText the same on one line.
+	Preprocessing     *pipelineJSON `json:"preprocessing"`
+	PreprocessingText string        `json:"preprocessing_text"`
+}
+
+// pipelineJSON is the JSON form of a model's preprocessing.
+type pipelineJSON struct {
+	Format            string        `json:"format"`
+	Channels          []channelJSON `json:"channels"`
+	Linearize         bool          `json:"linearize"`
+	Compensation      *spillJSON    `json:"compensation"`
+	Transform         string        `json:"transform"`
+	TransformChannels []string      `json:"transform_channels"`
+}
+
+type channelJSON struct {
+	Name  string `json:"name"`
+	Ref   string `json:"ref,omitempty"`
+	Index int    `json:"index,omitempty"`
+	PnN   string `json:"pnn,omitempty"`
+	PnS   string `json:"pns,omitempty"`
+}
+
+type spillJSON struct {
+	PerFile  bool      `json:"per_file"`
+	Keyword  string    `json:"keyword"`
+	Source   string    `json:"source"`
+	Channels []string  `json:"channels"`
+	Matrix   []float64 `json:"matrix"`
+}
+
+func newPipelineJSON(p *preprocess.Pipeline) *pipelineJSON {
+	if p == nil {
+		return nil
+	}
+	j := &pipelineJSON{Format: p.Format, Linearize: p.Linearize, Transform: p.TransformSpec(), TransformChannels: p.TransformChannels}
+	for _, c := range p.Channels {
+		j.Channels = append(j.Channels, channelJSON{c.Name, c.Ref, c.Index, c.PnN, c.PnS})
+	}
+	if s := p.Compensation; s != nil {
+		j.Compensation = &spillJSON{s.PerFile, s.Keyword, s.Source, s.Channels, s.Matrix}
+	}
+	return j
 }
 
 func sigmaOf(k kernel.Kernel) float64 {
@@ -274,7 +319,9 @@ func newReport(m *dica.Model, secs float64) fitReport {
 		Lambda: c.Lambda, Epsilon: c.Epsilon, Seconds: secs,
 		DistVarInput: m.InputVariance, DistVarProjected: m.ProjectedVariance,
 		DomainNames: s.Domains, ClassNames: s.Classes, Features: s.Features,
-		PeakRSSMB: peakRSSMB(),
+		PeakRSSMB:         peakRSSMB(),
+		Preprocessing:     newPipelineJSON(m.Preprocessing()),
+		PreprocessingText: m.Preprocessing().String(),
 	}
 	r.Form = strings.ToLower(c.Form.String()) // the low-rank solvers solve the canonical form
 	if c.Solver != dica.Exact {
@@ -312,6 +359,7 @@ func writeReport(w io.Writer, r fitReport) error {
 	fmt.Fprintf(tw, "components\t%d positive of %d returned\n", r.ComponentsPositive, len(r.Eigenvalues))
 	fmt.Fprintf(tw, "eigenvalues\t%s\n", fmtFloats(r.Eigenvalues))
 	fmt.Fprintf(tw, "distributional variance\t%.4g input, %.4g projected\n", r.DistVarInput, r.DistVarProjected)
+	fmt.Fprintf(tw, "preprocessing\t%s\n", r.PreprocessingText)
 	if r.Seconds > 0 {
 		fmt.Fprintf(tw, "seconds\t%.2f\n", r.Seconds)
 	}
