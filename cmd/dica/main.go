@@ -65,8 +65,16 @@ Examples:
   dica fit --method udica --data 'patient*.fcs' --channels CD4,CD8,CD3 \
       --transform asinh:150 --compensate --out gvhd.dica
 
-  # Project new cells and write them back as FCS (channels + components):
+  # Project new cells with the model's own preprocessing and write them
+  # back as FCS (every channel, the components, the sample):
   dica transform --model gvhd.dica --data new.fcs --out new_dica.fcs
+
+  # Look before believing: cells colored by population and by sample:
+  dica plot --model cytof.dica --data 'sample*.csv' --labels 'labels*.csv' \
+      --labels-ignore 0 --out cytof.png
+
+  # What a model expects (channels, compensation, transform) and holds:
+  dica info cytof.dica
 
 Run 'dica <command> -h' for a command's flags.
 `
@@ -140,6 +148,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 var (
 	libraryOption  = regexp.MustCompile(`\b[A-Z][A-Za-z]*(\.[A-Z][A-Za-z]*)? \((--[a-z][a-z-]*)\)`)
 	libraryOption2 = regexp.MustCompile(`\([A-Z][A-Za-z]*(\.[A-Z][A-Za-z]*)?, (--[a-z][a-z-]*)\)`)
+	// pathOp matches the operation of an *fs.PathError ("open x: ...").
+	pathOp = regexp.MustCompile(`(^|: )(open|stat|lstat|read|write|close) ([^: ]+): `)
 	// packagePrefix matches the package names that begin library errors.
 	packagePrefix = regexp.MustCompile(`(^|: )(csvio|fcs|dica|preprocess|dataset|eval|exact|nystrom|rff|lanczos|kernel|approx|svm|krr|anndata|parquetio|figure|mixing): `)
 )
@@ -150,6 +160,7 @@ var (
 func userMessage(msg string) string {
 	msg = libraryOption.ReplaceAllString(msg, "$2")
 	msg = libraryOption2.ReplaceAllString(msg, "($2)")
+	msg = pathOp.ReplaceAllString(msg, "$1$3: ")
 	for {
 		m := packagePrefix.ReplaceAllString(msg, "$1")
 		if m == msg {

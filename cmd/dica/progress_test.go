@@ -69,6 +69,8 @@ func TestUserMessage(t *testing.T) {
 		{"m.dica: dica: not a model file", "m.dica: not a model file"},
 		{"SourceOptions.Channels (--channels) is empty", "--channels is empty"},
 		{"the dica: prefix in the middle stays", "the dica: prefix in the middle stays"},
+		{"open /tmp/m.dica: no such file or directory", "/tmp/m.dica: no such file or directory"},
+		{"csvio: open x.csv: permission denied", "x.csv: permission denied"},
 	} {
 		if got := userMessage(c.in); got != c.want {
 			t.Errorf("userMessage(%q) = %q, want %q", c.in, got, c.want)
