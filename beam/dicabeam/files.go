@@ -19,6 +19,7 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
+	"github.com/dicalab/dica/parquetio"
 	"github.com/dicalab/dica/preprocess"
 )
 
@@ -30,25 +31,29 @@ func init() {
 }
 
 // FileOptions say which files hold the cells and how to read them. The
-// files are read with the core readers (packages csvio and fcs), so they
-// give the same cells as the in-process Source.
+// files are read with the core readers (packages csvio, fcs and
+// parquetio), so they give the same cells as the in-process Source.
 type FileOptions struct {
 	// Files are the data files in order (Glob expands patterns). All are
-	// CSV or all are FCS (by extension .fcs/.lmd or an "FCS" signature).
+	// CSV, all are FCS (by extension .fcs/.lmd or an "FCS" signature) or
+	// all are Parquet (by extension .parquet/.parq or a "PAR1" signature).
 	Files []string
-	// Domain names the CSV column holding the domain; empty means one
-	// domain per file, named after the file (always so for FCS files).
+	// Domain names the CSV or Parquet column holding the domain; empty
+	// means one domain per file, named after the file (always so for FCS
+	// files).
 	Domain string
-	// Features selects CSV input columns by name or 1-based position
-	// (default: every column not used otherwise).
+	// Features selects input columns: CSV columns by name or 1-based
+	// position, Parquet columns by name (default: every column not used
+	// otherwise; for Parquet, every numeric one).
 	Features []string
-	// Label names the CSV column holding class labels; LabelFiles gives
-	// instead one row-aligned label file per data file.
+	// Label names the CSV or Parquet column holding class labels;
+	// LabelFiles gives instead one row-aligned label file per CSV file.
 	Label      string
 	LabelFiles []string
 	// LabelsIgnore lists label values whose cells are left out (e.g. "0").
 	LabelsIgnore []string
-	// Target names CSV columns holding real targets (regression).
+	// Target names CSV or Parquet columns holding real targets
+	// (regression).
 	Target []string
 	// Header is "auto" (default), "yes" or "no" (CSV).
 	Header string
@@ -178,14 +183,8 @@ func (o FileOptions) schema(ctx context.Context) (dataset.Schema, error) {
 	if len(o.LabelFiles) > 0 && len(o.LabelFiles) != len(o.Files) {
 		return dataset.Schema{}, fmt.Errorf("dicabeam: %d data files but %d label files", len(o.Files), len(o.LabelFiles))
 	}
-	nfcs := 0
-	for _, f := range o.Files {
-		if fcs.Detect(f) {
-			nfcs++
-		}
-	}
-	if nfcs > 0 && nfcs < len(o.Files) {
-		return dataset.Schema{}, fmt.Errorf("dicabeam: the files mix FCS and CSV")
+	if _, err := kindOfFiles(o.Files); err != nil {
+		return dataset.Schema{}, err
 	}
 	first := []string{o.Files[0], ""}
 	if len(o.LabelFiles) > 0 {
@@ -216,16 +215,22 @@ func (o FileOptions) source(files, labels []string) (dataset.Source, error) {
 		return nil, fmt.Errorf("dicabeam: transform: %w", err)
 	}
 	_, identity := tr.(preprocess.Identity)
-	nfcs := 0
-	for _, f := range files {
-		if fcs.Detect(f) {
-			nfcs++
-		}
+	kind, err := kindOfFiles(files)
+	if err != nil {
+		return nil, err
 	}
-	if nfcs > 0 {
-		if nfcs < len(files) {
-			return nil, fmt.Errorf("dicabeam: the files mix FCS and CSV")
+	if kind == parquetFiles {
+		if len(labels) > 0 || len(o.Channels) > 0 || o.Compensate || (o.Header != "" && o.Header != "auto") {
+			return nil, fmt.Errorf("dicabeam: LabelFiles, Header, Channels and Compensate do not apply to Parquet files (name a Label column)")
 		}
+		po := parquetio.Options{Features: o.Features, Domain: o.Domain, Label: o.Label, Target: o.Target, LabelsIgnore: o.LabelsIgnore}
+		if !identity {
+			ch := preprocess.Channels{F: tr}
+			po.Transform = func(row []float64) { ch.Apply(row, len(row)) }
+		}
+		return parquetio.NewSource(files, po)
+	}
+	if kind == fcsFiles {
 		if o.Domain != "" || o.Label != "" || len(o.Target) > 0 || len(o.Features) > 0 || len(labels) > 0 {
 			return nil, fmt.Errorf("dicabeam: FCS files are one domain each, without labels or targets: Domain, Label, LabelFiles, Target and Features apply to CSV (use Channels)")
 		}
@@ -264,6 +269,54 @@ func (o FileOptions) source(files, labels []string) (dataset.Source, error) {
 		return nil, fmt.Errorf("dicabeam: %d data files but %d label files", len(files), len(labels))
 	}
 	return csvio.NewSource(files, co)
+}
+
+// Kinds of data files.
+const (
+	csvFiles = iota
+	fcsFiles
+	parquetFiles
+)
+
+// isParquet reports whether a file is Parquet: by its extension, or for a
+// local file by the "PAR1" signature at its start.
+func isParquet(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".parquet", ".parq":
+		return true
+	}
+	if isRemote(path) {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == "PAR1"
+}
+
+// kindOfFiles returns the kind of the files, all of one kind.
+func kindOfFiles(files []string) (int, error) {
+	var n [3]int
+	for _, f := range files {
+		switch {
+		case isParquet(f):
+			n[parquetFiles]++
+		case fcs.Detect(f):
+			n[fcsFiles]++
+		default:
+			n[csvFiles]++
+		}
+	}
+	for k, c := range n {
+		if c == len(files) {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("dicabeam: the files mix kinds (%d CSV, %d FCS, %d Parquet); give files of one kind", n[csvFiles], n[fcsFiles], n[parquetFiles])
 }
 
 func orNone(s string) string {
