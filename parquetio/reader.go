@@ -398,17 +398,29 @@ func (s *Source) checkPages(r io.ReaderAt, name, col string, md *format.ColumnMe
 	var proto thrift.CompactProtocol
 	buf := make([]byte, 64<<10)
 	for off := start; off < end; {
-		n := min(int64(len(buf)), end-off)
-		k, err := r.ReadAt(buf[:n], off)
-		if err != nil && !(errors.Is(err, io.EOF) && int64(k) == n) {
-			return fmt.Errorf("%s: column %s: %w", name, escape.String(col, 0), err)
-		}
+		// A header is most often a few dozen bytes; a larger window is read
+		// only when the small one does not hold it (statistics of long
+		// strings).
 		var h format.PageHeader
-		pr := proto.NewReaderFromBytes(buf[:n])
-		if err := catch(func() error { return thrift.NewDecoder(pr).Decode(&h) }); err != nil {
-			return fmt.Errorf("%s: column %s: a page header at byte %d cannot be read: %v", name, escape.String(col, 0), off, err)
+		var hl int64
+		for _, window := range []int64{512, int64(len(buf))} {
+			n := min(window, end-off)
+			k, err := r.ReadAt(buf[:n], off)
+			if err != nil && !(errors.Is(err, io.EOF) && int64(k) == n) {
+				return fmt.Errorf("%s: column %s: %w", name, escape.String(col, 0), err)
+			}
+			h = format.PageHeader{}
+			pr := proto.NewReaderFromBytes(buf[:n])
+			err = catch(func() error { return thrift.NewDecoder(pr).Decode(&h) })
+			if err != nil && n == window && window < int64(len(buf)) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%s: column %s: a page header at byte %d cannot be read: %v", name, escape.String(col, 0), off, err)
+			}
+			hl = int64(pr.BytesRead())
+			break
 		}
-		hl := int64(pr.BytesRead())
 		var nv int64
 		switch {
 		case h.DataPageHeader.Valid:
