@@ -18,6 +18,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
+
+	"github.com/dicalab/dica/internal/escape"
 )
 
 type command struct {
@@ -121,8 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands()[name]
 	if !ok {
-		fmt.Fprintf(stderr, "dica: unknown command %q\n\n", name)
-		usage(stderr)
+		fmt.Fprintf(stderr, "dica: unknown command %s\n\nRun 'dica help' for the commands.\n", escape.String(name, 0))
 		return 2
 	}
 	err := c.run(ctx, args[1:], stdout, stderr)
@@ -164,11 +166,24 @@ func userMessage(msg string) string {
 	for {
 		m := packagePrefix.ReplaceAllString(msg, "$1")
 		if m == msg {
-			return m
+			break
 		}
 		msg = m
 	}
+	// A message is a paragraph: values echoed from the command line or a
+	// file are cut (readers quote at most 80 bytes of a file already).
+	if len(msg) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = fmt.Sprintf("%s... (%d more bytes)", msg[:cut], len(msg)-cut)
+	}
+	return msg
 }
+
+// maxMessage is the longest error message the command prints, in bytes.
+const maxMessage = 1000
 
 // errUsage marks errors in the command line itself (errors.Is).
 var errUsage = errors.New("usage")
