@@ -35,3 +35,20 @@ func ExampleRun() {
 	// input C=1                                      d5 0.917 d6 0.903  mean 0.910
 	// dica  sigma=4 lambda=0 epsilon=0.0001 k=1 C=1  d5 0.826 d6 0.761  mean 0.793
 }
+
+// The paper's protocol: repeated random draws of training domains, every
+// other domain tested; the same seed gives the same draws.
+func ExampleRandomSplits() {
+	ds := toy.Classification(toy.Options{Domains: 6, MeanSize: 50, Classes: 2, Seed: 1})
+	splits, err := eval.RandomSplits(ds, 4, 3, 7)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range splits {
+		fmt.Println("train", s.Train, "test", s.Test)
+	}
+	// Output:
+	// train [0 1 3 5] test [2 4]
+	// train [0 2 3 5] test [1 4]
+	// train [2 3 4 5] test [0 1]
+}
