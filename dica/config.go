@@ -5,8 +5,15 @@
 // sample of the data), one streaming pass over the data accumulating
 // sufficient statistics (per-domain and per-class feature sums, and the
 // m x m Gram sum only when the method needs it), and a solve of a small
-// generalized eigenproblem (MATH.md, "The low-rank reduction"). The data is
-// never held as an n x m matrix, so n is limited by the disk, not memory.
+// generalized eigenproblem (docs/MATH.md, "3. The low-rank reduction").
+// The data is never held as an n x m matrix, so n is limited by the disk,
+// not memory; a fit whose estimated memory exceeds the budget
+// (EstimateMemory, Config.MaxMemory) is refused before it allocates.
+//
+// A model records how its data were preprocessed (Config.Preprocessing:
+// channels, compensation, transform) and applies it to raw cells
+// (Model.Transform). Models, statistics and plans are versioned files with a
+// checksum (docs/FORMATS.md), written atomically.
 //
 // The exact n x n path (package exact) is available through Solver = Exact
 // for small data and for measuring the approximation error.
@@ -25,7 +32,8 @@ import (
 	"github.com/dicalab/dica/preprocess"
 )
 
-// Method selects the member of the DICA family (MATH.md, "special cases").
+// Method selects the member of the DICA family (docs/MATH.md, "1. The DICA
+// family").
 type Method = exact.Method
 
 // The methods.
@@ -40,7 +48,7 @@ const (
 	COIR = exact.COIR
 )
 
-// Form selects the eigenproblem of the exact path (MATH.md, "Two
+// Form selects the eigenproblem of the exact path (docs/MATH.md, "2. Two
 // eigenproblems").
 type Form = exact.Form
 
@@ -138,7 +146,7 @@ const (
 	// signal: gamma <= NullTol * gamma_max.
 	NullTol = 1e-10
 	// DefaultRCond is the default of Config.RCond: nystrom.DefaultRCond,
-	// the relative cutoff of MATH.md.
+	// the relative cutoff of docs/MATH.md, "7. Kernels and feature maps".
 	DefaultRCond = nystrom.DefaultRCond
 	// OutputRCond caps the relative eigenvalue cutoff of the Nystrom map on
 	// real targets (regression): that map uses min(Config.RCond,
@@ -177,26 +185,25 @@ type Config struct {
 	LloydIters int
 	// Orthogonal selects orthogonal random features (RFF only).
 	Orthogonal bool
-	// RCond is the relative eigenvalue cutoff inside K_mm^{-1/2} (MATH.md:
-	// eigenvalues of K_mm below RCond times the largest are dropped), of
+	// RCond is the relative eigenvalue cutoff inside K_mm^{-1/2}
+	// (eigenvalues of K_mm below RCond times the largest are dropped; see
+	// docs/MATH.md, "7. Kernels and feature maps"), of
 	// the domain-variance term C_Q and of the factorization of C in the
 	// lambda > 0 reduction. 0 means DefaultRCond (1e-10); otherwise it must
 	// satisfy 0 < RCond < 1.
 	//
 	// The input cutoff sets the floor of the agreement with the exact path
-	// at m = n (every point a landmark): Phi Phi^T is K with eigenvalues
-	// below 1e-10 s_max removed, and the leading eigenvalues of
-	// classification and unsupervised fits agree with the exact ones to
-	// about 1e-14 relative (measured, TestNystromAllPointsEqualsExact), far
-	// inside the 1e-8 of issue 3.
+	// at m = n (every point a landmark): Phi Phi^T is K with the
+	// eigenvalues below RCond s_max removed
+	// (TestNystromAllPointsEqualsExact bounds the agreement).
 	//
 	// The Nystrom map on real targets uses the tighter min(RCond,
-	// OutputRCond) = 1e-12: an eigenvalue s of K_rr that is dropped
-	// changes P = L (L + n eps I)^{-1} by about s / (r eps), which is not
-	// negligible for eps = 1e-4: at 1e-10 the m = n agreement of regression
-	// fits is only 1e-8, at 1e-12 it is 1.5e-10. The larger amplification of rounding
-	// by T_y = K_rr^{-1/2}, up to (1e-12 s_max)^{-1/2}, is harmless because
-	// T_y is applied to each point's kernel row, never to sums (see Stats).
+	// OutputRCond): an eigenvalue s of K_rr that is dropped changes
+	// P = L (L + n eps I)^{-1} by about s / (r eps), which is not negligible
+	// for eps = 1e-4 at a cutoff of 1e-10. The larger amplification of
+	// rounding by T_y = K_rr^{-1/2}, up to (OutputRCond s_max)^{-1/2}, is
+	// harmless because T_y is applied to each point's kernel row, never to
+	// sums (see Stats).
 	RCond float64
 	// OutputRank is the number of Nystrom landmarks on the targets for the
 	// RBF output kernel (default min(Rank, 200)).

@@ -31,7 +31,7 @@ type Summary struct {
 	Targets      []string
 }
 
-// Model is a fitted DICA transformation z(x) = W^T (phi(x) - mu) (MATH.md,
+// Model is a fitted DICA transformation z(x) = W^T (phi(x) - mu) (docs/MATH.md,
 // "Out-of-sample projection"): a feature map phi, the weights W (m x k) of
 // the components with a positive eigenvalue, and the training mean feature
 // mu. A Model is safe for concurrent use.

@@ -170,7 +170,8 @@ func (s *Stats) features() (*featureStats, error) {
 }
 
 // classFactor returns F = Phi_c^T Psi (m x c) and S = Psi^T Psi (c x c) for
-// the delta output kernel, Psi the centered one-hot labels (MATH.md):
+// the delta output kernel, Psi the centered one-hot labels (docs/MATH.md,
+// "3. The low-rank reduction"):
 // column j of F is T^T (sum_{x in class j} k' - n_j dbar).
 func (s *Stats) classFactor(t *mat.Dense, dbar []float64, fs *featureStats) (f, sm *mat.Dense, err error) {
 	counts := s.ClassCounts()
@@ -231,7 +232,8 @@ type solution struct {
 	values []float64  // all returned eigenvalues, largest first
 }
 
-// solve solves the reduced generalized eigenproblem (MATH.md):
+// solve solves the reduced generalized eigenproblem (docs/MATH.md, "5. The
+// solve"):
 //
 //	(1/n) G w = gamma (C_Q + I + lambda C^{-1}) w,
 //
@@ -321,7 +323,8 @@ func (lr *lowRank) applyFunc(x *mat.Dense, f func(float64) float64) {
 
 // solveLowRankNumerator: lambda = 0 and G = g g^T. The nonzero eigenpairs
 // come from the r x r matrix g^T B0^{-1} g / n with B0 = I + C_Q, and
-// w = B0^{-1} g u / sqrt(n gamma) (MATH.md). No m x m decomposition.
+// w = B0^{-1} g u / sqrt(n gamma) (docs/MATH.md, "5. The solve", lambda =
+// 0). No m x m decomposition.
 func (fs *featureStats) solveLowRankNumerator(cq *lowRank, k int) (*solution, error) {
 	h := mat.DenseCopyOf(fs.g)
 	cq.applyFunc(h, func(x float64) float64 { return 1 / x })
@@ -364,7 +367,8 @@ func (fs *featureStats) solveFullNumerator(cq *lowRank, k int) (*solution, error
 }
 
 // solveRidge: lambda > 0, through a rank-revealing factorization
-// C ~ Y Y^T of C = Phi_c^T Phi_c (MATH.md uses C = V S V^T, Y = V S^{1/2};
+// C ~ Y Y^T of C = Phi_c^T Phi_c (docs/MATH.md, "5. The solve", uses
+// C = V S V^T, Y = V S^{1/2};
 // any factor with C = Y Y^T gives the same problem, and a pivoted Cholesky
 // factorization stopping at RCond times the largest diagonal entry costs
 // O(m p^2) instead of a full eigendecomposition). With W = Y beta,

@@ -17,7 +17,7 @@ import (
 	"github.com/dicalab/dica/internal/gemm"
 )
 
-// Stats are the sufficient statistics of a DICA fit (MATH.md, "Sufficient
+// Stats are the sufficient statistics of a DICA fit (docs/MATH.md, "4. Sufficient
 // statistics"): counts and feature sums per domain and per class, the output
 // cross sums for regression, and the Gram sum sum phi phi^T when the method
 // needs it.
@@ -37,10 +37,9 @@ import (
 // deterministic value) and not sums, whose rounding depends on how the
 // points were grouped. Summing per-point values, statistics of the same
 // points grouped differently (shards, blocks, workers) differ only by
-// floating-point reassociation. Measured (TestShardsMerge,
-// TestBlockRowsInvariance): models from 1, 2 or 7 shards or from any block
-// size agree to 3e-12 relative in their eigenvalues (before: 2e-4 for
-// regression, 5e-10 for a wide RBF kernel, sigma = 20 at m = 200).
+// floating-point reassociation (TestShardsMerge and
+// TestBlockRowsInvariance bound the agreement of models from several
+// shards or block sizes, regression and wide kernels included).
 //
 // Statistics of disjoint parts of a data set add up: Merge combines them
 // (domains and classes are matched by name), so shards can be accumulated in
