@@ -373,6 +373,10 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 // exactPlan wraps the kernel expansion of an exact fit as a plan, so exact
 // and low-rank models share one representation and file format.
 func exactPlan(cfg Config, sc dataset.Schema, k kernel.Kernel, x *mat.Dense) (*Plan, error) {
+	var err error
+	if cfg.Preprocessing, err = bindPipeline(cfg.Preprocessing, sc); err != nil {
+		return nil, err
+	}
 	p := &Plan{Config: cfg, Schema: sc, in: mapSpec{kind: mapKernelRows, kern: k, landmarks: x}}
 	if err := p.finish(); err != nil {
 		return nil, err

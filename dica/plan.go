@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/dicalab/dica/internal/gemm"
 	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/nystrom"
+	"github.com/dicalab/dica/preprocess"
 	"github.com/dicalab/dica/rff"
 )
 
@@ -148,6 +150,11 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 		}
 	}
 	p := &Plan{Config: cfg, Schema: sc}
+	pipe, err := bindPipeline(cfg.Preprocessing, sc)
+	if err != nil {
+		return nil, err
+	}
+	p.Config.Preprocessing = pipe
 	// Input kernel.
 	k := cfg.Kernel
 	if k == nil {
@@ -209,6 +216,31 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 		return nil, err
 	}
 	return p, nil
+}
+
+// bindPipeline returns a copy of the recorded preprocessing p for data of
+// schema sc: its channels are the data's columns (filled in when p names
+// none), and must be when it names them.
+func bindPipeline(p *preprocess.Pipeline, sc dataset.Schema) (*preprocess.Pipeline, error) {
+	if p == nil {
+		return nil, nil
+	}
+	q := *p
+	if len(q.Channels) == 0 {
+		q.Channels = make([]preprocess.Channel, len(sc.Features))
+		for j, f := range sc.Features {
+			q.Channels[j] = preprocess.Channel{Name: f}
+		}
+	} else {
+		q.Channels = slices.Clone(q.Channels)
+		if !slices.Equal(q.Names(), sc.Features) {
+			return nil, fmt.Errorf("dica: the preprocessing records the channels %v, the data's columns are %v", q.Names(), sc.Features)
+		}
+	}
+	if err := q.Check(); err != nil {
+		return nil, fmt.Errorf("dica: preprocessing: %w", err)
+	}
+	return &q, nil
 }
 
 // shapeOf returns what is known of the shape of src's data without a pass.
