@@ -728,3 +728,8 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 	}
 	return k, nil
 }
+
+var (
+	_ dataset.Source = (*Source)(nil)
+	_ dataset.Sizer  = (*Source)(nil)
+)

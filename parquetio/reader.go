@@ -988,3 +988,8 @@ func (r *reader) Read(b *dataset.Block, max int) (int, error) {
 	b.Rows = k
 	return k, nil
 }
+
+var (
+	_ dataset.Source = (*Source)(nil)
+	_ dataset.Sizer  = (*Source)(nil)
+)
