@@ -10,10 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dicalab/dica/anndata"
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/fcs"
 	"github.com/dicalab/dica/internal/escape"
+	"github.com/dicalab/dica/parquetio"
 	"github.com/dicalab/dica/preprocess"
 )
 
@@ -51,7 +53,11 @@ Data:
   natural order: sample2 before sample10) and folders (their FCS files);
   files may also follow the flags.
   FCS files (.fcs, .lmd, or any file starting with "FCS"): one domain per
-  file, named after the file. CSV files: one domain per file, or --domain COL.
+  file, named after the file. CSV and Parquet files: one domain per file, or
+  --domain COLUMN; labels from --label COLUMN (or --labels files for CSV).
+  An AnnData store (a .zarr folder, as anndata's write_zarr writes it):
+  X dense, --domain obs:COLUMN, --label obs:COLUMN (h5ad: convert it with
+  anndata.read_h5ad(...).write_zarr(...)).
 `
 
 func (d *dataFlags) register(fs *flag.FlagSet, supervised bool) {
@@ -145,8 +151,33 @@ type input struct {
 	src    dataset.Source
 	files  []string // data files, expanded, in reading order
 	labels []string // label files, expanded
+	kind   string   // "csv", "fcs", "zarr" or "parquet"
 	fcs    bool
 	pipe   *preprocess.Pipeline
+}
+
+// isZarrStore reports whether path is a Zarr store (a folder with a
+// .zgroup), as dica transform writes and anndata.write_zarr does.
+func isZarrStore(path string) bool {
+	fi, err := os.Stat(filepath.Join(path, ".zgroup"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// isParquet reports whether the file at path is Parquet: its name ends in
+// .parquet or .parq, or it starts with the magic bytes PAR1.
+func isParquet(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".parquet", ".parq":
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [4]byte
+	_, err = io.ReadFull(f, b[:])
+	return err == nil && string(b[:]) == "PAR1"
 }
 
 // source opens the data named by the flags and extra arguments.
@@ -164,7 +195,24 @@ func (d *dataFlags) dataFiles(extra []string) (files, labels []string, err error
 	if len(d.data)+len(extra) == 0 {
 		return nil, nil, usageErr("no data: give --data FILES")
 	}
-	pats, err := expandDirs(append(append([]string(nil), d.data...), extra...))
+	pats := append(append([]string(nil), d.data...), extra...)
+	// A Zarr store is a folder, read as one input.
+	var stores []string
+	for _, p := range pats {
+		if isZarrStore(p) {
+			stores = append(stores, p)
+		}
+	}
+	if len(stores) > 0 {
+		if len(stores) != len(pats) {
+			return nil, nil, usageErr("--data mixes an AnnData store (%s) with other files", stores[0])
+		}
+		if len(stores) > 1 {
+			return nil, nil, usageErr("--data: one AnnData store at a time (%s and %s)", stores[0], stores[1])
+		}
+		return stores, nil, nil
+	}
+	pats, err = expandDirs(pats)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,18 +238,32 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 		return nil, err
 	}
 	in := &input{files: files, labels: labels}
-	nfcs := 0
+	kinds := map[string]int{}
 	for _, f := range files {
-		if fcs.Detect(f) {
-			nfcs++
+		switch {
+		case isZarrStore(f):
+			in.kind = "zarr"
+		case fcs.Detect(f):
+			in.kind = "fcs"
+		case isParquet(f):
+			in.kind = "parquet"
+		default:
+			in.kind = "csv"
 		}
+		kinds[in.kind]++
 	}
-	if nfcs > 0 && nfcs < len(files) {
-		return nil, usageErr("--data mixes FCS and CSV files")
+	if len(kinds) > 1 {
+		return nil, usageErr("--data mixes kinds of files (%d FCS, %d Parquet, %d CSV): give one kind", kinds["fcs"], kinds["parquet"], kinds["csv"])
 	}
-	if nfcs > 0 {
+	switch in.kind {
+	case "fcs":
 		in.fcs = true
 		if err := d.fcsSource(in, tr); err != nil {
+			return nil, err
+		}
+		return in, nil
+	case "zarr", "parquet":
+		if err := d.tableSource(in, tr); err != nil {
 			return nil, err
 		}
 		return in, nil
@@ -361,6 +423,63 @@ func (p *progress) done() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 	p.pass, p.shown = "", false
+}
+
+// tableSource opens an AnnData store or Parquet files into in.
+func (d *dataFlags) tableSource(in *input, tr preprocess.Func) error {
+	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets || d.spillover != nil {
+		return usageErr("--channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features")
+	}
+	if len(in.labels) > 0 {
+		return usageErr("--labels files go with CSV data; with %s data, name the label column (--label)", in.kind)
+	}
+	refs := splitList(d.features)
+	features := refs
+	if features == nil {
+		features = d.defaults
+	}
+	ch := &preprocess.Channels{F: tr}
+	var transform func([]float64)
+	if _, none := tr.(preprocess.Identity); !none {
+		transform = func(row []float64) { ch.Apply(row, len(row)) }
+	} else if d.transformChans != "" {
+		return usageErr("--transform-channels without --transform")
+	}
+	var src dataset.Source
+	var err error
+	if in.kind == "zarr" {
+		src, err = anndata.NewSource(in.files[0], anndata.Options{Features: features, Domain: d.domain, Label: d.label,
+			Target: splitList(d.target), LabelsIgnore: splitList(d.labelsIgnore), Transform: transform})
+	} else {
+		src, err = parquetio.NewSource(in.files, parquetio.Options{Features: features, Domain: d.domain, Label: d.label,
+			Target: splitList(d.target), LabelsIgnore: splitList(d.labelsIgnore), Transform: transform})
+	}
+	if err != nil {
+		return err
+	}
+	in.src = src
+	pipe := &preprocess.Pipeline{Format: in.kind, Transform: tr.String()}
+	for j, f := range src.Schema().Features {
+		c := preprocess.Channel{Name: f}
+		if j < len(refs) {
+			c.Ref = refs[j]
+		}
+		pipe.Channels = append(pipe.Channels, c)
+	}
+	if tc := splitList(d.transformChans); tc != nil {
+		pipe.TransformChannels = []string{}
+		ch.Cols = []int{}
+		for _, ref := range tc {
+			j := channelIndex(pipe, ref)
+			if j < 0 {
+				return usageErr("--transform-channels %s is not among the input columns %s", ref, strings.Join(pipe.Names(), ", "))
+			}
+			ch.Cols = append(ch.Cols, j)
+			pipe.TransformChannels = append(pipe.TransformChannels, pipe.Channels[j].Name)
+		}
+	}
+	in.pipe = pipe
+	return nil
 }
 
 // fcsSource opens FCS files, one domain per file, into in.

@@ -19,15 +19,17 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/anndata"
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
 	"github.com/dicalab/dica/internal/atomicfile"
+	"github.com/dicalab/dica/parquetio"
 	"github.com/dicalab/dica/preprocess"
 )
 
-const transformUsage = `Usage: dica transform --model MODEL --data FILES --out OUT.csv|OUT.fcs
+const transformUsage = `Usage: dica transform --model MODEL --data FILES --out OUT.csv|.fcs|.parquet|.zarr
 
 Project cells with a fitted model. The model applies the preprocessing it
 was fitted with (channels, --linearize, --compensate, --transform): give the
@@ -37,12 +39,23 @@ The output has, for each cell, its domain (the sample), its label when the
 input has labels, every input channel as read (raw values), the model's
 inputs after preprocessing with --write-transformed, and the components,
 named after the method (DICA1..DICAk, UDICA1.., KPCA1.., COIR1..). The
-format follows the --out extension: .csv (RFC 4180), or .fcs (FCS 3.1,
-float32, readable by FlowJo, FlowKit and flowCore: every input channel with
-its keywords, the components, then LABEL and DOMAIN channels whose codes
-are named by the keywords DICA_LABELk and DICA_DOMAINk; the source files'
-keywords are kept and DICA_* keywords record the model). The output is
-written to a temporary file and renamed over --out only when complete: an
+format follows the --out extension:
+
+  .csv      RFC 4180, the columns above
+  .fcs      FCS 3.1, float32, readable by FlowJo, FlowKit and flowCore: every
+            input channel with its keywords, the components, then LABEL and
+            DOMAIN channels whose codes are named by the keywords DICA_LABELk
+            and DICA_DOMAINk; the source files' keywords are kept and DICA_*
+            keywords record the model
+  .parquet  the CSV's columns, float64, in row groups (pandas, Arrow, Spark)
+  .zarr     an AnnData store (Zarr v2) for scanpy: X the model's inputs as
+            the model used them, obs the domain and label,
+            obsm["X_dica"] (X_udica, ...) the components, uns["dica"] the
+            model; open it with anndata.read_zarr (h5ad: convert it with
+            anndata.read_zarr(...).write_h5ad(...))
+
+Every output is streamed (memory does not grow with the cells) and written
+to a temporary file (or folder) renamed over --out only when complete: an
 error or an interruption leaves a previous --out as it was.
 
 Examples:
@@ -93,12 +106,21 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if tf.model == "" || tf.out == "" {
 		return usageErr("--model and --out are required")
 	}
-	if err := checkOutputs([]string{tf.out}, tf.model); err != nil {
-		return err
+	ext := strings.ToLower(filepath.Ext(strings.TrimRight(tf.out, "/")))
+	switch {
+	case tf.out == "-", ext == ".csv", ext == ".fcs", ext == ".parquet", ext == ".parq", ext == ".zarr":
+	case ext == ".h5ad":
+		return usageErr("--out %s: h5ad (HDF5) cannot be written in pure Go; write an AnnData Zarr store (--out %s.zarr) and convert it in Python: anndata.read_zarr(\"%s.zarr\").write_h5ad(\"%s\")",
+			tf.out, strings.TrimSuffix(tf.out, filepath.Ext(tf.out)), strings.TrimSuffix(tf.out, filepath.Ext(tf.out)), tf.out)
+	default:
+		return usageErr("--out %s: want a .csv, .fcs, .parquet file or a .zarr AnnData store (or - for CSV on the standard output)", tf.out)
 	}
-	ext := strings.ToLower(filepath.Ext(tf.out))
-	if tf.out != "-" && ext != ".fcs" && ext != ".csv" {
-		return usageErr("--out %s: want a .csv or .fcs file (or - for CSV on the standard output)", tf.out)
+	if ext == ".zarr" {
+		if err := anndata.CheckOutput(tf.out, tf.model); err != nil {
+			return usageErr("%v", err)
+		}
+	} else if err := checkOutputs([]string{tf.out}, tf.model); err != nil {
+		return err
 	}
 	m, err := dica.Load(tf.model)
 	if err != nil {
@@ -127,7 +149,12 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([]string{tf.out}, slices.Concat(in.files, in.labels, []string{tf.model})...); err != nil {
+	inputs := slices.Concat(in.files, in.labels, []string{tf.model})
+	if ext == ".zarr" {
+		if err := anndata.CheckOutput(tf.out, inputs...); err != nil {
+			return usageErr("%v", err)
+		}
+	} else if err := checkOutputs([]string{tf.out}, inputs...); err != nil {
 		return err
 	}
 	raw, rawParams, err := df.rawSource(in)
@@ -143,8 +170,13 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	t := &transformJob{p: p, in: in, raw: raw, rawParams: rawParams, pr: pr, withTransformed: tf.writeTransformed}
-	if ext == ".fcs" {
+	switch ext {
+	case ".fcs":
 		return t.writeFCS(ctx, tf.out, tf.model)
+	case ".zarr":
+		return t.writeZarr(ctx, tf.out, tf.model)
+	case ".parquet", ".parq":
+		return t.writeParquet(ctx, tf.out, tf.model)
 	}
 	return t.writeCSV(ctx, tf.out, stdout)
 }
@@ -231,6 +263,16 @@ func (d *dataFlags) fromModel(m *dica.Model, mode string, stderr io.Writer) erro
 // parameters of those channels. When the FCS files do not share one
 // parameter list, the raw channels are the model's inputs.
 func (d *dataFlags) rawSource(in *input) (dataset.Source, []fcs.Param, error) {
+	switch in.kind {
+	case "zarr":
+		src, err := anndata.NewSource(in.files[0], anndata.Options{Domain: d.domain, Label: d.label,
+			Target: splitList(d.target), LabelsIgnore: splitList(d.labelsIgnore)})
+		return src, nil, err
+	case "parquet":
+		src, err := parquetio.NewSource(in.files, parquetio.Options{Domain: d.domain, Label: d.label,
+			Target: splitList(d.target), LabelsIgnore: splitList(d.labelsIgnore)})
+		return src, nil, err
+	}
 	if in.fcs {
 		o := fcs.SourceOptions{AllowTruncated: d.allowTruncated, Scale: d.linearize, AllDataSets: d.allDataSets}
 		src, err := fcs.NewSource(in.files, o)
@@ -686,6 +728,85 @@ func (t *transformJob) writeFCS(ctx context.Context, path, modelPath string) err
 	return f.Commit()
 }
 
+// modelDigest returns the SHA-256 of the model file, in hexadecimal.
+func modelDigest(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// writeZarr writes the output as an AnnData store (Zarr v2) that
+// anndata.read_zarr reads: X the model's inputs as the model used them
+// (after preprocessing), var their names, obs the domain and label,
+// obsm["X_<method>"] the components and uns["dica"] the model's method,
+// sigma, rank, eigenvalues and digest. Chunks are written as the cells
+// stream; the store replaces --out only when complete.
+func (t *transformJob) writeZarr(ctx context.Context, path, modelPath string) error {
+	m := t.p.m
+	c := m.Config()
+	digest, err := modelDigest(modelPath)
+	if err != nil {
+		return err
+	}
+	meth := strings.ToLower(c.Method.String())
+	rank := c.Rank
+	if c.Solver == dica.Exact {
+		rank = 0
+	}
+	w, err := anndata.Create(path, anndata.WriterOptions{
+		Vars: t.in.src.Schema().Features, ObsmKey: "X_" + meth, Components: m.Positive, Targets: t.in.src.Schema().Targets,
+		Uns: &anndata.Uns{Method: meth, Sigma: sigmaOf(c.Kernel), Rank: rank, Eigenvalues: m.Eigenvalues[:m.Positive], Digest: digest},
+	})
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	err = t.stream(ctx, "transform", func(o *outRows) error { return w.WriteBlock(o.b, o.z, o.domains, o.classes) })
+	if err != nil {
+		return err
+	}
+	return w.Commit()
+}
+
+// writeParquet writes the output as a Parquet file with the columns of
+// the CSV output, in row groups as the cells stream.
+func (t *transformJob) writeParquet(ctx context.Context, path, modelPath string) error {
+	m := t.p.m
+	c := m.Config()
+	digest, err := modelDigest(modelPath)
+	if err != nil {
+		return err
+	}
+	cols := t.columns()
+	w, err := parquetio.Create(path, parquetio.WriterOptions{Vars: cols, Components: componentNames(m), Metadata: map[string]string{
+		"dica.method": strings.ToUpper(c.Method.String()), "dica.model_sha256": digest,
+		"dica.sigma": strconv.FormatFloat(sigmaOf(c.Kernel), 'g', -1, 64), "dica.preprocessing": m.Preprocessing().String(),
+	}})
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	var x []float64
+	err = t.stream(ctx, "transform", func(o *outRows) error {
+		b, rawD := o.b, len(o.raw)/max(o.b.Rows, 1)
+		x = x[:0]
+		for i := 0; i < b.Rows; i++ {
+			x = append(x, o.raw[i*rawD:(i+1)*rawD]...)
+			if t.withTransformed {
+				x = append(x, b.Row(i)...)
+			}
+		}
+		return w.WriteBlock(&dataset.Block{Rows: b.Rows, D: len(cols), X: x, Domain: b.Domain, Label: b.Label}, o.z, o.domains, o.classes)
+	})
+	if err != nil {
+		return err
+	}
+	return w.Commit()
+}
+
 // keywords returns the keywords of the FCS output: those of the input files
 // worth keeping, the names of the domain and label codes, and the model's
 // provenance.
@@ -700,15 +821,14 @@ func (t *transformJob) keywords(modelPath string, domains, classes []string, lab
 	}
 	m := t.p.m
 	c := m.Config()
-	b, err := os.ReadFile(modelPath)
+	digest, err := modelDigest(modelPath)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(b)
 	add := func(k, v string) { kw = append(kw, fcs.Keyword{Key: k, Value: v}) }
 	add("$ORIGINALITY", "Appended")
 	add("DICA_MODEL", filepath.Base(modelPath))
-	add("DICA_MODEL_SHA256", hex.EncodeToString(sum[:]))
+	add("DICA_MODEL_SHA256", digest)
 	add("DICA_METHOD", strings.ToUpper(c.Method.String()))
 	add("DICA_SOLVER", c.Solver.String())
 	if sg := sigmaOf(c.Kernel); sg > 0 {
