@@ -107,6 +107,11 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageErr("--model and --out are required")
 	}
 	ext := strings.ToLower(filepath.Ext(strings.TrimRight(tf.out, "/")))
+	if ext != ".zarr" {
+		if err := checkOutputs([]string{tf.out}, tf.model); err != nil {
+			return err
+		}
+	}
 	switch {
 	case tf.out == "-", ext == ".csv", ext == ".fcs", ext == ".parquet", ext == ".parq", ext == ".zarr":
 	case ext == ".h5ad":
@@ -119,8 +124,6 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := anndata.CheckOutput(tf.out, tf.model); err != nil {
 			return usageErr("%v", err)
 		}
-	} else if err := checkOutputs([]string{tf.out}, tf.model); err != nil {
-		return err
 	}
 	m, err := dica.Load(tf.model)
 	if err != nil {
