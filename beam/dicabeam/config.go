@@ -1,12 +1,14 @@
 package dicabeam
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/kernel"
+	"github.com/dicalab/dica/preprocess"
 )
 
 // configSpec is the part of a dica.Config that travels with a pipeline
@@ -33,6 +35,8 @@ type configSpec struct {
 	Seed           uint64
 	Sample         int
 	BlockRows      int
+	// Preprocessing is dica.Config.Preprocessing as JSON ("" for none).
+	Preprocessing string
 }
 
 type kernelSpec struct {
@@ -75,6 +79,13 @@ func newConfigSpec(c dica.Config) (configSpec, error) {
 		RCond: c.RCond, OutputRank: c.OutputRank, Form: int(c.Form), Seed: c.Seed,
 		Sample: c.Sample, BlockRows: c.BlockRows,
 	}
+	if c.Preprocessing != nil {
+		b, err := json.Marshal(c.Preprocessing)
+		if err != nil {
+			return s, err
+		}
+		s.Preprocessing = string(b)
+	}
 	var err error
 	if s.Kernel, err = specKernel(c.Kernel); err != nil {
 		return s, err
@@ -109,6 +120,12 @@ func (s configSpec) config() dica.Config {
 			data = append(data, r...)
 		}
 		c.LandmarkPoints = mat.NewDense(len(s.LandmarkPoints), d, data)
+	}
+	if s.Preprocessing != "" {
+		var p preprocess.Pipeline
+		if err := json.Unmarshal([]byte(s.Preprocessing), &p); err == nil {
+			c.Preprocessing = &p
+		}
 	}
 	return c
 }

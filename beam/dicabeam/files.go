@@ -177,14 +177,23 @@ func (o FileOptions) Source() (dataset.Source, error) {
 // schema returns the schema of the cells of the files, from the first file
 // (copied locally when remote), after checking the file kinds.
 func (o FileOptions) schema(ctx context.Context) (dataset.Schema, error) {
+	sc, _, err := o.schemaAndPipeline(ctx)
+	return sc, err
+}
+
+// schemaAndPipeline returns the schema of the cells and the preprocessing a
+// fit on them records (dica.Config.Preprocessing), read from the first
+// file.
+func (o FileOptions) schemaAndPipeline(ctx context.Context) (dataset.Schema, *preprocess.Pipeline, error) {
 	if len(o.Files) == 0 {
-		return dataset.Schema{}, fmt.Errorf("dicabeam: no data files")
+		return dataset.Schema{}, nil, fmt.Errorf("dicabeam: no data files")
 	}
 	if len(o.LabelFiles) > 0 && len(o.LabelFiles) != len(o.Files) {
-		return dataset.Schema{}, fmt.Errorf("dicabeam: %d data files but %d label files", len(o.Files), len(o.LabelFiles))
+		return dataset.Schema{}, nil, fmt.Errorf("dicabeam: %d data files but %d label files", len(o.Files), len(o.LabelFiles))
 	}
-	if _, err := kindOfFiles(o.Files); err != nil {
-		return dataset.Schema{}, err
+	kind, err := kindOfFiles(o.Files)
+	if err != nil {
+		return dataset.Schema{}, nil, err
 	}
 	first := []string{o.Files[0], ""}
 	if len(o.LabelFiles) > 0 {
@@ -192,7 +201,7 @@ func (o FileOptions) schema(ctx context.Context) (dataset.Schema, error) {
 	}
 	local, cleanup, err := fetch(ctx, first...)
 	if err != nil {
-		return dataset.Schema{}, err
+		return dataset.Schema{}, nil, err
 	}
 	defer cleanup()
 	var labels []string
@@ -201,9 +210,25 @@ func (o FileOptions) schema(ctx context.Context) (dataset.Schema, error) {
 	}
 	src, err := o.source(local[:1], labels)
 	if err != nil {
-		return dataset.Schema{}, err
+		return dataset.Schema{}, nil, err
 	}
-	return src.Schema(), nil
+	tr, err := preprocess.ParseFunc(orNone(o.Transform))
+	if err != nil {
+		return dataset.Schema{}, nil, err
+	}
+	pipe := &preprocess.Pipeline{Format: [...]string{csvFiles: "csv", fcsFiles: "fcs", parquetFiles: "parquet"}[kind], Transform: tr.String()}
+	if fs, ok := src.(*fcs.Source); ok {
+		if comps := fs.Compensations(); len(comps) > 0 {
+			sp := comps[0]
+			r, c := sp.Matrix.Dims()
+			m := make([]float64, 0, r*c)
+			for i := 0; i < r; i++ {
+				m = append(m, sp.Matrix.RawRowView(i)...)
+			}
+			pipe.Compensation = &preprocess.Spill{PerFile: true, Keyword: sp.Keyword, Source: filepath.Base(o.Files[0]), Channels: sp.Channels, Matrix: m}
+		}
+	}
+	return src.Schema(), pipe, nil
 }
 
 func (o FileOptions) source(files, labels []string) (dataset.Source, error) {
@@ -448,9 +473,12 @@ func fileTasks(s beam.Scope, o FileOptions) beam.PCollection {
 // saves the runner's per-element work (about a microsecond a cell in the Go
 // SDK) on every cell.
 func FitFiles(s beam.Scope, o FileOptions, opts Options) (beam.PCollection, error) {
-	sc, err := o.schema(context.Background())
+	sc, pipe, err := o.schemaAndPipeline(context.Background())
 	if err != nil {
 		return beam.PCollection{}, err
+	}
+	if opts.Config.Preprocessing == nil {
+		opts.Config.Preprocessing = pipe
 	}
 	opts.Schema = sc
 	s = s.Scope("dica.FitFiles")
@@ -542,9 +570,12 @@ func Cells(ctx context.Context, src dataset.Source) ([]Cell, error) {
 // the pipeline; comparing a pipeline's model with an in-process fit on it
 // checks the distributed pass.
 func PlanFiles(ctx context.Context, o FileOptions, cfg dica.Config) (*dica.Plan, error) {
-	schema, err := o.schema(ctx)
+	schema, pipe, err := o.schemaAndPipeline(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Preprocessing == nil {
+		cfg.Preprocessing = pipe
 	}
 	smp := NewSampler(sampleSize(cfg), cfg.Seed)
 	for i, f := range o.Files {

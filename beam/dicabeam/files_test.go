@@ -137,6 +137,8 @@ func TestReadFilesCSV(t *testing.T) {
 	got2, err := dica.Load(path)
 	require.NoError(t, err)
 	requireSameModel(t, want, got2, x, keys, nil, 1e-10)
+	// The model records the preprocessing of the files, as dica fit does.
+	require.Equal(t, "csv; 5 channels m1, m2, m3, m4, m5; asinh:2 on all channels", got2.Preprocessing().String())
 
 	// A sample smaller than the data: the bundles' bottom-k samples of
 	// FitFiles, merged, must be PlanFiles' sample, and the model the

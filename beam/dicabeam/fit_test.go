@@ -87,9 +87,10 @@ func requireSameModel(t *testing.T, want, got *dica.Model, x *mat.Dense, keys []
 		t.Logf("%d points, %d components: eigenvalues agree to %.1e relative", want.Summary.N, want.Positive, worstEig)
 		return
 	}
-	zw, err := want.Transform(x, dica.TransformOptions{})
+	// x holds cells as the readers deliver them: preprocessed.
+	zw, err := want.Transform(x, dica.TransformOptions{Preprocessed: true})
 	require.NoError(t, err)
-	zg, err := got.Transform(x, dica.TransformOptions{})
+	zg, err := got.Transform(x, dica.TransformOptions{Preprocessed: true})
 	require.NoError(t, err)
 	scale := mat.Norm(zw, math.Inf(1))
 	var diff mat.Dense

@@ -54,7 +54,8 @@ func (f *transformFn) flush(emit func(Projection)) error {
 	if n == 0 {
 		return nil
 	}
-	z, err := f.model.Transform(mat.NewDense(n, f.d, f.x), dica.TransformOptions{Scale: f.Scale})
+	// The cells come preprocessed, as ReadFiles delivers them.
+	z, err := f.model.Transform(mat.NewDense(n, f.d, f.x), dica.TransformOptions{Scale: f.Scale, Preprocessed: true})
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,10 @@ func (f *transformFn) FinishBundle(_ func(**dica.Model) bool, emit func(Projecti
 // is a PCollection holding one *dica.Model (from Fit, or beam.Create of a
 // loaded model), used as a side input; cells are projected in blocks of
 // blockRows (dica.DefaultBlockRows when 0) with dica.Model.Transform, z(x) =
-// W^T (phi(x) - mu), divided by sqrt(gamma_j) when scale is set. The
+// W^T (phi(x) - mu), divided by sqrt(gamma_j) when scale is set. The cells
+// must be preprocessed as the model's Preprocessing describes, as ReadFiles
+// delivers them given the same FileOptions (Transform, Channels,
+// Compensate): Transform does not apply the preprocessing again. The
 // transductive BatchCenter option of the core is not available: a bundle is
 // not a domain.
 func Transform(s beam.Scope, model, cells beam.PCollection, blockRows int, scale bool) beam.PCollection {
