@@ -109,8 +109,9 @@ func checkSets(sets []*DataSet) error {
 // Write writes the data sets as an FCS 3.1 file in list mode, chained by
 // $NEXTDATA. Each data set is a HEADER, a TEXT segment (standard keywords,
 // then the extra ones), the DATA segment and the optional ANALYSIS segment.
-// HEADER offsets above 99,999,999 are written as 0, as the standard asks,
-// readers then take them from $BEGINDATA/$ENDDATA. Numbers of 1e21 and more
+// A segment whose HEADER offsets do not both fit in 8 digits (an offset
+// above 99,999,999) has both written as 0, as the standard asks; readers
+// then take them from $BEGINDATA/$ENDDATA. Numbers of 1e21 and more
 // (or below 1e-6) in $PnR, $PnG and $PnE are written in exponent form
 // ("3.4e+38"). It returns an error, naming the event (row) and parameter
 // (column), for values that the data type cannot hold: non-integer or
@@ -537,11 +538,13 @@ func (s *DataSet) writeHead(w *bufio.Writer, dt byte, n int, ps []wparam, last b
 	}
 	var hdr bytes.Buffer
 	hdr.WriteString("FCS3.1    ")
-	for _, v := range off {
-		if v > 99999999 {
-			v = 0
+	for i := 0; i < len(off); i += 2 {
+		b, e := off[i], off[i+1]
+		if b > 99999999 || e > 99999999 {
+			// Both offsets of the segment go to $BEGIN/$END keywords.
+			b, e = 0, 0
 		}
-		fmt.Fprintf(&hdr, "%8d", v)
+		fmt.Fprintf(&hdr, "%8d%8d", b, e)
 	}
 	w.Write(hdr.Bytes())
 	_, err = w.Write(text)

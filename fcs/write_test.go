@@ -765,3 +765,56 @@ func TestWriter(t *testing.T) {
 		t.Errorf("too many events: %v", err)
 	}
 }
+
+// TestLargeDataHeaderOffsets writes the HEADER of a data set whose DATA
+// segment ends past byte 99,999,999: both of its HEADER offsets are 0 and
+// $BEGINDATA/$ENDDATA hold them, so readers take them from there without a
+// warning.
+func TestLargeDataHeaderOffsets(t *testing.T) {
+	var buf bytes.Buffer
+	const events = 30_000_000 // 120 MB of float32
+	w, err := NewWriter(&buf, &DataSet{Params: []Param{{Name: "A", Range: 10}}}, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The HEADER and TEXT wait in the writer's 64 KB buffer: write events
+	// until it is flushed.
+	for i := 0; i < 20000; i++ {
+		if err := w.WriteEvent([]float64{1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hdr := buf.String()[:HeaderLen]
+	if got := hdr[26:42]; got != "       0       0" {
+		t.Fatalf("HEADER DATA offsets %q, want both 0", got)
+	}
+	text := buf.String()[HeaderLen:]
+	begin, end := keywordInt(t, text, "$BEGINDATA"), keywordInt(t, text, "$ENDDATA")
+	textEnd, err := strconv.ParseInt(strings.TrimSpace(hdr[18:26]), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if begin != textEnd+1 || end-begin+1 != 4*events {
+		t.Fatalf("$BEGINDATA %d, $ENDDATA %d after a TEXT ending at %d", begin, end, textEnd)
+	}
+	// The TEXT offsets still fit: they stay in the HEADER.
+	if got := strings.TrimSpace(hdr[10:18]); got != "58" {
+		t.Errorf("HEADER TEXT begin %q", got)
+	}
+}
+
+// keywordInt returns the integer value of key in the TEXT segment text.
+func keywordInt(t *testing.T, text, key string) int64 {
+	t.Helper()
+	d := text[:1]
+	i := strings.Index(text, d+key+d)
+	if i < 0 {
+		t.Fatalf("no %s", key)
+	}
+	rest := text[i+len(key)+2:]
+	v, err := strconv.ParseInt(rest[:strings.Index(rest, d)], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
