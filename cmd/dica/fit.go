@@ -185,6 +185,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := supervision(cfg, src.Schema()); err != nil {
 		return err
 	}
+	if err := oneDomain(cfg, src); err != nil {
+		return err
+	}
 	if mf.out == "" && mf.report == "" {
 		return usageErr("--out is required: the file to write the model to (e.g. --out model.dica)")
 	}
@@ -221,6 +224,18 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // supervision returns a usage error when the method needs labels or targets
 // and the data has neither: the default method, DICA, is supervised, so this
 // is the first thing a fit of unlabelled files runs into.
+// oneDomain returns a usage error when the method needs several domains and
+// the source knows without reading that it has one (one FCS file).
+func oneDomain(cfg dica.Config, src dataset.Source) error {
+	d, ok := src.(interface{ Domains() []string })
+	if !ok || (cfg.Method != dica.DICA && cfg.Method != dica.UDICA) || len(d.Domains()) != 1 {
+		return nil
+	}
+	alt := map[dica.Method]string{dica.DICA: "coir", dica.UDICA: "kpca"}[cfg.Method]
+	return usageErr("--method %s compares domains (samples), and the data is one: %s; give several files (one sample each), or use --method %s",
+		strings.ToLower(cfg.Method.String()), d.Domains()[0], alt)
+}
+
 func supervision(cfg dica.Config, sc dataset.Schema) error {
 	if (cfg.Method == dica.DICA || cfg.Method == dica.COIR) && !sc.Labelled && len(sc.Targets) == 0 {
 		return usageErr("--method %s needs class labels or real targets: give --labels FILES (one label file per data file), --label COLUMN or --target COLUMNS, or fit without them with --method udica or kpca",

@@ -759,8 +759,11 @@ func (t *transformJob) writeZarr(ctx context.Context, path, modelPath string) er
 	if c.Solver == dica.Exact {
 		rank = 0
 	}
+	// Chunks of 16,384 cells: a few MB in flight per array, whatever the
+	// number of cells (a million cells make 62 chunks per array).
 	w, err := anndata.Create(path, anndata.WriterOptions{
-		Vars: t.in.src.Schema().Features, ObsmKey: "X_" + meth, Components: m.Positive, Targets: t.in.src.Schema().Targets,
+		ChunkRows: 1 << 14,
+		Vars:      t.in.src.Schema().Features, ObsmKey: "X_" + meth, Components: m.Positive, Targets: t.in.src.Schema().Targets,
 		Uns: &anndata.Uns{Method: meth, Sigma: sigmaOf(c.Kernel), Rank: rank, Eigenvalues: m.Eigenvalues[:m.Positive], Digest: digest},
 	})
 	if err != nil {
@@ -784,7 +787,9 @@ func (t *transformJob) writeParquet(ctx context.Context, path, modelPath string)
 		return err
 	}
 	cols := t.columns()
-	w, err := parquetio.Create(path, parquetio.WriterOptions{Vars: cols, Components: componentNames(m), Metadata: map[string]string{
+	// Row groups of 32,768 cells: a few MB buffered whatever the number of
+	// cells.
+	w, err := parquetio.Create(path, parquetio.WriterOptions{RowGroupRows: 1 << 15, Vars: cols, Components: componentNames(m), Metadata: map[string]string{
 		"dica.method": strings.ToUpper(c.Method.String()), "dica.model_sha256": digest,
 		"dica.sigma": strconv.FormatFloat(sigmaOf(c.Kernel), 'g', -1, 64), "dica.preprocessing": m.Preprocessing().String(),
 	}})
