@@ -268,8 +268,16 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 		}
 		return in, nil
 	}
+	if err := d.csvSource(in, tr); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// csvSource opens CSV files (with their label files) into in.
+func (d *dataFlags) csvSource(in *input, tr preprocess.Func) error {
 	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets || d.spillover != nil {
-		return nil, usageErr("--channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features for CSV")
+		return usageErr("--channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features for CSV")
 	}
 	refs := splitList(d.features)
 	features := refs
@@ -282,7 +290,7 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 		Label:        d.label,
 		Target:       splitList(d.target),
 		LabelsIgnore: splitList(d.labelsIgnore),
-		LabelFiles:   labels,
+		LabelFiles:   in.labels,
 		MaxLineBytes: d.maxLineBytes,
 		// A shard may lack a label that other shards have.
 		AllowUnmatchedIgnore: d.shard,
@@ -295,7 +303,7 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 	case "no", "false":
 		o.Header = csvio.NoHeader
 	default:
-		return nil, usageErr("--header %q: want auto, yes or no", d.header)
+		return usageErr("--header %q: want auto, yes or no", d.header)
 	}
 	// The transform's columns are known once the source has read the
 	// header; it is applied only in passes, which come after.
@@ -303,39 +311,34 @@ func (d *dataFlags) open(extra []string) (*input, error) {
 	if _, none := tr.(preprocess.Identity); !none {
 		o.Transform = func(row []float64) { ch.Apply(row, len(row)) }
 	} else if d.transformChans != "" {
-		return nil, usageErr("--transform-channels without --transform")
+		return usageErr("--transform-channels without --transform")
 	}
-	if len(labels) > 0 && len(labels) != len(files) {
-		return nil, usageErr("%d data files but %d label files (quote globs so that dica expands them, one list per flag: --data 'sample*.csv' --labels 'labels*.csv')", len(files), len(labels))
+	if len(in.labels) > 0 && len(in.labels) != len(in.files) {
+		return usageErr("%d data files but %d label files (quote globs so that dica expands them, one list per flag: --data 'sample*.csv' --labels 'labels*.csv')", len(in.files), len(in.labels))
 	}
-	src, err := csvio.NewSource(files, o)
+	src, err := csvio.NewSource(in.files, o)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	in.src = src
 	pipe := &preprocess.Pipeline{Format: "csv", Transform: tr.String()}
-	cols := src.FeatureColumns()
+	fileCols := src.FeatureColumns()
 	for j, f := range src.Schema().Features {
-		c := preprocess.Channel{Name: f, Index: cols[j] + 1}
+		c := preprocess.Channel{Name: f, Index: fileCols[j] + 1}
 		if j < len(refs) {
 			c.Ref = refs[j]
 		}
 		pipe.Channels = append(pipe.Channels, c)
 	}
-	if tc := splitList(d.transformChans); tc != nil {
-		pipe.TransformChannels = []string{}
-		ch.Cols = []int{}
-		for _, ref := range tc {
-			j := channelIndex(pipe, ref)
-			if j < 0 {
-				return nil, usageErr("--transform-channels %s is not among the input columns %s", ref, strings.Join(pipe.Names(), ", "))
-			}
-			ch.Cols = append(ch.Cols, j)
-			pipe.TransformChannels = append(pipe.TransformChannels, pipe.Channels[j].Name)
-		}
+	cols, err := transformChannels(pipe, splitList(d.transformChans))
+	if err != nil {
+		return err
+	}
+	if cols != nil {
+		ch.Cols = cols
 	}
 	in.pipe = pipe
-	return in, nil
+	return nil
 }
 
 // progress prints a progress line on stderr when it is a terminal: the
@@ -466,17 +469,12 @@ func (d *dataFlags) tableSource(in *input, tr preprocess.Func) error {
 		}
 		pipe.Channels = append(pipe.Channels, c)
 	}
-	if tc := splitList(d.transformChans); tc != nil {
-		pipe.TransformChannels = []string{}
-		ch.Cols = []int{}
-		for _, ref := range tc {
-			j := channelIndex(pipe, ref)
-			if j < 0 {
-				return usageErr("--transform-channels %s is not among the input columns %s", ref, strings.Join(pipe.Names(), ", "))
-			}
-			ch.Cols = append(ch.Cols, j)
-			pipe.TransformChannels = append(pipe.TransformChannels, pipe.Channels[j].Name)
-		}
+	cols, err := transformChannels(pipe, splitList(d.transformChans))
+	if err != nil {
+		return err
+	}
+	if cols != nil {
+		ch.Cols = cols
 	}
 	in.pipe = pipe
 	return nil
@@ -519,15 +517,8 @@ func (d *dataFlags) fcsSource(in *input, tr preprocess.Func) error {
 		}
 		pipe.Channels = append(pipe.Channels, c)
 	}
-	if o.TransformChannels != nil {
-		pipe.TransformChannels = []string{}
-		for _, ref := range o.TransformChannels {
-			j := channelIndex(pipe, ref)
-			if j < 0 {
-				return usageErr("--transform-channels %s is not among the chosen channels %s", ref, strings.Join(src.Schema().Features, ", "))
-			}
-			pipe.TransformChannels = append(pipe.TransformChannels, pipe.Channels[j].Name)
-		}
+	if _, err := transformChannels(pipe, o.TransformChannels); err != nil {
+		return err
 	}
 	if comps := src.Compensations(); len(comps) > 0 {
 		sp := comps[0]
@@ -562,6 +553,26 @@ func warnInput(stderr io.Writer, in *input) {
 			fmt.Fprintf(stderr, "dica: warning: --labels-ignore removed every cell of %d domain(s), left out: %s\n", len(names), strings.Join(q, ", "))
 		}
 	}
+}
+
+// transformChannels records in p the channels that refs (the entries of
+// --transform-channels) name, and returns their indices among p's
+// channels; nil refs (every channel) give nil.
+func transformChannels(p *preprocess.Pipeline, refs []string) ([]int, error) {
+	if refs == nil {
+		return nil, nil
+	}
+	p.TransformChannels = []string{}
+	cols := []int{}
+	for _, ref := range refs {
+		j := channelIndex(p, ref)
+		if j < 0 {
+			return nil, usageErr("--transform-channels %s is not among the input channels %s", ref, strings.Join(p.Names(), ", "))
+		}
+		cols = append(cols, j)
+		p.TransformChannels = append(p.TransformChannels, p.Channels[j].Name)
+	}
+	return cols, nil
 }
 
 // channelIndex returns the index of the channel of p that ref names (its

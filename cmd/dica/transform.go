@@ -612,87 +612,15 @@ func csvFields(fields, names []string) []string {
 // the data in an FCS file), a second writes them, so no cell is held in
 // memory.
 func (t *transformJob) writeFCS(ctx context.Context, path, modelPath string) error {
-	m := t.p.m
-	cols := t.columns()
-	k := m.Positive
-	nc := len(cols) + k
-	lo := make([]float64, nc)
-	hi := make([]float64, nc)
-	for j := range lo {
-		lo[j], hi[j] = math.Inf(1), math.Inf(-1)
+	o := newFCSOut(t)
+	if err := o.scan(ctx); err != nil {
+		return err
 	}
-	var (
-		rows             int64
-		domains, classes []string
-		labelled         = t.in.src.Schema().Labelled
-	)
-	// Float data is linear: a log-amplified channel read as stored (without
-	// --linearize) is written as its linear value, $PnE 0,0. A channel read
-	// with --linearize was divided by its gain: its $PnG becomes 1.
-	linearize := t.in.fcs && t.p.m.Preprocessing() != nil && t.p.m.Preprocessing().Linearize
-	var logCols []int
-	for j := range t.rawParams {
-		if linearize {
-			t.rawParams[j].Gain = 1
-		} else if t.rawParams[j].Decades > 0 {
-			logCols = append(logCols, j)
-		}
-	}
-	ev := make([]float64, 0, nc+2)
-	event := func(o *outRows, i int) []float64 {
-		rawD := len(o.raw) / o.b.Rows
-		ev = append(ev[:0], o.raw[i*rawD:(i+1)*rawD]...)
-		for _, j := range logCols {
-			ev[j] = t.rawParams[j].Linear(ev[j])
-		}
-		if t.withTransformed {
-			ev = append(ev, o.b.Row(i)...)
-		}
-		return append(ev, o.z.RawRowView(i)...)
-	}
-	err := t.stream(ctx, "scan", func(o *outRows) error {
-		for i := 0; i < o.b.Rows; i++ {
-			for j, v := range event(o, i) {
-				lo[j], hi[j] = min(lo[j], v), max(hi[j], v)
-			}
-		}
-		rows += int64(o.b.Rows)
-		domains, classes = o.domains, o.classes
-		return nil
-	})
+	params, err := o.params()
 	if err != nil {
 		return err
 	}
-	if rows == 0 {
-		return fmt.Errorf("no cells to write")
-	}
-	params := make([]fcs.Param, 0, nc+2)
-	for j, c := range cols {
-		p := fcs.Param{Name: c}
-		if j < len(t.rawParams) {
-			p = t.rawParams[j]
-		} else if j >= len(t.raw.Schema().Features) {
-			p.Label = "model input after preprocessing"
-		}
-		fp, err := p.ForFloat(lo[j], hi[j])
-		if err != nil {
-			return err
-		}
-		params = append(params, fp)
-	}
-	method := strings.ToUpper(m.Config().Method.String())
-	for j, c := range componentNames(m) {
-		fp, err := fcs.Param{Name: c, Label: method + " component " + strconv.Itoa(j+1)}.ForFloat(lo[len(cols)+j], hi[len(cols)+j])
-		if err != nil {
-			return err
-		}
-		params = append(params, fp)
-	}
-	if labelled {
-		params = append(params, fcs.Param{Name: "LABEL", Label: "label number (DICA_LABELk)", Range: float64(len(classes) + 1)})
-	}
-	params = append(params, fcs.Param{Name: "DOMAIN", Label: "domain number (DICA_DOMAINk)", Range: float64(len(domains) + 1)})
-	kw, err := t.keywords(modelPath, domains, classes, labelled)
+	kw, err := t.keywords(modelPath, o.domains, o.classes, o.labelled)
 	if err != nil {
 		return err
 	}
@@ -702,17 +630,17 @@ func (t *transformJob) writeFCS(ctx context.Context, path, modelPath string) err
 	}
 	defer f.Abort()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w, err := fcs.NewWriter(bw, &fcs.DataSet{Params: params, Keywords: kw}, int(rows))
+	w, err := fcs.NewWriter(bw, &fcs.DataSet{Params: params, Keywords: kw}, int(o.rows))
 	if err != nil {
 		return err
 	}
-	err = t.stream(ctx, "transform", func(o *outRows) error {
-		for i := 0; i < o.b.Rows; i++ {
-			e := event(o, i)
-			if labelled {
-				e = append(e, float64(o.b.Label[i]+1))
+	err = t.stream(ctx, "transform", func(r *outRows) error {
+		for i := 0; i < r.b.Rows; i++ {
+			e := o.event(r, i)
+			if o.labelled {
+				e = append(e, float64(r.b.Label[i]+1))
 			}
-			e = append(e, float64(o.b.Domain[i]+1))
+			e = append(e, float64(r.b.Domain[i]+1))
 			if err := w.WriteEvent(e); err != nil {
 				return err
 			}
@@ -729,6 +657,109 @@ func (t *transformJob) writeFCS(ctx context.Context, path, modelPath string) err
 		return err
 	}
 	return f.Commit()
+}
+
+// fcsOut is the state of an FCS output: its columns (the raw channels, the
+// preprocessed inputs with --write-transformed, the components), their
+// ranges, and the cells, domains and classes of the scan.
+type fcsOut struct {
+	t                *transformJob
+	cols             []string
+	lo, hi           []float64
+	logCols          []int // raw channels written as their linear values
+	ev               []float64
+	rows             int64
+	domains, classes []string
+	labelled         bool
+}
+
+func newFCSOut(t *transformJob) *fcsOut {
+	o := &fcsOut{t: t, cols: t.columns(), labelled: t.in.src.Schema().Labelled}
+	nc := len(o.cols) + t.p.m.Positive
+	o.lo, o.hi = make([]float64, nc), make([]float64, nc)
+	for j := range o.lo {
+		o.lo[j], o.hi[j] = math.Inf(1), math.Inf(-1)
+	}
+	o.ev = make([]float64, 0, nc+2)
+	// Float data is linear: a log-amplified channel read as stored (without
+	// --linearize) is written as its linear value, $PnE 0,0. A channel read
+	// with --linearize was divided by its gain: its $PnG becomes 1.
+	pp := t.p.m.Preprocessing()
+	linearize := t.in.fcs && pp != nil && pp.Linearize
+	for j := range t.rawParams {
+		if linearize {
+			t.rawParams[j].Gain = 1
+		} else if t.rawParams[j].Decades > 0 {
+			o.logCols = append(o.logCols, j)
+		}
+	}
+	return o
+}
+
+// event returns the values of row i of r in the output's columns (reused
+// from one call to the next).
+func (o *fcsOut) event(r *outRows, i int) []float64 {
+	rawD := len(r.raw) / r.b.Rows
+	o.ev = append(o.ev[:0], r.raw[i*rawD:(i+1)*rawD]...)
+	for _, j := range o.logCols {
+		o.ev[j] = o.t.rawParams[j].Linear(o.ev[j])
+	}
+	if o.t.withTransformed {
+		o.ev = append(o.ev, r.b.Row(i)...)
+	}
+	return append(o.ev, r.z.RawRowView(i)...)
+}
+
+// scan makes the first pass: the number of cells, the range of every
+// column, the domains and classes.
+func (o *fcsOut) scan(ctx context.Context) error {
+	err := o.t.stream(ctx, "scan", func(r *outRows) error {
+		for i := 0; i < r.b.Rows; i++ {
+			for j, v := range o.event(r, i) {
+				o.lo[j], o.hi[j] = min(o.lo[j], v), max(o.hi[j], v)
+			}
+		}
+		o.rows += int64(r.b.Rows)
+		o.domains, o.classes = r.domains, r.classes
+		return nil
+	})
+	if err == nil && o.rows == 0 {
+		err = fmt.Errorf("no cells to write")
+	}
+	return err
+}
+
+// params returns the output's parameters: the input channels with their
+// keywords, the components, then LABEL and DOMAIN.
+func (o *fcsOut) params() ([]fcs.Param, error) {
+	t, m := o.t, o.t.p.m
+	params := make([]fcs.Param, 0, len(o.lo)+2)
+	for j, c := range o.cols {
+		p := fcs.Param{Name: c}
+		if j < len(t.rawParams) {
+			p = t.rawParams[j]
+		} else if j >= len(t.raw.Schema().Features) {
+			p.Label = "model input after preprocessing"
+		}
+		fp, err := p.ForFloat(o.lo[j], o.hi[j])
+		if err != nil {
+			return nil, err
+		}
+		params = append(params, fp)
+	}
+	method := strings.ToUpper(m.Config().Method.String())
+	for j, c := range componentNames(m) {
+		k := len(o.cols) + j
+		fp, err := fcs.Param{Name: c, Label: method + " component " + strconv.Itoa(j+1)}.ForFloat(o.lo[k], o.hi[k])
+		if err != nil {
+			return nil, err
+		}
+		params = append(params, fp)
+	}
+	if o.labelled {
+		params = append(params, fcs.Param{Name: "LABEL", Label: "label number (DICA_LABELk)", Range: float64(len(o.classes) + 1)})
+	}
+	return append(params, fcs.Param{Name: "DOMAIN", Label: "domain number (DICA_DOMAINk)", Range: float64(len(o.domains) + 1)}), nil
 }
 
 // modelDigest returns the SHA-256 of the model file, in hexadecimal.
