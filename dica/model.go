@@ -302,7 +302,8 @@ func (m *Model) project(f, z, x *mat.Dense) *mat.Dense {
 	}
 	// z = raw(x) wraw - offset, with a GEMM kernel that is fast for the
 	// thin k-column product (gonum's is not).
-	gemm.Gemm(false, true, rows, m.Positive, fr.Cols, 1, fr.Data, fr.Stride, m.wrawT[:m.Positive*fr.Cols], fr.Cols, zr.Data, zr.Stride, 1)
+	gemm.Gemm(blas.NoTrans, blas.Trans, 1, fr, blas64.General{Rows: m.Positive, Cols: fr.Cols, Stride: fr.Cols, Data: m.wrawT[:m.Positive*fr.Cols]},
+		blas64.General{Rows: rows, Cols: m.Positive, Stride: zr.Stride, Data: zr.Data}, 1)
 	for i := 0; i < rows; i++ {
 		row := zr.Data[i*zr.Stride : i*zr.Stride+m.Positive]
 		for j, o := range m.offset[:m.Positive] {

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
@@ -344,7 +346,7 @@ func (p *Plan) mapOutput(dst, scratch, y *mat.Dense) *mat.Dense {
 		for i := 0; i < rows; i++ {
 			clear(dr.Data[i*dr.Stride : i*dr.Stride+r])
 		}
-		gemm.Gemm(false, false, rows, r, rraw, 1, kr.Data, kr.Stride, tr.Data, tr.Stride, dr.Data, dr.Stride, 1)
+		gemm.Gemm(blas.NoTrans, blas.NoTrans, 1, kr, tr, blas64.General{Rows: rows, Cols: r, Stride: dr.Stride, Data: dr.Data}, 1)
 	}
 	if p.outShift != nil {
 		dr := dst.RawMatrix()

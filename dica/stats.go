@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
@@ -304,11 +306,11 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 		for i := 0; i < rows; i++ {
 			addTo(a.sumPsi, pr.Data[i*pr.Stride:i*pr.Stride+a.rout])
 		}
-		gemm.Gemm(true, false, a.rout, a.rout, rows, 1, pr.Data, pr.Stride, pr.Data, pr.Stride, a.sumPsiPsi, a.rout, 1)
-		gemm.Gemm(true, false, a.mraw, a.rout, rows, 1, fr.Data, fr.Stride, pr.Data, pr.Stride, a.sumPhiPsi, a.rout, 1)
+		gemm.Gemm(blas.Trans, blas.NoTrans, 1, pr, pr, blas64.General{Rows: a.rout, Cols: a.rout, Stride: a.rout, Data: a.sumPsiPsi}, 1)
+		gemm.Gemm(blas.Trans, blas.NoTrans, 1, fr, pr, blas64.General{Rows: a.mraw, Cols: a.rout, Stride: a.rout, Data: a.sumPhiPsi}, 1)
 	}
 	if a.gram {
-		gemm.SyrkTransUpper(a.gramSum, a.mraw, fr.Data, fr.Stride, rows, a.mraw)
+		gemm.Syrk(blas.Trans, fr, blas64.Symmetric{Uplo: blas.Upper, N: a.mraw, Stride: a.mraw, Data: a.gramSum})
 	}
 	return nil
 }

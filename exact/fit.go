@@ -195,7 +195,7 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 		blas64.Syrk(blas.NoTrans, 1/float64(ds.NumDomains()), mc.RawMatrix(), 1, d.RawSymmetric())
 	}
 	var chol mat.Cholesky
-	if !factorize(&chol, d) {
+	if !gemm.CholeskyTo(&chol, d, runtime.GOMAXPROCS(0)) {
 		return nil, fmt.Errorf("exact: the denominator K Q K + K + lambda I is not positive definite (lambda = %g); use a larger Lambda", lambda)
 	}
 	if err := ctx.Err(); err != nil {
@@ -618,29 +618,4 @@ func countPositive(vals []float64) int {
 		}
 	}
 	return c
-}
-
-// factorize computes the Cholesky factorization of d with the blocked,
-// parallel AVX2 kernel of internal/gemm (n^3/3 flops, several times faster
-// than gonum's Dpotrf) and stores it in chol.
-func factorize(chol *mat.Cholesky, d *mat.SymDense) bool {
-	n := d.SymmetricDim()
-	raw := d.RawSymmetric()
-	a := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			a[j*n+i] = raw.Data[i*raw.Stride+j] // lower triangle of A
-		}
-	}
-	if !gemm.Cholesky(a, n, n, runtime.GOMAXPROCS(0)) {
-		return false
-	}
-	u := make([]float64, n*n) // U = L^T, upper
-	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			u[j*n+i] = a[i*n+j]
-		}
-	}
-	chol.SetFromU(mat.NewTriDense(n, mat.Upper, u))
-	return true
 }

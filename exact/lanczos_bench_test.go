@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/internal/gemm"
 	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/lanczos"
 )
@@ -57,7 +59,7 @@ func udicaPencil(n int, seed uint64) (*mat.Dense, *mat.Cholesky) {
 		}
 	}
 	var chol mat.Cholesky
-	if !factorize(&chol, d) {
+	if !gemm.CholeskyTo(&chol, d, runtime.GOMAXPROCS(0)) {
 		panic("udicaPencil: D not positive definite")
 	}
 	k.Scale(1/math.Sqrt(float64(n)), k)

@@ -355,7 +355,7 @@ func (p *product) normal(ctx context.Context, y []float64, rows int) (*mat.SymDe
 				}
 				q := p.dom[s]
 				sub := blas64.General{Rows: e - s, Cols: m2, Stride: raw.Stride, Data: raw.Data[(s-lo)*raw.Stride:]}
-				gemm.SyrkTransUpper(acc[q*stride:q*stride+gsize], m2, sub.Data, sub.Stride, e-s, m2)
+				gemm.Syrk(blas.Trans, sub, blas64.Symmetric{Uplo: blas.Upper, N: m2, Stride: m2, Data: acc[q*stride : q*stride+gsize]})
 				blas64.Gemv(blas.Trans, 1, sub, blas64.Vector{N: e - s, Inc: 1, Data: y[s:e]}, 1,
 					blas64.Vector{N: m2, Inc: 1, Data: acc[q*stride+gsize : (q+1)*stride]})
 				s = e

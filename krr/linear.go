@@ -165,7 +165,7 @@ func accumulate(ctx context.Context, f Features, y []float64, rows int) (*mat.Sy
 					}
 				}
 			}
-			gemm.SyrkTransUpper(acc[:m*m], m, raw.Data, raw.Stride, hi-lo, m)
+			gemm.Syrk(blas.Trans, raw, blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: acc[:m*m]})
 			blas64.Gemv(blas.Trans, 1, raw, blas64.Vector{N: hi - lo, Inc: 1, Data: y[lo:hi]}, 1, blas64.Vector{N: m, Inc: 1, Data: acc[m*m:]})
 			return nil
 		}

@@ -36,13 +36,31 @@ func BenchmarkMapRaw(b *testing.B) {
 	})
 }
 
-// BenchmarkNew measures the eigendecomposition of K_mm (m = 500).
+// BenchmarkNew measures New on each of its paths: the eigendecomposition
+// of K_mm (m <= EigenMax), the plain blocked Cholesky factorization of a
+// well-conditioned K_mm, and the pivoted one (every landmark given twice,
+// so that K_mm is singular).
 func BenchmarkNew(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	z := randPoints(rng, 500, 8)
-	for b.Loop() {
-		if _, err := New(kernel.RBF{Sigma: 1}, z, 0); err != nil {
-			b.Fatal(err)
-		}
+	twice := mat.NewDense(1000, 8, nil)
+	for i := range 1000 {
+		twice.SetRow(i, z.RawRowView(i%500))
+	}
+	for _, c := range []struct {
+		name string
+		z    *mat.Dense
+	}{
+		{"eigen/m=256", z.Slice(0, EigenMax, 0, 8).(*mat.Dense)},
+		{"cholesky/m=500", z},
+		{"pivoted/m=1000", twice},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := New(kernel.RBF{Sigma: 1}, c.z, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"slices"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/internal/gemm"
@@ -15,7 +17,7 @@ import (
 
 // EigenMax is the largest number of landmarks for which New computes
 // K_mm^{-1/2} from a full symmetric eigendecomposition (O(m^3) with a large
-// constant: about 42 s at m = 2000 in gonum). Above it New uses a pivoted
+// constant, in gonum's unblocked LAPACK). Above it New uses a pivoted
 // Cholesky factorization K_mm ~ L L^T that stops when the largest residual
 // variance falls below rcond times the largest diagonal entry of K_mm
 // (Harbrecht, Peters & Schneider 2012). The kept landmarks S are then used
@@ -26,8 +28,9 @@ import (
 // by more than (rcond max_i k(z_i, z_i))^{-1/2}. When K_mm is provably well
 // conditioned enough that the pivoted factorization would keep every
 // landmark (lambda_min(K_mm) >= rcond max_i k(z_i, z_i), checked through
-// the plain factor), New uses the plain blocked Cholesky factor instead,
-// about 15 times faster at m = 1000 (see wellConditioned).
+// the plain factor), New uses the plain blocked Cholesky factor instead, a
+// level-3 computation where the pivoted one is m memory-bound rank-1
+// updates (see wellConditioned; BenchmarkNew measures the three paths).
 const EigenMax = 256
 
 // newPivoted builds the map from a pivoted Cholesky factorization of kmm,
@@ -79,28 +82,24 @@ func pivotedMap(k kernel.Kernel, z *mat.Dense, kmm *mat.SymDense, rcond float64,
 		}
 	}
 	// T (m x r): rows at the pivots hold L_S^{-T}; phi = T^T k_m = L_S^{-1} k_S.
-	inv := make([]float64, r*r)
+	// X = L_S^{-T} solves X L_S^T = I, row a of X by forward substitution
+	// with L_S (each row is L_S^{-1} e_a).
+	x := make([]float64, r*r)
 	for i := range r {
-		inv[i*r+i] = 1
+		x[i*r+i] = 1
 	}
-	// inv = L_S^{-1}, with the blocked AVX2 solve of internal/gemm on all
-	// cores (bit-identical for any number of workers; several times faster
-	// than gonum's Dtrsm at r = 500).
-	gemm.TrsmLowerLeft(r, r, ls, r, inv, r, runtime.GOMAXPROCS(0))
+	gemm.Trsm(blas.Right, blas.Trans, blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: r, Stride: r, Data: ls},
+		blas64.General{Rows: r, Cols: r, Stride: r, Data: x}, runtime.GOMAXPROCS(0))
 	t := mat.NewDense(m, r, nil)
 	for a, p := range piv {
-		row := t.RawRowView(p)
-		for c := range r {
-			row[c] = inv[c*r+a] // (L_S^{-1})^T[a, c]
-		}
+		copy(t.RawRowView(p), x[a*r:(a+1)*r])
 	}
 	return newMap(k, z, rcond, pivots, t), nil
 }
 
-// wellConditioned factors kmm = L L^T by the blocked Cholesky factorization
-// of internal/gemm (parallel; about 10 ms at m = 1000, where the pivoted one,
-// a sequence of m memory-bound rank-1 updates, takes 150 ms) and accepts it
-// when ||L^{-1}||_F^2 <= 1/tau. Then lambda_min(K_mm) = 1/||L^{-1}||_2^2 >= tau,
+// wellConditioned factors kmm = U^T U = L L^T (L = U^T) by the blocked,
+// parallel Cholesky factorization of internal/gemm and accepts it when
+// ||L^{-1}||_F^2 <= 1/tau. Then lambda_min(K_mm) = 1/||L^{-1}||_2^2 >= tau,
 // and since every residual variance of a pivoted Cholesky factorization
 // (a diagonal entry of a Schur complement of K_mm) is at least
 // lambda_min(K_mm), the pivoted factorization would keep every landmark:
@@ -110,38 +109,37 @@ func pivotedMap(k kernel.Kernel, z *mat.Dense, kmm *mat.SymDense, rcond float64,
 func wellConditioned(kmm *mat.SymDense, tau float64) (*mat.Dense, []float64, bool) {
 	m := kmm.SymmetricDim()
 	raw := kmm.RawSymmetric()
-	l := make([]float64, m*m)
+	u := make([]float64, m*m)
 	for i := range m {
-		for j := 0; j <= i; j++ {
-			l[i*m+j] = raw.Data[j*raw.Stride+i] // lower triangle of K_mm
-		}
+		copy(u[i*m+i:(i+1)*m], raw.Data[i*raw.Stride+i:i*raw.Stride+m]) // upper triangle of K_mm
 	}
 	workers := runtime.GOMAXPROCS(0)
-	if !gemm.Cholesky(l, m, m, workers) {
+	ut, ok := gemm.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: u}, workers) // K_mm = U^T U, U = L^T
+	if !ok {
 		return nil, nil, false
 	}
-	inv := make([]float64, m*m)
+	// T = L^{-T} = U^{-1} solves T U = I, row p of T by forward
+	// substitution with L (it is L^{-1} e_p).
+	t := mat.NewDense(m, m, nil)
+	tr := t.RawMatrix()
 	for i := range m {
-		inv[i*m+i] = 1
+		tr.Data[i*tr.Stride+i] = 1
 	}
-	gemm.TrsmLowerLeft(m, m, l, m, inv, m, workers) // inv = L^{-1}
+	gemm.Trsm(blas.Right, blas.NoTrans, ut, tr, workers)
+	// ||L^{-1}||_F^2, summed over the rows of L^{-1} = T^T in turn.
 	var fro float64
-	for _, v := range inv {
-		fro += v * v
+	for c := range m {
+		for p := range m {
+			v := tr.Data[p*tr.Stride+c]
+			fro += v * v
+		}
 	}
 	if !(fro <= 1/tau) {
 		return nil, nil, false
 	}
-	t := mat.NewDense(m, m, nil)
-	for p := range m {
-		row := t.RawRowView(p)
-		for c := range m {
-			row[c] = inv[c*m+p]
-		}
-	}
 	pivots := make([]float64, m)
 	for i := range m {
-		pivots[i] = l[i*m+i] * l[i*m+i]
+		pivots[i] = u[i*m+i] * u[i*m+i]
 	}
 	slices.SortFunc(pivots, func(a, b float64) int { return cmp.Compare(b, a) })
 	return t, pivots, true

@@ -3,11 +3,14 @@ package svm
 import (
 	"context"
 	"errors"
-	"github.com/dicalab/dica/internal/gemm"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/gemm"
 )
 
 // primalBlock is the number of rows gathered per SYRK update of the
@@ -73,7 +76,7 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 		}
 		nb := 0
 		flush := func() {
-			gemm.SyrkTransUpper(h, p, block, p, nb, p)
+			gemm.Syrk(blas.Trans, blas64.General{Rows: nb, Cols: p, Stride: p, Data: block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: h})
 			nb = 0
 		}
 		for i := range n {

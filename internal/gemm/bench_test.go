@@ -22,7 +22,7 @@ func BenchmarkSyrk(b *testing.B) {
 		b.Run(fmt.Sprintf("r=%d/m=%d/gemm", r, m), func(b *testing.B) {
 			ct := startCPU()
 			for b.Loop() {
-				SyrkTransUpper(c, m, f, m, r, m)
+				Syrk(blas.Trans, general(r, m, m, f), upperSym(m, m, c))
 			}
 			ct.report(b, flops)
 		})
@@ -58,7 +58,7 @@ func BenchmarkCholesky(b *testing.B) {
 			ct := startCPU()
 			for b.Loop() {
 				copy(a, a0)
-				if !Cholesky(a, n, n, workers) {
+				if _, ok := Potrf(lowerSym(n, n, a), workers); !ok {
 					b.Fatal("not PD")
 				}
 			}
@@ -77,6 +77,39 @@ func BenchmarkCholesky(b *testing.B) {
 	})
 }
 
+// BenchmarkCholeskyTo factors an n x n SPD mat.SymDense into a
+// mat.Cholesky (n^3/3 flops, counting the copy into the factor and the
+// condition estimate of SetFromU) with 2 workers, against gonum's
+// mat.Cholesky.Factorize, at the orders of the solves of the package's
+// callers.
+func BenchmarkCholeskyTo(b *testing.B) {
+	for _, n := range []int{50, 200, 500, 2000} {
+		rng := rand.New(rand.NewPCG(6, uint64(n)))
+		_, sym := spd(rng, n, n)
+		flops := float64(n) * float64(n) * float64(n) / 3
+		b.Run(fmt.Sprintf("n=%d/gemm", n), func(b *testing.B) {
+			var chol mat.Cholesky
+			ct := startCPU()
+			for b.Loop() {
+				if !CholeskyTo(&chol, sym, 2) {
+					b.Fatal("not PD")
+				}
+			}
+			ct.report(b, flops)
+		})
+		b.Run(fmt.Sprintf("n=%d/gonum", n), func(b *testing.B) {
+			var chol mat.Cholesky
+			ct := startCPU()
+			for b.Loop() {
+				if !chol.Factorize(sym) {
+					b.Fatal("not PD")
+				}
+			}
+			ct.report(b, flops)
+		})
+	}
+}
+
 // BenchmarkGemm measures a square NN product (2 n^3 flops).
 func BenchmarkGemm(b *testing.B) {
 	const n = 500
@@ -86,7 +119,7 @@ func BenchmarkGemm(b *testing.B) {
 	b.Run("gemm", func(b *testing.B) {
 		ct := startCPU()
 		for b.Loop() {
-			Gemm(false, false, n, n, n, 1, x, n, y, n, c, n, 1)
+			Gemm(blas.NoTrans, blas.NoTrans, 1, general(n, n, n, x), general(n, n, n, y), general(n, n, n, c), 1)
 		}
 		ct.report(b, flops)
 	})
@@ -124,32 +157,24 @@ func BenchmarkTrsm(b *testing.B) {
 	x := make([]float64, n*nrhs)
 	flops := float64(n) * n * nrhs
 	lt := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: n, Data: l}
-	for _, tr := range []bool{false, true} {
+	for _, trans := range []bool{false, true} {
 		name := "LowerLeft"
-		if tr {
+		if trans {
 			name = "LowerTransLeft"
 		}
 		b.Run(name+"/gemm", func(b *testing.B) {
 			ct := startCPU()
 			for b.Loop() {
 				copy(x, b0)
-				if tr {
-					TrsmLowerTransLeft(n, nrhs, l, n, x, nrhs, 1)
-				} else {
-					TrsmLowerLeft(n, nrhs, l, n, x, nrhs, 1)
-				}
+				Trsm(blas.Left, tr(trans), lt, general(n, nrhs, nrhs, x), 1)
 			}
 			ct.report(b, flops)
 		})
 		b.Run(name+"/gonum", func(b *testing.B) {
-			t := blas.NoTrans
-			if tr {
-				t = blas.Trans
-			}
 			ct := startCPU()
 			for b.Loop() {
 				copy(x, b0)
-				blas64.Trsm(blas.Left, t, 1, lt, general(n, nrhs, nrhs, x))
+				blas64.Trsm(blas.Left, tr(trans), 1, lt, general(n, nrhs, nrhs, x))
 			}
 			ct.report(b, flops)
 		})

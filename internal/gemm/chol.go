@@ -1,6 +1,12 @@
 package gemm
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
 
 // nb is the block size of the Cholesky factorization: the inner dimension
 // of the trailing update (at most kc, so one packed block).
@@ -9,56 +15,104 @@ const nb = 192
 // nbInner is the block size for the diagonal blocks of size nb.
 const nbInner = 32
 
-// Cholesky computes in place the Cholesky factorization A = L L^T of the
-// n x n symmetric positive definite matrix A, stored row-major in a with
-// leading dimension lda. Only the lower triangle (diagonal included) is
-// read, and on return it holds L; the strictly upper triangle is neither
-// read nor written. Cholesky reports whether A is positive definite (every
-// pivot finite and > 0); if not, a holds a partial factorization.
+// Potrf computes in place the Cholesky factorization of the n x n
+// symmetric positive definite matrix A in a (LAPACK dpotrf, as
+// lapack64.Potrf): for a.Uplo = blas.Lower, A = L L^T with L in the lower
+// triangle; for blas.Upper, A = U^T U with U = L^T in the upper triangle,
+// the layout of mat.SymDense and mat.Cholesky. Only that triangle is read
+// and written; both give the same factor bit for bit. Potrf returns the
+// factor, a view of a's data, and reports whether A is positive definite
+// (every pivot finite and > 0); if not, the triangle holds a partial
+// factorization. It panics on inconsistent shapes or a bad a.Uplo.
 //
-// The algorithm is the blocked right-looking factorization (LAPACK dpotrf,
-// lower) with block size 192: for each diagonal block, its factorization
-// (the same algorithm with block size 32, then unblocked Cholesky-Crout),
-// the panel solve L21 = A21 L11^{-T} (TrsmLowerTransRight) and the
-// trailing update A22 -= L21 L21^T (lower triangle, GEMM kernel). The
-// panel rows and the trailing row blocks are shared among up to workers
-// goroutines (workers < 1 counts as 1); the result is bit-identical for
-// any workers >= 1. The work is n^3/3 flops; the extra memory is about
-// 200 n float64 for packing. It panics on inconsistent shapes.
-func Cholesky(a []float64, lda, n int, workers int) bool {
-	return native.cholesky(a, lda, n, workers)
+// The algorithm is the blocked right-looking factorization (dpotrf) with
+// block size 192: for each diagonal block, its factorization (the same
+// algorithm with block size 32, then unblocked Cholesky-Crout), the panel
+// solve L21 = A21 L11^{-T} (Trsm) and the trailing update
+// A22 -= L21 L21^T (one triangle, GEMM kernel). The panel and the trailing
+// row blocks are shared among up to workers goroutines (workers < 1 counts
+// as 1); the result is bit-identical for any workers >= 1. The work is
+// n^3/3 flops; the extra memory is about 200 n float64 for packing.
+func Potrf(a blas64.Symmetric, workers int) (t blas64.Triangular, ok bool) {
+	return native.cholesky(a, workers)
 }
 
-func (im impl) cholesky(a []float64, lda, n int, workers int) bool {
-	checkMatrix("A", a, lda, n, n)
-	return im.potrf(a, lda, n, nb, workers, new(workspace))
+// CholeskyTo computes the Cholesky factorization of the symmetric positive
+// definite matrix a with Potrf and stores it in dst, the result of
+// dst.Factorize(a) up to rounding (gonum factors with an unblocked LAPACK);
+// dst then serves as any mat.Cholesky (SolveTo, LogDet, RawU, ...), its
+// condition number estimated as mat.Cholesky.SetFromU does. It reports
+// whether a is positive definite; if not, dst is reset, as by Factorize.
+// a must not be empty.
+func CholeskyTo(dst *mat.Cholesky, a mat.Symmetric, workers int) bool {
+	n := a.SymmetricDim()
+	u := mat.NewTriDense(n, mat.Upper, nil)
+	ur := u.RawTriangular()
+	if s, ok := a.(mat.RawSymmetricer); ok && s.RawSymmetric().Uplo == blas.Upper {
+		raw := s.RawSymmetric()
+		for i := 0; i < n; i++ {
+			copy(ur.Data[i*ur.Stride+i:i*ur.Stride+n], raw.Data[i*raw.Stride+i:i*raw.Stride+n])
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				ur.Data[i*ur.Stride+j] = a.At(i, j)
+			}
+		}
+	}
+	if _, ok := Potrf(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: ur.Stride, Data: ur.Data}, workers); !ok {
+		dst.Reset()
+		return false
+	}
+	dst.SetFromU(u)
+	return true
 }
 
-// potrf is the blocked factorization with block size bs; the diagonal
-// blocks are factored with block size nbInner, then unblocked.
-func (im impl) potrf(a []float64, lda, n, bs, workers int, ws *workspace) bool {
+func (im impl) cholesky(a blas64.Symmetric, workers int) (blas64.Triangular, bool) {
+	checkMatrix("A", a.Data, a.Stride, a.N, a.N)
+	l := lowerTri{data: a.Data, ld: a.Stride, upper: isUpper(a.Uplo)}
+	ok := im.potrf(l, a.N, nb, workers, new(workspace))
+	return blas64.Triangular{Uplo: a.Uplo, Diag: blas.NonUnit, N: a.N, Stride: a.Stride, Data: a.Data}, ok
+}
+
+// potrf is the blocked factorization of the n x n matrix held as l, with
+// block size bs; the diagonal blocks are factored with block size nbInner,
+// then unblocked.
+func (im impl) potrf(l lowerTri, n, bs, workers int, ws *workspace) bool {
+	tri := lower
+	if l.upper {
+		tri = upper
+	}
 	for k0 := 0; k0 < n; k0 += bs {
 		kb := min(bs, n-k0)
-		akk := a[k0*lda+k0:]
+		lkk := l.trailing(k0)
 		if kb > nbInner && bs > nbInner {
-			if !im.potrf(akk, lda, kb, nbInner, 1, ws) {
+			if !im.potrf(lkk, kb, nbInner, 1, ws) {
 				return false
 			}
-		} else if !potf2(akk, lda, kb) {
+		} else if !potf2(lkk, kb) {
 			return false
 		}
 		n2 := n - k0 - kb
 		if n2 == 0 {
 			break
 		}
-		a21 := a[(k0+kb)*lda+k0:]
-		g := &product{m: n2, n: n2, k: kb, alpha: -1, a: a21, lda: lda,
-			b: a21, ldb: lda, transB: true, c: a[(k0+kb)*lda+k0+kb:], ldc: lda, tri: lower, gram: true}
+		// The panel L21 (n2 x kb), stored as itself or as U12 = L21^T,
+		// and the trailing update A22 -= L21 L21^T of the triangle.
+		p, tr := lkk.below(kb)
+		g := &product{m: n2, n: n2, k: kb, alpha: -1, a: p, lda: l.ld, transA: tr,
+			b: p, ldb: l.ld, transB: !tr, c: lkk.trailing(kb).data, ldc: l.ld, tri: tri, gram: true}
 		// Each chunk of rows of L21 (a multiple of nr) is solved, then
 		// packed as columns of op(B) = L21^T for the trailing update.
 		bp := grow(&ws.bp, (n2+nr-1)/nr*nr*kb)
 		parallel(n2, max(mc, chunkSize(n2, workers)), workers, func(lo, hi int) {
-			im.trsmLTR(hi-lo, kb, akk, lda, a21[lo*lda:], lda, new(workspace))
+			if tr {
+				// Columns lo..hi of U12: L11 X = A12.
+				im.trsmLL(kb, hi-lo, lkk, p[lo:], l.ld, new(workspace))
+			} else {
+				// Rows lo..hi of L21: X L11^T = A21.
+				im.trsmLTR(hi-lo, kb, lkk, p[lo*l.ld:], l.ld, new(workspace))
+			}
 			g.packB(bp[lo*kb:], lo, hi-lo, 0, kb)
 		})
 		g.packedB = true
@@ -67,27 +121,31 @@ func (im impl) potrf(a []float64, lda, n, bs, workers int, ws *workspace) bool {
 	return true
 }
 
-// potf2 is the unblocked lower Cholesky factorization (row-oriented
-// Cholesky-Crout) of the n x n block at a.
-func potf2(a []float64, lda, n int) bool {
+// potf2 is the unblocked Cholesky factorization (Cholesky-Crout, by rows
+// of L) of the n x n block held as l.
+func potf2(l lowerTri, n int) bool {
+	// L[i][j] = a[i*rs+j*cs].
+	a, rs, cs := l.data, l.ld, 1
+	if l.upper {
+		rs, cs = 1, l.ld
+	}
 	for j := 0; j < n; j++ {
-		rj := a[j*lda : j*lda+j+1]
-		d := rj[j]
-		for _, v := range rj[:j] {
+		d := a[j*rs+j*cs]
+		for p := 0; p < j; p++ {
+			v := a[j*rs+p*cs]
 			d -= v * v
 		}
 		if !(d > 0) || math.IsInf(d, 1) {
 			return false
 		}
 		d = math.Sqrt(d)
-		rj[j] = d
+		a[j*rs+j*cs] = d
 		for i := j + 1; i < n; i++ {
-			ri := a[i*lda : i*lda+j+1]
-			s := ri[j]
-			for p, v := range rj[:j] {
-				s -= ri[p] * v
+			s := a[i*rs+j*cs]
+			for p := 0; p < j; p++ {
+				s -= a[i*rs+p*cs] * a[j*rs+p*cs]
 			}
-			ri[j] = s / d
+			a[i*rs+j*cs] = s / d
 		}
 	}
 	return true

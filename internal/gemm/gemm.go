@@ -5,6 +5,9 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // Blocking parameters: micro-tile mr x nr, inner block kc, row block mc.
@@ -40,91 +43,6 @@ type impl struct {
 }
 
 var goImpl = impl{kern: kernGo, trsmKern: trsmKernGo, add: addGo, addShifted: addShiftedGo}
-
-// kernGo is the portable micro-kernel (see impl.kern). It walks the tile
-// in 2 x 4 sub-blocks with the accumulators in local variables (eight
-// independent FMA chains); the order of the terms of each element is that
-// of the assembly kernel.
-func kernGo(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64) {
-	if k == 0 {
-		return
-	}
-	_ = a[(k-1)*sa+mr-1]
-	_ = b[(k-1)*sb+nr-1]
-	for i := 0; i < mr; i += 2 {
-		for j := 0; j < nr; j += 4 {
-			var c00, c01, c02, c03, c10, c11, c12, c13 float64
-			pa, pb := i, j
-			for p := 0; p < k; p++ {
-				a0, a1 := a[pa], a[pa+1]
-				bp := b[pb : pb+4 : pb+4]
-				b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
-				c00 = math.FMA(a0, b0, c00)
-				c01 = math.FMA(a0, b1, c01)
-				c02 = math.FMA(a0, b2, c02)
-				c03 = math.FMA(a0, b3, c03)
-				c10 = math.FMA(a1, b0, c10)
-				c11 = math.FMA(a1, b1, c11)
-				c12 = math.FMA(a1, b2, c12)
-				c13 = math.FMA(a1, b3, c13)
-				pa += sa
-				pb += sb
-			}
-			r0 := c[i*ldc+j : i*ldc+j+4 : i*ldc+j+4]
-			r0[0] = math.FMA(alpha, c00, r0[0])
-			r0[1] = math.FMA(alpha, c01, r0[1])
-			r0[2] = math.FMA(alpha, c02, r0[2])
-			r0[3] = math.FMA(alpha, c03, r0[3])
-			r1 := c[(i+1)*ldc+j : (i+1)*ldc+j+4 : (i+1)*ldc+j+4]
-			r1[0] = math.FMA(alpha, c10, r1[0])
-			r1[1] = math.FMA(alpha, c11, r1[1])
-			r1[2] = math.FMA(alpha, c12, r1[2])
-			r1[3] = math.FMA(alpha, c13, r1[3])
-		}
-	}
-}
-
-// kernGoMulAdd is kernGo with x*y + z in place of fma(x, y, z), which the
-// compiler may or may not fuse: for amd64 CPUs without FMA, where math.FMA
-// is emulated in software.
-func kernGoMulAdd(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64) {
-	if k == 0 {
-		return
-	}
-	_ = a[(k-1)*sa+mr-1]
-	_ = b[(k-1)*sb+nr-1]
-	for i := 0; i < mr; i += 2 {
-		for j := 0; j < nr; j += 4 {
-			var c00, c01, c02, c03, c10, c11, c12, c13 float64
-			pa, pb := i, j
-			for p := 0; p < k; p++ {
-				a0, a1 := a[pa], a[pa+1]
-				bp := b[pb : pb+4 : pb+4]
-				b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
-				c00 += a0 * b0
-				c01 += a0 * b1
-				c02 += a0 * b2
-				c03 += a0 * b3
-				c10 += a1 * b0
-				c11 += a1 * b1
-				c12 += a1 * b2
-				c13 += a1 * b3
-				pa += sa
-				pb += sb
-			}
-			r0 := c[i*ldc+j : i*ldc+j+4 : i*ldc+j+4]
-			r0[0] += alpha * c00
-			r0[1] += alpha * c01
-			r0[2] += alpha * c02
-			r0[3] += alpha * c03
-			r1 := c[(i+1)*ldc+j : (i+1)*ldc+j+4 : (i+1)*ldc+j+4]
-			r1[0] += alpha * c10
-			r1[1] += alpha * c11
-			r1[2] += alpha * c12
-			r1[3] += alpha * c13
-		}
-	}
-}
 
 // triangle restricts the elements of C that are written.
 type triangle int
@@ -453,66 +371,79 @@ func checkMatrix(name string, a []float64, ld, r, c int) {
 	}
 }
 
-// Gemm computes C += alpha * op(A) * op(B), where C is m x n, op(A) is
-// m x k (A itself, or A^T stored k x m if transA), op(B) is k x n (B, or
-// B^T stored n x k if transB); all row-major with leading dimensions lda,
-// ldb, ldc. This is BLAS dgemm with beta = 1. The rows of C are split among
-// up to workers goroutines (workers < 1 counts as 1); the result is
-// bit-identical for any workers >= 1. Gemm panics on inconsistent shapes.
-func Gemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, workers int) {
-	native.gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc, workers)
+// Gemm computes C += alpha * op(A) * op(B), where op(X) is X for
+// blas.NoTrans and X^T for blas.Trans (or blas.ConjTrans), C is m x n,
+// op(A) m x k and op(B) k x n: BLAS dgemm with beta = 1
+// (blas64.Gemm(tA, tB, alpha, a, b, 1, c)). Each element is computed as the
+// package documentation describes. The rows of C are split among up to
+// workers goroutines (workers < 1 counts as 1); the result is bit-identical
+// for any workers >= 1. Gemm panics on inconsistent shapes.
+func Gemm(tA, tB blas.Transpose, alpha float64, a, b, c blas64.General, workers int) {
+	native.gemm(tA, tB, alpha, a, b, c, workers)
 }
 
-func (im impl) gemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, workers int) {
+func (im impl) gemm(tA, tB blas.Transpose, alpha float64, a, b, c blas64.General, workers int) {
+	transA, transB := isTrans(tA), isTrans(tB)
+	checkMatrix("A", a.Data, a.Stride, a.Rows, a.Cols)
+	checkMatrix("B", b.Data, b.Stride, b.Rows, b.Cols)
+	checkMatrix("C", c.Data, c.Stride, c.Rows, c.Cols)
+	m, n := c.Rows, c.Cols
+	am, k := a.Rows, a.Cols
 	if transA {
-		checkMatrix("A", a, lda, k, m)
-	} else {
-		checkMatrix("A", a, lda, m, k)
+		am, k = k, am
 	}
+	bk, bn := b.Rows, b.Cols
 	if transB {
-		checkMatrix("B", b, ldb, n, k)
-	} else {
-		checkMatrix("B", b, ldb, k, n)
+		bk, bn = bn, bk
 	}
-	checkMatrix("C", c, ldc, m, n)
-	im.run(&product{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, transA: transA,
-		b: b, ldb: ldb, transB: transB, c: c, ldc: ldc}, workers, nil)
+	if am != m || bk != k || bn != n {
+		panic(fmt.Sprintf("gemm: Gemm: op(A) is %d x %d, op(B) %d x %d and C %d x %d", am, k, bk, bn, m, n))
+	}
+	im.run(&product{m: m, n: n, k: k, alpha: alpha, a: a.Data, lda: a.Stride, transA: transA,
+		b: b.Data, ldb: b.Stride, transB: transB, c: c.Data, ldc: c.Stride}, workers, nil)
 }
 
-// SyrkTransUpper adds F^T F to the upper triangle of C: for 0 <= i <= j < m,
+// Syrk adds A^T A to the upper triangle of C: for 0 <= i <= j < n,
 //
-//	C[i][j] += sum_{k<r} F[k][i] * F[k][j],
+//	C[i][j] += sum_{k<r} A[k][i] * A[k][j],
 //
-// where F is r x m (row-major, leading dimension ldf) and C is m x m
-// (row-major, leading dimension ldc). This is BLAS dsyrk with uplo = Upper,
-// trans = Trans, alpha = beta = 1: the streaming Gram sum of a block of r
-// feature rows. The strictly lower triangle of C is neither read nor
-// written. The computation is single-threaded (call it from several
-// goroutines on distinct C buffers for parallelism), uses
-// O(min(r, 256) * m) float64 of scratch per call (about 4 MB at m = 2000,
-// 0.5 MB at m = 160; up to m = 160 it comes from a pool), and its result
-// is a deterministic function of the inputs: the same bits whatever the
-// goroutine, GOMAXPROCS or machine load (C[i][j] += acc_b for each block b
-// of 256 rows in turn, as described in the package documentation). It
-// panics on inconsistent shapes.
-func SyrkTransUpper(c []float64, ldc int, f []float64, ldf, r, m int) {
-	native.syrkTransUpper(c, ldc, f, ldf, r, m)
+// where A is r x n and C is n x n. This is BLAS dsyrk with alpha = beta = 1
+// (blas64.Syrk(t, 1, a, 1, c)) in the one case implemented, t = blas.Trans
+// and c.Uplo = blas.Upper: the streaming Gram sum of a block of r feature
+// rows. The strictly lower triangle of C is neither read nor written. The
+// computation is single-threaded (call it from several goroutines on
+// distinct C buffers for parallelism), uses O(min(r, 256) * n) float64 of
+// scratch per call (about 4 MB at n = 2000, 0.5 MB at n = 160; up to
+// n = 160 it comes from a pool), and its result is a deterministic function
+// of the inputs: the same bits whatever the goroutine, GOMAXPROCS or machine
+// load (C[i][j] += acc_b for each block b of 256 rows in turn, as described
+// in the package documentation). It panics on inconsistent shapes and on
+// the cases not implemented.
+func Syrk(t blas.Transpose, a blas64.General, c blas64.Symmetric) {
+	native.syrk(t, a, c)
 }
 
-func (im impl) syrkTransUpper(c []float64, ldc int, f []float64, ldf, r, m int) {
-	checkMatrix("F", f, ldf, r, m)
-	checkMatrix("C", c, ldc, m, m)
+func (im impl) syrk(t blas.Transpose, a blas64.General, c blas64.Symmetric) {
+	if !isTrans(t) || !isUpper(c.Uplo) {
+		panic("gemm: Syrk: only A^T A (blas.Trans) into an upper triangle is implemented")
+	}
+	r, m := a.Rows, a.Cols
+	checkMatrix("A", a.Data, a.Stride, r, m)
+	checkMatrix("C", c.Data, c.Stride, c.N, c.N)
+	if c.N != m {
+		panic(fmt.Sprintf("gemm: Syrk: A has %d columns, C is %d x %d", m, c.N, c.N))
+	}
 	if m <= smallSyrk {
-		im.syrkSmall(c, ldc, f, ldf, r, m)
+		im.syrkSmall(c.Data, c.Stride, a.Data, a.Stride, r, m)
 		return
 	}
-	im.syrkPacked(c, ldc, f, ldf, r, m)
+	im.syrkPacked(c.Data, c.Stride, a.Data, a.Stride, r, m)
 }
 
-// smallSyrk is the largest order for which SyrkTransUpper uses syrkSmall.
+// smallSyrk is the largest order for which Syrk uses syrkSmall.
 const smallSyrk = 160
 
-// syrkPacked is SyrkTransUpper with packed micro-panels. Since opA = F^T
+// syrkPacked is Syrk with packed micro-panels. Since opA = F^T
 // is opB^T, only B is packed, and the micro-kernel reads the 4-row panels
 // of A from the 12-column panels of B.
 func (im impl) syrkPacked(c []float64, ldc int, f []float64, ldf, r, m int) {
@@ -523,7 +454,7 @@ func (im impl) syrkPacked(c []float64, ldc int, f []float64, ldf, r, m int) {
 // smallScratch holds the scratch buffers of syrkSmall.
 var smallScratch = sync.Pool{New: func() any { return new([]float64) }}
 
-// syrkSmall is SyrkTransUpper for small m, where packing would cost as
+// syrkSmall is Syrk for small m, where packing would cost as
 // much as the arithmetic: each block of kc rows of F is copied once into
 // rows padded with zeros to a multiple of nr columns, the micro-kernel
 // reads its operands straight from those rows, and accumulates into a

@@ -34,6 +34,36 @@ func general(r, c, stride int, data []float64) blas64.General {
 	return blas64.General{Rows: r, Cols: c, Stride: stride, Data: data}
 }
 
+func upperSym(n, stride int, data []float64) blas64.Symmetric {
+	return blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: stride, Data: data}
+}
+
+func lowerSym(n, stride int, data []float64) blas64.Symmetric {
+	return blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: stride, Data: data}
+}
+
+func tr(x bool) blas.Transpose {
+	if x {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// transposed returns the n x n matrix a (leading dimension ld) transposed,
+// with the same leading dimension.
+func transposed(a []float64, n, ld int) []float64 {
+	t := make([]float64, len(a))
+	for i := range t {
+		t[i] = math.NaN()
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			t[j*ld+i] = a[i*ld+j]
+		}
+	}
+	return t
+}
+
 func sameBits(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false
@@ -136,7 +166,7 @@ func TestKernelAsmMatchesGo(t *testing.T) {
 	}
 }
 
-func TestSyrkTransUpper(t *testing.T) {
+func TestSyrk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct{ r, m, padF, padC int }{
 		{1, 1, 0, 0}, {3, 1, 1, 0}, {1, 3, 0, 2}, {7, 13, 3, 1}, {13, 7, 0, 0},
@@ -155,7 +185,7 @@ func TestSyrkTransUpper(t *testing.T) {
 			}
 		}
 		c := append([]float64(nil), c0...)
-		SyrkTransUpper(c, ldc, f, ldf, r, m)
+		Syrk(blas.Trans, general(r, m, ldf, f), upperSym(m, ldc, c))
 
 		ref := append([]float64(nil), c0...)
 		blas64.Syrk(blas.Trans, 1, general(r, m, ldf, f), 1,
@@ -193,7 +223,7 @@ func TestSyrkTransUpper(t *testing.T) {
 		// The portable kernel gives the same bits, and so do both paths
 		// (padded rows for small m, packed panels for large m).
 		cg := append([]float64(nil), c0...)
-		goImpl.syrkTransUpper(cg, ldc, f, ldf, r, m)
+		goImpl.syrk(blas.Trans, general(r, m, ldf, f), upperSym(m, ldc, cg))
 		if !sameBitsNaN(c, cg) {
 			t.Errorf("r=%d m=%d: Go and native kernels differ", r, m)
 		}
@@ -242,12 +272,6 @@ func TestGemm(t *testing.T) {
 				b := randSlice(rng, br*ldb)
 				c0 := randSlice(rng, m*ldc)
 				const alpha = -1.5
-				tr := func(x bool) blas.Transpose {
-					if x {
-						return blas.Trans
-					}
-					return blas.NoTrans
-				}
 				ref := append([]float64(nil), c0...)
 				blas64.Gemm(tr(tA), tr(tB), alpha, general(ar, ac, lda, a), general(br, bc, ldb, b), 1, general(m, n, ldc, ref))
 				bound := make([]float64, m*ldc)
@@ -255,7 +279,7 @@ func TestGemm(t *testing.T) {
 				var first []float64
 				for _, workers := range []int{1, 2, 3} {
 					c := append([]float64(nil), c0...)
-					Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, c, ldc, workers)
+					Gemm(tr(tA), tr(tB), alpha, general(ar, ac, lda, a), general(br, bc, ldb, b), general(m, n, ldc, c), workers)
 					name := fmt.Sprintf("%dx%dx%d tA=%v tB=%v workers=%d", m, n, k, tA, tB, workers)
 					if workers == 1 {
 						first = c
@@ -266,7 +290,7 @@ func TestGemm(t *testing.T) {
 							}
 						}
 						cg := append([]float64(nil), c0...)
-						goImpl.gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, cg, ldc, 1)
+						goImpl.gemm(tr(tA), tr(tB), alpha, general(ar, ac, lda, a), general(br, bc, ldb, b), general(m, n, ldc, cg), 1)
 						if !sameBits(c, cg) {
 							t.Errorf("%s: Go and native kernels differ", name)
 						}
@@ -316,7 +340,7 @@ func TestCholesky(t *testing.T) {
 		var first []float64
 		for _, workers := range []int{1, 2, 3} {
 			a := append([]float64(nil), a0...)
-			if !Cholesky(a, ld, n, workers) {
+			if _, ok := Potrf(lowerSym(n, ld, a), workers); !ok {
 				t.Fatalf("n=%d workers=%d: Cholesky failed", n, workers)
 			}
 			if workers > 1 {
@@ -345,11 +369,122 @@ func TestCholesky(t *testing.T) {
 		}
 		if n <= 200 {
 			ag := append([]float64(nil), a0...)
-			goImpl.cholesky(ag, ld, n, 2)
+			goImpl.cholesky(lowerSym(n, ld, ag), 2)
 			if !sameBitsNaN(ag, first) {
 				t.Errorf("n=%d: Go and native kernels differ", n)
 			}
 		}
+	}
+}
+
+// TestPotrfUpper checks that the upper layout A = U^T U gives U = L^T bit
+// for bit, for any number of workers, without touching the strictly lower
+// triangle.
+func TestPotrfUpper(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, n := range []int{1, 5, 33, 64, 193, 400} {
+		ld := n + 3
+		a0, _ := spd(rng, n, ld)
+		l := append([]float64(nil), a0...)
+		if _, ok := Potrf(lowerSym(n, ld, l), 1); !ok {
+			t.Fatalf("n=%d: lower factorization failed", n)
+		}
+		want := transposed(l, n, ld)
+		for _, im := range []impl{native, goImpl} {
+			for _, workers := range []int{1, 2, 3} {
+				u := transposed(a0, n, ld)
+				for i := 0; i < n; i++ {
+					for j := 0; j < i; j++ {
+						u[i*ld+j] = math.NaN() // must be neither read nor written
+					}
+				}
+				ut, ok := im.cholesky(upperSym(n, ld, u), workers)
+				if !ok || ut.Uplo != blas.Upper || ut.N != n || &ut.Data[0] != &u[0] {
+					t.Fatalf("n=%d workers=%d: upper factorization failed or returned another matrix", n, workers)
+				}
+				for i := 0; i < n; i++ {
+					for j := 0; j < ld; j++ {
+						got := u[i*ld+j]
+						if j < i || j >= n {
+							if !math.IsNaN(got) && j < n {
+								t.Fatalf("n=%d: lower A[%d][%d] written", n, i, j)
+							}
+							continue
+						}
+						if math.Float64bits(got) != math.Float64bits(want[i*ld+j]) {
+							t.Fatalf("n=%d workers=%d: U[%d][%d] = %v, want L[%d][%d] = %v", n, workers, i, j, got, j, i, want[i*ld+j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// symOnly hides the raw storage of a SymDense.
+type symOnly struct{ mat.Symmetric }
+
+// TestCholeskyTo checks the mat.Cholesky against gonum's factorization and
+// solve, its factor against Potrf bit for bit, and the reset on failure.
+func TestCholeskyTo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{1, 7, 200, 450} {
+		_, sym := spd(rng, n, n)
+		var want mat.Cholesky
+		if !want.Factorize(sym) {
+			t.Fatalf("n=%d: gonum says not PD", n)
+		}
+		u := make([]float64, n*n)
+		raw := sym.RawSymmetric()
+		copy(u, raw.Data)
+		if _, ok := Potrf(upperSym(n, n, u), 1); !ok {
+			t.Fatalf("n=%d: Potrf failed", n)
+		}
+		for _, a := range []mat.Symmetric{sym, symOnly{sym}} {
+			var chol mat.Cholesky
+			if !CholeskyTo(&chol, a, 2) {
+				t.Fatalf("n=%d: CholeskyTo failed", n)
+			}
+			got := chol.RawU().(*mat.TriDense).RawTriangular()
+			for i := 0; i < n; i++ {
+				for j := i; j < n; j++ {
+					if math.Float64bits(got.Data[i*got.Stride+j]) != math.Float64bits(u[i*n+j]) {
+						t.Fatalf("n=%d %T: U[%d][%d] = %v, Potrf gives %v", n, a, i, j, got.Data[i*got.Stride+j], u[i*n+j])
+					}
+					if d := math.Abs(got.Data[i*got.Stride+j] - want.RawU().At(i, j)); d > 1e-12 {
+						t.Fatalf("n=%d: U[%d][%d] differs from gonum's by %g", n, i, j, d)
+					}
+				}
+			}
+			if rel := math.Abs(chol.LogDet()-want.LogDet()) / math.Abs(want.LogDet()+1); rel > 1e-12 {
+				t.Errorf("n=%d: log det %v, gonum %v", n, chol.LogDet(), want.LogDet())
+			}
+			if c, w := chol.Cond(), want.Cond(); !(c > 0) || c > 10*w || w > 10*c {
+				t.Errorf("n=%d: condition estimate %v, gonum's %v", n, c, w)
+			}
+			b := mat.NewDense(n, 3, randSlice(rng, 3*n))
+			var x, xw mat.Dense
+			if err := chol.SolveTo(&x, b); err != nil {
+				t.Fatalf("n=%d: SolveTo: %v", n, err)
+			}
+			if err := want.SolveTo(&xw, b); err != nil {
+				t.Fatal(err)
+			}
+			if !mat.EqualApprox(&x, &xw, 1e-12) {
+				t.Errorf("n=%d: solutions differ from gonum's", n)
+			}
+		}
+	}
+	a := mat.NewSymDense(3, []float64{1, 2, 0, 2, 1, 0, 0, 0, 1})
+	var chol mat.Cholesky
+	if !CholeskyTo(&chol, mat.NewSymDense(1, []float64{4}), 1) || chol.IsEmpty() {
+		t.Fatal("1 x 1: CholeskyTo failed")
+	}
+	if CholeskyTo(&chol, a, 1) {
+		t.Error("indefinite matrix: CholeskyTo reported positive definite")
+	}
+	if !chol.IsEmpty() {
+		t.Error("indefinite matrix: the Cholesky is not reset")
 	}
 }
 
@@ -371,12 +506,12 @@ func TestCholeskyNotPD(t *testing.T) {
 	} {
 		a := append([]float64(nil), a0...)
 		tc.edit(a)
-		if Cholesky(a, n, n, 2) {
+		if _, ok := Potrf(lowerSym(n, n, a), 2); ok {
 			t.Errorf("%s: Cholesky reported positive definite", tc.name)
 		}
 	}
 	a := append([]float64(nil), a0...)
-	if !Cholesky(a, n, n, 2) {
+	if _, ok := Potrf(lowerSym(n, n, a), 2); !ok {
 		t.Errorf("unedited matrix: Cholesky reported not positive definite")
 	}
 }
@@ -386,7 +521,7 @@ func TestCholeskyNotPD(t *testing.T) {
 // strictly upper triangle, which the solves must not read.
 func lowerFactor(rng *rand.Rand, n, ld int) []float64 {
 	a, _ := spd(rng, n, ld)
-	if !Cholesky(a, ld, n, 1) {
+	if _, ok := Potrf(lowerSym(n, ld, a), 1); !ok {
 		panic("not PD")
 	}
 	for i := 0; i < n; i++ {
@@ -406,23 +541,20 @@ func TestTrsm(t *testing.T) {
 		ldl := n + 1
 		l := lowerFactor(rng, n, ldl)
 		lg := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: ldl, Data: l}
+		// The same triangle stored as U = L^T (NaN in the strictly lower
+		// part, which must not be read).
+		ug := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: ldl, Data: transposed(l, n, ldl)}
 		for _, v := range []struct {
-			name  string
-			side  blas.Side
-			trans blas.Transpose
-			rows  int
-			cols  int
-			f     func(im impl, b []float64, ldb, workers int)
+			name   string
+			side   blas.Side
+			trans  blas.Transpose
+			utrans blas.Transpose // the same op(A) from ug
+			rows   int
+			cols   int
 		}{
-			{"LowerLeft", blas.Left, blas.NoTrans, n, w, func(im impl, b []float64, ldb, workers int) {
-				im.trsmLowerLeft(n, w, l, ldl, b, ldb, workers)
-			}},
-			{"LowerTransLeft", blas.Left, blas.Trans, n, w, func(im impl, b []float64, ldb, workers int) {
-				im.trsmLowerTransLeft(n, w, l, ldl, b, ldb, workers)
-			}},
-			{"LowerTransRight", blas.Right, blas.Trans, w, n, func(im impl, b []float64, ldb, workers int) {
-				im.trsmLowerTransRight(w, n, l, ldl, b, ldb, workers)
-			}},
+			{"LowerLeft", blas.Left, blas.NoTrans, blas.Trans, n, w},
+			{"LowerTransLeft", blas.Left, blas.Trans, blas.NoTrans, n, w},
+			{"LowerTransRight", blas.Right, blas.Trans, blas.NoTrans, w, n},
 		} {
 			ldb := v.cols + 2
 			b0 := randSlice(rng, v.rows*ldb)
@@ -432,11 +564,18 @@ func TestTrsm(t *testing.T) {
 			for _, x := range ref {
 				maxRef = max(maxRef, math.Abs(x))
 			}
+			solve := func(im impl, a blas64.Triangular, trans blas.Transpose, workers int) []float64 {
+				b := append([]float64(nil), b0...)
+				im.trsm(v.side, trans, a, general(v.rows, v.cols, ldb, b), workers)
+				return b
+			}
 			var first []float64
 			for _, workers := range []int{1, 2, 3} {
-				b := append([]float64(nil), b0...)
-				v.f(native, b, ldb, workers)
+				b := solve(native, lg, v.trans, workers)
 				name := fmt.Sprintf("%s n=%d w=%d workers=%d", v.name, n, w, workers)
+				if !sameBits(solve(native, ug, v.utrans, workers), b) {
+					t.Errorf("%s: the upper triangle U = L^T gives other bits", name)
+				}
 				if workers > 1 {
 					if !sameBits(b, first) {
 						t.Errorf("%s: differs from workers=1", name)
@@ -444,9 +583,7 @@ func TestTrsm(t *testing.T) {
 					continue
 				}
 				first = b
-				bg := append([]float64(nil), b0...)
-				v.f(goImpl, bg, ldb, 1)
-				if !sameBits(b, bg) {
+				if !sameBits(b, solve(goImpl, lg, v.trans, 1)) {
 					t.Errorf("%s: Go and native kernels differ", name)
 				}
 				tol := 1e-13 * math.Sqrt(float64(n)) * maxRef
@@ -505,22 +642,50 @@ func TestTrsmKernAsmMatchesGo(t *testing.T) {
 	}
 }
 
+// lowerTri10 is the 10 x 10 lower triangle of s.
+func lowerTri10(s []float64) blas64.Triangular {
+	return blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: 10, Stride: 10, Data: s}
+}
+
 func TestPanics(t *testing.T) {
 	s := make([]float64, 100)
 	for _, tc := range []struct {
 		name string
 		f    func()
 	}{
-		{"Syrk ldf < m", func() { SyrkTransUpper(s, 10, s, 5, 2, 10) }},
-		{"Syrk C too short", func() { SyrkTransUpper(s[:50], 10, s, 10, 2, 10) }},
-		{"Syrk negative r", func() { SyrkTransUpper(s, 10, s, 10, -1, 10) }},
-		{"Gemm B too short", func() { Gemm(false, true, 3, 4, 30, 1, s, 30, s[:50], 30, s, 4, 1) }},
-		{"Gemm ldc < n", func() { Gemm(false, false, 2, 5, 2, 1, s, 2, s, 5, s, 4, 1) }},
-		{"Cholesky lda < n", func() { Cholesky(s, 5, 10, 1) }},
-		{"Cholesky short", func() { Cholesky(s, 11, 10, 1) }},
-		{"Trsm B short", func() { TrsmLowerLeft(10, 20, s, 10, s, 20, 1) }},
+		{"Syrk ldf < m", func() { Syrk(blas.Trans, general(2, 10, 5, s), upperSym(10, 10, s)) }},
+		{"Syrk C too short", func() { Syrk(blas.Trans, general(2, 10, 10, s), upperSym(10, 10, s[:50])) }},
+		{"Syrk negative r", func() { Syrk(blas.Trans, general(-1, 10, 10, s), upperSym(10, 10, s)) }},
+		{"Syrk C of another order", func() { Syrk(blas.Trans, general(2, 10, 10, s), upperSym(9, 10, s)) }},
+		{"Syrk NoTrans", func() { Syrk(blas.NoTrans, general(2, 10, 10, s), upperSym(2, 10, s)) }},
+		{"Syrk lower", func() { Syrk(blas.Trans, general(2, 10, 10, s), lowerSym(10, 10, s)) }},
+		{"Gemm B too short", func() {
+			Gemm(blas.NoTrans, blas.Trans, 1, general(3, 30, 30, s), general(4, 30, 30, s[:50]), general(3, 4, 4, s), 1)
+		}},
+		{"Gemm ldc < n", func() {
+			Gemm(blas.NoTrans, blas.NoTrans, 1, general(2, 2, 2, s), general(2, 5, 5, s), general(2, 5, 4, s), 1)
+		}},
+		{"Gemm inner dimensions", func() {
+			Gemm(blas.NoTrans, blas.NoTrans, 1, general(2, 3, 3, s), general(2, 5, 5, s), general(2, 5, 5, s), 1)
+		}},
+		{"Gemm bad transpose", func() {
+			Gemm(blas.Transpose(0), blas.NoTrans, 1, general(2, 2, 2, s), general(2, 2, 2, s), general(2, 2, 2, s), 1)
+		}},
+		{"Potrf lda < n", func() { Potrf(lowerSym(10, 5, s), 1) }},
+		{"Potrf short", func() { Potrf(lowerSym(10, 11, s), 1) }},
+		{"Potrf bad uplo", func() { Potrf(blas64.Symmetric{Uplo: blas.All, N: 2, Stride: 2, Data: s}, 1) }},
+		{"Trsm B short", func() { Trsm(blas.Left, blas.NoTrans, lowerTri10(s), general(10, 20, 20, s), 1) }},
+		{"Trsm B rows", func() { Trsm(blas.Left, blas.NoTrans, lowerTri10(s), general(9, 2, 2, s), 1) }},
+		{"Trsm unit diagonal", func() {
+			Trsm(blas.Left, blas.NoTrans, blas64.Triangular{Uplo: blas.Lower, Diag: blas.Unit, N: 2, Stride: 2, Data: s}, general(2, 2, 2, s), 1)
+		}},
+		{"Trsm X L = B", func() { Trsm(blas.Right, blas.NoTrans, lowerTri10(s), general(2, 10, 10, s), 1) }},
+		{"Trsm X U^T = B", func() {
+			Trsm(blas.Right, blas.Trans, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: 10, Stride: 10, Data: s}, general(2, 10, 10, s), 1)
+		}},
+		{"Trsm bad side", func() { Trsm(blas.Side(0), blas.NoTrans, lowerTri10(s), general(10, 2, 2, s), 1) }},
 		{"Add dst short", func() { Add(s[:2], s[:3]) }},
-		{"TrsmRight ldb < n", func() { TrsmLowerTransRight(3, 10, s, 10, s, 5, 1) }},
+		{"TrsmRight ldb < n", func() { Trsm(blas.Right, blas.Trans, lowerTri10(s), general(3, 10, 5, s), 1) }},
 	} {
 		func() {
 			defer func() {
@@ -533,7 +698,7 @@ func TestPanics(t *testing.T) {
 	}
 }
 
-// TestSyrkConcurrent runs SyrkTransUpper from several goroutines on
+// TestSyrkConcurrent runs Syrk from several goroutines on
 // distinct buffers (as the streaming statistics do) and checks that each
 // result equals the sequential one bit for bit.
 func TestSyrkConcurrent(t *testing.T) {
@@ -545,16 +710,16 @@ func TestSyrkConcurrent(t *testing.T) {
 		fs[w] = randSlice(rng, r*m)
 		want[w] = make([]float64, m*m)
 		got[w] = make([]float64, m*m)
-		SyrkTransUpper(want[w], m, fs[w], m, r, m)
-		SyrkTransUpper(want[w], m, fs[w], m, r, m)
+		Syrk(blas.Trans, general(r, m, m, fs[w]), upperSym(m, m, want[w]))
+		Syrk(blas.Trans, general(r, m, m, fs[w]), upperSym(m, m, want[w]))
 	}
 	var wg sync.WaitGroup
 	for w, m := range ms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			SyrkTransUpper(got[w], m, fs[w], m, r, m)
-			SyrkTransUpper(got[w], m, fs[w], m, r, m)
+			Syrk(blas.Trans, general(r, m, m, fs[w]), upperSym(m, m, got[w]))
+			Syrk(blas.Trans, general(r, m, m, fs[w]), upperSym(m, m, got[w]))
 		}()
 	}
 	wg.Wait()

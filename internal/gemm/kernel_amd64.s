@@ -2,6 +2,47 @@
 
 #include "textflag.h"
 
+// KSTEP is one step p of the 4 x 12 block: the 12 values of B at b0, b1,
+// b2 (32 bytes apart) into Y0..Y2, then for each row i the value of A at
+// ai broadcast into Y3 and multiplied into that row's accumulators.
+#define KSTEP(b0, b1, b2, a0, a1, a2, a3) \
+	VMOVUPD      b0, Y0;           \
+	VMOVUPD      b1, Y1;           \
+	VMOVUPD      b2, Y2;           \
+	VBROADCASTSD a0, Y3;           \
+	KROW(Y4, Y5, Y6);              \
+	VBROADCASTSD a1, Y3;           \
+	KROW(Y7, Y8, Y9);              \
+	VBROADCASTSD a2, Y3;           \
+	KROW(Y10, Y11, Y12);           \
+	VBROADCASTSD a3, Y3;           \
+	KROW(Y13, Y14, Y15)
+
+// KROW adds Y3 times Y0..Y2 into the accumulators of one row.
+#define KROW(c0, c1, c2)       \
+	VFMADD231PD Y0, Y3, c0; \
+	VFMADD231PD Y1, Y3, c1; \
+	VFMADD231PD Y2, Y3, c2
+
+// CSTORE updates the row of C at DX: C = fma(alpha (Y3), acc, C) for the
+// accumulators c0..c2.
+#define CSTORE(c0, c1, c2)     \
+	VMOVUPD     0(DX), Y0;  \
+	VMOVUPD     32(DX), Y1; \
+	VMOVUPD     64(DX), Y2; \
+	VFMADD231PD c0, Y3, Y0; \
+	VFMADD231PD c1, Y3, Y1; \
+	VFMADD231PD c2, Y3, Y2; \
+	VMOVUPD     Y0, 0(DX);  \
+	VMOVUPD     Y1, 32(DX); \
+	VMOVUPD     Y2, 64(DX)
+
+// CPREFETCH prefetches the 96 bytes of the row of C at AX.
+#define CPREFETCH \
+	PREFETCHT0 (AX);   \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 95(AX)
+
 // func kernAVX2(k int, a []float64, sa int, b []float64, sb int, c []float64, ldc int, alpha float64)
 //
 // 4 x 12 register block: Y4..Y15 hold the accumulators (row i in
@@ -21,22 +62,14 @@ TEXT ·kernAVX2(SB), NOSPLIT, $0-112
 
 	// Prefetch the C tile (4 rows of 96 bytes): it is needed only at the
 	// end, after k steps of arithmetic have hidden the latency.
-	MOVQ       DX, AX
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 95(AX)
-	ADDQ       R8, AX
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 95(AX)
-	ADDQ       R8, AX
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 95(AX)
-	ADDQ       R8, AX
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 95(AX)
+	MOVQ DX, AX
+	CPREFETCH
+	ADDQ R8, AX
+	CPREFETCH
+	ADDQ R8, AX
+	CPREFETCH
+	ADDQ R8, AX
+	CPREFETCH
 
 	VXORPD Y4, Y4, Y4
 	VXORPD Y5, Y5, Y5
@@ -56,46 +89,9 @@ TEXT ·kernAVX2(SB), NOSPLIT, $0-112
 	JZ   tail
 
 loop2:
-	VMOVUPD      0(DI), Y0
-	VMOVUPD      32(DI), Y1
-	VMOVUPD      64(DI), Y2
-	VBROADCASTSD 0(SI), Y3
-	VFMADD231PD  Y0, Y3, Y4
-	VFMADD231PD  Y1, Y3, Y5
-	VFMADD231PD  Y2, Y3, Y6
-	VBROADCASTSD 8(SI), Y3
-	VFMADD231PD  Y0, Y3, Y7
-	VFMADD231PD  Y1, Y3, Y8
-	VFMADD231PD  Y2, Y3, Y9
-	VBROADCASTSD 16(SI), Y3
-	VFMADD231PD  Y0, Y3, Y10
-	VFMADD231PD  Y1, Y3, Y11
-	VFMADD231PD  Y2, Y3, Y12
-	VBROADCASTSD 24(SI), Y3
-	VFMADD231PD  Y0, Y3, Y13
-	VFMADD231PD  Y1, Y3, Y14
-	VFMADD231PD  Y2, Y3, Y15
-
-	VMOVUPD      0(DI)(R10*1), Y0
-	VMOVUPD      32(DI)(R10*1), Y1
-	VMOVUPD      64(DI)(R10*1), Y2
-	VBROADCASTSD 0(SI)(R9*1), Y3
-	VFMADD231PD  Y0, Y3, Y4
-	VFMADD231PD  Y1, Y3, Y5
-	VFMADD231PD  Y2, Y3, Y6
-	VBROADCASTSD 8(SI)(R9*1), Y3
-	VFMADD231PD  Y0, Y3, Y7
-	VFMADD231PD  Y1, Y3, Y8
-	VFMADD231PD  Y2, Y3, Y9
-	VBROADCASTSD 16(SI)(R9*1), Y3
-	VFMADD231PD  Y0, Y3, Y10
-	VFMADD231PD  Y1, Y3, Y11
-	VFMADD231PD  Y2, Y3, Y12
-	VBROADCASTSD 24(SI)(R9*1), Y3
-	VFMADD231PD  Y0, Y3, Y13
-	VFMADD231PD  Y1, Y3, Y14
-	VFMADD231PD  Y2, Y3, Y15
-
+	// Two steps: p at (SI, DI), p+1 one stride further.
+	KSTEP(0(DI), 32(DI), 64(DI), 0(SI), 8(SI), 16(SI), 24(SI))
+	KSTEP(0(DI)(R10*1), 32(DI)(R10*1), 64(DI)(R10*1), 0(SI)(R9*1), 8(SI)(R9*1), 16(SI)(R9*1), 24(SI)(R9*1))
 	LEAQ (SI)(R9*2), SI
 	LEAQ (DI)(R10*2), DI
 	DECQ BX
@@ -104,76 +100,20 @@ loop2:
 tail:
 	ANDQ $1, CX
 	JZ   store
-	VMOVUPD      0(DI), Y0
-	VMOVUPD      32(DI), Y1
-	VMOVUPD      64(DI), Y2
-	VBROADCASTSD 0(SI), Y3
-	VFMADD231PD  Y0, Y3, Y4
-	VFMADD231PD  Y1, Y3, Y5
-	VFMADD231PD  Y2, Y3, Y6
-	VBROADCASTSD 8(SI), Y3
-	VFMADD231PD  Y0, Y3, Y7
-	VFMADD231PD  Y1, Y3, Y8
-	VFMADD231PD  Y2, Y3, Y9
-	VBROADCASTSD 16(SI), Y3
-	VFMADD231PD  Y0, Y3, Y10
-	VFMADD231PD  Y1, Y3, Y11
-	VFMADD231PD  Y2, Y3, Y12
-	VBROADCASTSD 24(SI), Y3
-	VFMADD231PD  Y0, Y3, Y13
-	VFMADD231PD  Y1, Y3, Y14
-	VFMADD231PD  Y2, Y3, Y15
+	KSTEP(0(DI), 32(DI), 64(DI), 0(SI), 8(SI), 16(SI), 24(SI))
 
 store:
 	VBROADCASTSD alpha+104(FP), Y3
-
-	VMOVUPD     0(DX), Y0
-	VMOVUPD     32(DX), Y1
-	VMOVUPD     64(DX), Y2
-	VFMADD231PD Y4, Y3, Y0
-	VFMADD231PD Y5, Y3, Y1
-	VFMADD231PD Y6, Y3, Y2
-	VMOVUPD     Y0, 0(DX)
-	VMOVUPD     Y1, 32(DX)
-	VMOVUPD     Y2, 64(DX)
-	ADDQ        R8, DX
-
-	VMOVUPD     0(DX), Y0
-	VMOVUPD     32(DX), Y1
-	VMOVUPD     64(DX), Y2
-	VFMADD231PD Y7, Y3, Y0
-	VFMADD231PD Y8, Y3, Y1
-	VFMADD231PD Y9, Y3, Y2
-	VMOVUPD     Y0, 0(DX)
-	VMOVUPD     Y1, 32(DX)
-	VMOVUPD     Y2, 64(DX)
-	ADDQ        R8, DX
-
-	VMOVUPD     0(DX), Y0
-	VMOVUPD     32(DX), Y1
-	VMOVUPD     64(DX), Y2
-	VFMADD231PD Y10, Y3, Y0
-	VFMADD231PD Y11, Y3, Y1
-	VFMADD231PD Y12, Y3, Y2
-	VMOVUPD     Y0, 0(DX)
-	VMOVUPD     Y1, 32(DX)
-	VMOVUPD     Y2, 64(DX)
-	ADDQ        R8, DX
-
-	VMOVUPD     0(DX), Y0
-	VMOVUPD     32(DX), Y1
-	VMOVUPD     64(DX), Y2
-	VFMADD231PD Y13, Y3, Y0
-	VFMADD231PD Y14, Y3, Y1
-	VFMADD231PD Y15, Y3, Y2
-	VMOVUPD     Y0, 0(DX)
-	VMOVUPD     Y1, 32(DX)
-	VMOVUPD     Y2, 64(DX)
+	CSTORE(Y4, Y5, Y6)
+	ADDQ         R8, DX
+	CSTORE(Y7, Y8, Y9)
+	ADDQ         R8, DX
+	CSTORE(Y10, Y11, Y12)
+	ADDQ         R8, DX
+	CSTORE(Y13, Y14, Y15)
 
 	VZEROUPPER
 	RET
-
-
 
 // func trsmKernAVX2(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64)
 //

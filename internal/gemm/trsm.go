@@ -1,9 +1,12 @@
 package gemm
 
 import (
-	"math"
+	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // trsmBase is the largest order that the triangular solves hand to the
@@ -61,114 +64,203 @@ func chunkSize(total, workers int) int {
 	return max(c, 2*nr)
 }
 
-// TrsmLowerLeft solves L X = B in place: on return B (n x nrhs, row-major,
-// leading dimension ldb) holds X = L^{-1} B, where L is the n x n lower
-// triangle (diagonal included) of l (row-major, leading dimension ldl; the
-// strictly upper part is not read). This is BLAS dtrsm with side = Left,
-// uplo = Lower, trans = NoTrans, diag = NonUnit, alpha = 1. The columns of
-// B are split among up to workers goroutines (workers < 1 counts as 1);
-// the result is bit-identical for any workers >= 1. A zero diagonal gives
-// Inf/NaN, as in BLAS. It panics on inconsistent shapes.
-func TrsmLowerLeft(n, nrhs int, l []float64, ldl int, b []float64, ldb int, workers int) {
-	native.trsmLowerLeft(n, nrhs, l, ldl, b, ldb, workers)
+// Trsm solves a triangular system with many right-hand sides in place, B
+// being overwritten by X:
+//
+//	s = blas.Left:  op(A) X = B, with B n x nrhs,
+//	s = blas.Right: X op(A) = B, with B m x n,
+//
+// where A is the n x n triangle a.Uplo of a (the other triangle is not
+// read), op(A) is A for blas.NoTrans and A^T for blas.Trans. This is BLAS
+// dtrsm with alpha = 1 (blas64.Trsm(s, tA, 1, a, b)). Every case is
+// implemented except X L = B and X U^T = B (s = blas.Right with op(A) lower
+// triangular), and a.Diag must be blas.NonUnit; the others panic, as do
+// inconsistent shapes. A zero diagonal gives Inf/NaN, as in BLAS.
+//
+// The solve is recursive: the off-diagonal blocks go through the GEMM
+// kernel, diagonal blocks of order <= 32 through a substitution kernel
+// that solves 32 right-hand sides at once, each by
+//
+//	x[j] = (b[j] - sum_{p<j} L[j][p] x[p]) * (1/L[j][j])
+//
+// with one FMA per term in increasing p (or its backward form for L^T), as
+// in BLAS dtrsm, which also multiplies by the reciprocal of the diagonal.
+// The right-hand sides (columns of B for blas.Left, rows for blas.Right)
+// are split among up to workers goroutines (workers < 1 counts as 1); the
+// result is bit-identical for any workers >= 1, and an upper triangle gives
+// the same bits as the lower triangle that is its transpose.
+func Trsm(s blas.Side, tA blas.Transpose, a blas64.Triangular, b blas64.General, workers int) {
+	native.trsm(s, tA, a, b, workers)
 }
 
-func (im impl) trsmLowerLeft(n, nrhs int, l []float64, ldl int, b []float64, ldb int, workers int) {
-	checkMatrix("L", l, ldl, n, n)
-	checkMatrix("B", b, ldb, n, nrhs)
+func (im impl) trsm(s blas.Side, tA blas.Transpose, a blas64.Triangular, b blas64.General, workers int) {
+	n := a.N
+	checkMatrix("A", a.Data, a.Stride, n, n)
+	checkMatrix("B", b.Data, b.Stride, b.Rows, b.Cols)
+	if a.Diag != blas.NonUnit {
+		panic("gemm: Trsm: only a non-unit diagonal is implemented")
+	}
+	l := lowerTri{data: a.Data, ld: a.Stride, upper: isUpper(a.Uplo)}
+	// op(A) is L itself for a lower A not transposed or an upper A
+	// transposed, otherwise L^T.
+	opL := l.upper == isTrans(tA)
+	switch s {
+	case blas.Left:
+		if b.Rows != n {
+			panic(fmt.Sprintf("gemm: Trsm: B has %d rows, want %d", b.Rows, n))
+		}
+	case blas.Right:
+		if b.Cols != n {
+			panic(fmt.Sprintf("gemm: Trsm: B has %d columns, want %d", b.Cols, n))
+		}
+		if opL {
+			panic("gemm: Trsm: X op(A) = B with op(A) lower triangular is not implemented")
+		}
+	default:
+		panic("gemm: Trsm: bad side")
+	}
 	if n == 0 {
 		return
 	}
-	parallel(nrhs, chunkSize(nrhs, workers), workers, func(lo, hi int) {
-		im.trsmLL(n, hi-lo, l, ldl, b[lo:], ldb, new(workspace))
-	})
+	switch {
+	case s == blas.Right:
+		m := b.Rows
+		parallel(m, max(mc, chunkSize(m, workers)), workers, func(lo, hi int) {
+			im.trsmLTR(hi-lo, n, l, b.Data[lo*b.Stride:], b.Stride, new(workspace))
+		})
+	case opL:
+		parallel(b.Cols, chunkSize(b.Cols, workers), workers, func(lo, hi int) {
+			im.trsmLL(n, hi-lo, l, b.Data[lo:], b.Stride, new(workspace))
+		})
+	default:
+		parallel(b.Cols, chunkSize(b.Cols, workers), workers, func(lo, hi int) {
+			im.trsmLTL(n, hi-lo, l, b.Data[lo:], b.Stride, new(workspace))
+		})
+	}
+}
+
+// lowerTri is the lower triangular matrix L of a solve or a factorization,
+// stored either as itself, row-major (L[i][j] = data[i*ld+j]), or as the
+// upper triangle of its transpose U = L^T (L[i][j] = data[j*ld+i]), the
+// layout of mat.SymDense and mat.Cholesky.
+type lowerTri struct {
+	data  []float64
+	ld    int
+	upper bool
+}
+
+// at returns L[i][j].
+func (t lowerTri) at(i, j int) float64 {
+	if t.upper {
+		return t.data[j*t.ld+i]
+	}
+	return t.data[i*t.ld+j]
+}
+
+// trailing returns the trailing diagonal block L[h:, h:].
+func (t lowerTri) trailing(h int) lowerTri {
+	t.data = t.data[h*t.ld+h:]
+	return t
+}
+
+// below returns the block L[h:, :h] below the leading h x h block, as an
+// operand of a product with leading dimension t.ld: stored as itself
+// (trans false) or, in an upper t, as its transpose (trans true).
+func (t lowerTri) below(h int) (data []float64, trans bool) {
+	if t.upper {
+		return t.data[h:], true
+	}
+	return t.data[h*t.ld:], false
+}
+
+// base returns the leading n x n block (n <= trsmBase) of L in the layout
+// the trsm kernel reads, row-major lower with stride ldl: t's own storage,
+// or for an upper t a copy in buf. It stores the reciprocals of the
+// diagonal in rinv.
+func (t lowerTri) base(n int, buf *[trsmBase * trsmBase]float64, rinv *[trsmBase]float64) (l []float64, ldl int) {
+	for j := 0; j < n; j++ {
+		rinv[j] = 1 / t.at(j, j)
+	}
+	if !t.upper {
+		return t.data, t.ld
+	}
+	for j := 0; j < n; j++ {
+		for p := 0; p < j; p++ {
+			buf[j*trsmBase+p] = t.data[p*t.ld+j]
+		}
+	}
+	return buf[:], trsmBase
+}
+
+// isUpper reports whether uplo is blas.Upper; it panics unless uplo is
+// blas.Upper or blas.Lower.
+func isUpper(uplo blas.Uplo) bool {
+	switch uplo {
+	case blas.Upper:
+		return true
+	case blas.Lower:
+		return false
+	}
+	panic("gemm: bad triangle (blas.Uplo)")
+}
+
+// isTrans reports whether t transposes; it panics on values other than
+// blas.NoTrans, blas.Trans and blas.ConjTrans (which is blas.Trans for real
+// matrices).
+func isTrans(t blas.Transpose) bool {
+	switch t {
+	case blas.NoTrans:
+		return false
+	case blas.Trans, blas.ConjTrans:
+		return true
+	}
+	panic("gemm: bad transpose (blas.Transpose)")
 }
 
 // trsmLL solves L X = B for the w columns at b, serially.
-func (im impl) trsmLL(n, w int, l []float64, ldl int, b []float64, ldb int, ws *workspace) {
+func (im impl) trsmLL(n, w int, l lowerTri, b []float64, ldb int, ws *workspace) {
 	if n <= trsmBase {
-		im.trsmLLBase(n, w, l, ldl, b, ldb)
+		im.trsmLLBase(n, w, l, b, ldb)
 		return
 	}
 	h := split(n)
-	im.trsmLL(h, w, l, ldl, b, ldb, ws)
+	im.trsmLL(h, w, l, b, ldb, ws)
 	// B2 -= L21 X1.
-	im.run(&product{m: n - h, n: w, k: h, alpha: -1, a: l[h*ldl:], lda: ldl,
+	l21, tr := l.below(h)
+	im.run(&product{m: n - h, n: w, k: h, alpha: -1, a: l21, lda: l.ld, transA: tr,
 		b: b, ldb: ldb, c: b[h*ldb:], ldc: ldb}, 1, ws)
-	im.trsmLL(n-h, w, l[h*ldl+h:], ldl, b[h*ldb:], ldb, ws)
-}
-
-// TrsmLowerTransLeft solves L^T X = B in place: on return B (n x nrhs)
-// holds X = L^{-T} B, with L the n x n lower triangle of l as in
-// TrsmLowerLeft (BLAS dtrsm with side = Left, uplo = Lower, trans = Trans,
-// diag = NonUnit, alpha = 1). With the factor of Cholesky, TrsmLowerLeft
-// followed by TrsmLowerTransLeft solves A X = B. The columns of B are split
-// among up to workers goroutines; the result is bit-identical for any
-// workers >= 1. It panics on inconsistent shapes.
-func TrsmLowerTransLeft(n, nrhs int, l []float64, ldl int, b []float64, ldb int, workers int) {
-	native.trsmLowerTransLeft(n, nrhs, l, ldl, b, ldb, workers)
-}
-
-func (im impl) trsmLowerTransLeft(n, nrhs int, l []float64, ldl int, b []float64, ldb int, workers int) {
-	checkMatrix("L", l, ldl, n, n)
-	checkMatrix("B", b, ldb, n, nrhs)
-	if n == 0 {
-		return
-	}
-	parallel(nrhs, chunkSize(nrhs, workers), workers, func(lo, hi int) {
-		im.trsmLTL(n, hi-lo, l, ldl, b[lo:], ldb, new(workspace))
-	})
+	im.trsmLL(n-h, w, l.trailing(h), b[h*ldb:], ldb, ws)
 }
 
 // trsmLTL solves L^T X = B for the w columns at b, serially.
-func (im impl) trsmLTL(n, w int, l []float64, ldl int, b []float64, ldb int, ws *workspace) {
+func (im impl) trsmLTL(n, w int, l lowerTri, b []float64, ldb int, ws *workspace) {
 	if n <= trsmBase {
-		im.trsmLTLBase(n, w, l, ldl, b, ldb)
+		im.trsmLTLBase(n, w, l, b, ldb)
 		return
 	}
 	h := split(n)
-	im.trsmLTL(n-h, w, l[h*ldl+h:], ldl, b[h*ldb:], ldb, ws)
+	im.trsmLTL(n-h, w, l.trailing(h), b[h*ldb:], ldb, ws)
 	// B1 -= L21^T X2.
-	im.run(&product{m: h, n: w, k: n - h, alpha: -1, a: l[h*ldl:], lda: ldl, transA: true,
+	l21, tr := l.below(h)
+	im.run(&product{m: h, n: w, k: n - h, alpha: -1, a: l21, lda: l.ld, transA: !tr,
 		b: b[h*ldb:], ldb: ldb, c: b, ldc: ldb}, 1, ws)
-	im.trsmLTL(h, w, l, ldl, b, ldb, ws)
+	im.trsmLTL(h, w, l, b, ldb, ws)
 }
 
-// TrsmLowerTransRight solves X L^T = B in place: on return B (m x n,
-// row-major, leading dimension ldb) holds X = B L^{-T}, with L the n x n
-// lower triangle of l (BLAS dtrsm with side = Right, uplo = Lower,
-// trans = Trans, diag = NonUnit, alpha = 1). Equivalently each row x of X
-// solves L x^T = b^T. Cholesky uses it for the panel below each diagonal
-// block. The rows of B are split among up to workers goroutines; the
-// result is bit-identical for any workers >= 1. It panics on inconsistent
-// shapes.
-func TrsmLowerTransRight(m, n int, l []float64, ldl int, b []float64, ldb int, workers int) {
-	native.trsmLowerTransRight(m, n, l, ldl, b, ldb, workers)
-}
-
-func (im impl) trsmLowerTransRight(m, n int, l []float64, ldl int, b []float64, ldb int, workers int) {
-	checkMatrix("L", l, ldl, n, n)
-	checkMatrix("B", b, ldb, m, n)
-	if n == 0 {
-		return
-	}
-	parallel(m, max(mc, chunkSize(m, workers)), workers, func(lo, hi int) {
-		im.trsmLTR(hi-lo, n, l, ldl, b[lo*ldb:], ldb, new(workspace))
-	})
-}
-
-// trsmLTR solves X L^T = B for the m rows at b, serially.
-func (im impl) trsmLTR(m, n int, l []float64, ldl int, b []float64, ldb int, ws *workspace) {
+// trsmLTR solves X L^T = B for the m rows at b, serially: each row x of X
+// solves L x^T = b^T.
+func (im impl) trsmLTR(m, n int, l lowerTri, b []float64, ldb int, ws *workspace) {
 	if n <= trsmBase {
-		im.trsmLTRBase(m, n, l, ldl, b, ldb)
+		im.trsmLTRBase(m, n, l, b, ldb)
 		return
 	}
 	h := split(n)
-	im.trsmLTR(m, h, l, ldl, b, ldb, ws)
+	im.trsmLTR(m, h, l, b, ldb, ws)
 	// B2 -= X1 L21^T.
+	l21, tr := l.below(h)
 	im.run(&product{m: m, n: n - h, k: h, alpha: -1, a: b, lda: ldb,
-		b: l[h*ldl:], ldb: ldl, transB: true, c: b[h:], ldc: ldb}, 1, ws)
-	im.trsmLTR(m, n-h, l[h*ldl+h:], ldl, b[h:], ldb, ws)
+		b: l21, ldb: l.ld, transB: !tr, c: b[h:], ldc: ldb}, 1, ws)
+	im.trsmLTR(m, n-h, l.trailing(h), b[h:], ldb, ws)
 }
 
 // trsmRows is the number of right-hand sides that trsmKern solves at once.
@@ -176,17 +268,11 @@ const trsmRows = 32
 
 // trsmLTRBase solves X L^T = B for n <= trsmBase: groups of trsmRows rows
 // of B are transposed into a small buffer (zero rows past m) and solved by
-// the trsm kernel, each row x by forward substitution
-//
-//	x[j] = (b[j] - sum_{p<j} L[j][p] x[p]) * (1/L[j][j]),
-//
-// with one FMA per term, as in BLAS dtrsm (which also multiplies by the
-// reciprocal of the diagonal).
-func (im impl) trsmLTRBase(m, n int, l []float64, ldl int, b []float64, ldb int) {
+// the trsm kernel, each row by forward substitution.
+func (im impl) trsmLTRBase(m, n int, lt lowerTri, b []float64, ldb int) {
 	var rinv [trsmBase]float64
-	for j := 0; j < n; j++ {
-		rinv[j] = 1 / l[j*ldl+j]
-	}
+	var buf [trsmBase * trsmBase]float64
+	l, ldl := lt.base(n, &buf, &rinv)
 	var xt [trsmBase * trsmRows]float64
 	for r0 := 0; r0 < m; r0 += trsmRows {
 		g := min(trsmRows, m-r0)
@@ -230,13 +316,11 @@ func (im impl) trsmLTRBase(m, n int, l []float64, ldl int, b []float64, ldb int)
 
 // trsmLLBase solves L X = B for n <= trsmBase, w columns of B: groups of
 // trsmRows columns are solved in place by the trsm kernel, the last
-// partial group through a zero-padded copy. Each column x is computed by
-// the forward substitution of trsmLTRBase.
-func (im impl) trsmLLBase(n, w int, l []float64, ldl int, b []float64, ldb int) {
+// partial group through a zero-padded copy.
+func (im impl) trsmLLBase(n, w int, lt lowerTri, b []float64, ldb int) {
 	var rinv [trsmBase]float64
-	for j := 0; j < n; j++ {
-		rinv[j] = 1 / l[j*ldl+j]
-	}
+	var buf [trsmBase * trsmBase]float64
+	l, ldl := lt.base(n, &buf, &rinv)
 	c0 := 0
 	for ; c0+trsmRows <= w; c0 += trsmRows {
 		im.trsmKern(n, l, ldl, b[c0:], ldb, rinv[:])
@@ -253,55 +337,20 @@ func (im impl) trsmLLBase(n, w int, l []float64, ldl int, b []float64, ldb int) 
 	}
 }
 
-// trsmKernGo is the portable trsm kernel (see impl.trsmKern).
-func trsmKernGo(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64) {
-	for j := 0; j < n; j++ {
-		xj := x[j*ldx : j*ldx+trsmRows]
-		lj := l[j*ldl : j*ldl+j]
-		for p, v := range lj {
-			xp := x[p*ldx : p*ldx+trsmRows]
-			for i := range xj {
-				xj[i] = math.FMA(-v, xp[i], xj[i])
-			}
-		}
-		for i := range xj {
-			xj[i] *= rinv[j]
-		}
-	}
-}
-
-// trsmKernGoMulAdd is trsmKernGo with x - y*z in place of fma(-y, z, x),
-// for amd64 CPUs without FMA (see kernGoMulAdd).
-func trsmKernGoMulAdd(n int, l []float64, ldl int, x []float64, ldx int, rinv []float64) {
-	for j := 0; j < n; j++ {
-		xj := x[j*ldx : j*ldx+trsmRows]
-		lj := l[j*ldl : j*ldl+j]
-		for p, v := range lj {
-			xp := x[p*ldx : p*ldx+trsmRows]
-			for i := range xj {
-				xj[i] -= v * xp[i]
-			}
-		}
-		for i := range xj {
-			xj[i] *= rinv[j]
-		}
-	}
-}
-
 // trsmLTLBase solves L^T X = B for n <= trsmBase, w columns of B, by
 // backward substitution x[j] = (b[j] - sum_{p>j} L[p][j] x[p]) * (1/L[j][j])
 // with the terms in decreasing p. In reversed order (j' = n-1-j) this is a
 // forward substitution with the lower-triangular M[j'][p'] = L[n-1-p'][n-1-j'],
 // which the trsm kernel solves on groups of trsmRows columns copied in
 // reversed row order.
-func (im impl) trsmLTLBase(n, w int, l []float64, ldl int, b []float64, ldb int) {
+func (im impl) trsmLTLBase(n, w int, l lowerTri, b []float64, ldb int) {
 	var rinv [trsmBase]float64
 	var mt [trsmBase * trsmBase]float64
 	for jr := 0; jr < n; jr++ {
 		j := n - 1 - jr
-		rinv[jr] = 1 / l[j*ldl+j]
+		rinv[jr] = 1 / l.at(j, j)
 		for pr := 0; pr < jr; pr++ {
-			mt[jr*trsmBase+pr] = l[(n-1-pr)*ldl+j]
+			mt[jr*trsmBase+pr] = l.at(n-1-pr, j)
 		}
 	}
 	var xt [trsmBase * trsmRows]float64
