@@ -29,8 +29,8 @@
 // standardized components). The table gives the accuracy pooled over the
 // test cells of each repeat, mean and standard deviation over the repeats,
 // with the mixing of the test samples (iLISI, distributional variance).
-// With -out, paper_cytometry.png draws it, and paper.json holds every
-// number.
+// With -out, paper_cytometry.png draws it, and paper_results.json holds
+// every number.
 package main
 
 import (
@@ -83,7 +83,7 @@ type paperConfig struct {
 func defaultPaperConfig(quick bool) paperConfig {
 	c := paperConfig{seed: 1, toySeeds: 20, repeats: 30, train: 10, sizes: []int{100, 500, 1000},
 		methods: eval.Methods(), learners: []eval.Learner{eval.Plain, eval.Distributional}, rank: 200, mixing: 3000,
-		grid: eval.Grid{Sigma: []float64{0.5, 1, 2}, Lambda: []float64{0, 0.1}, Components: []int{3, 10}, C: []float64{0.1, 1, 10}}}
+		grid: eval.Grid{Sigma: []float64{2, 4, 8}, Components: []int{10}, C: []float64{1}}}
 	if quick {
 		c.quick = true
 		c.toySeeds, c.repeats, c.sizes, c.rank, c.mixing = 2, 2, []int{100}, 50, 600
@@ -178,7 +178,7 @@ func runPaper(args []string) error {
 	res.LoadAvg = [2]string{load0, loadAvg()}
 	rep.note("%.0f s; load average (1, 5, 15 min) at the start %s, at the end %s", res.Seconds, load0, res.LoadAvg[1])
 	if o.out != "" {
-		path := filepath.Join(o.out, "paper.json")
+		path := filepath.Join(o.out, "paper_results.json")
 		if err := writeJSONFile(path, res); err != nil {
 			return err
 		}
@@ -187,7 +187,7 @@ func runPaper(args []string) error {
 	return rep.flush()
 }
 
-// paperResult is everything the experiment measured (paper.json).
+// paperResult is everything the experiment measured (paper_results.json).
 type paperResult struct {
 	Seed      uint64           `json:"seed"`
 	Quick     bool             `json:"quick"`
@@ -395,7 +395,7 @@ func paperPlot(path string, r *paperCytoResult) error {
 			}
 			c := methodColor(name)
 			line.Color, sc.Color = c, c
-			line.Width = vg.Points(1.6)
+			line.Width = methodWidth(name)
 			sc.Shape = plotutil.Shape(mi)
 			sc.Radius = vg.Points(3)
 			eb, err := plotter.NewYErrorBars(struct {
