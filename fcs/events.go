@@ -344,10 +344,8 @@ func (d *decoder) decode(dst []float64, src []byte, n int) {
 		decodeF32(dst[:n*len(d.width)], src, d.big)
 	case d.kind == 'D':
 		decodeF64(dst[:n*len(d.width)], src, d.big)
-	case d.uni == 2:
-		decodeU16(dst, src, n, d.mask, d.big)
-	case d.uni == 4:
-		decodeU32(dst, src, n, d.mask, d.big)
+	case d.uni == 2 || d.uni == 4:
+		decodeUniform(dst, src, n, d.uni, d.mask, d.big)
 	case d.wide:
 		d.decodeInt(dst, src, n)
 	case d.big:
@@ -412,47 +410,31 @@ func decodeF64(dst []float64, src []byte, big bool) {
 	}
 }
 
-func decodeU16(dst []float64, src []byte, n int, mask []uint64, big bool) {
+// decodeUniform decodes n events of p = len(mask) integers that all have
+// the width w, 2 or 4 bytes, with one load of that width per value.
+func decodeUniform(dst []float64, src []byte, n, w int, mask []uint64, big bool) {
 	p := len(mask)
-	src = src[:2*n*p]
+	src = src[:w*n*p]
 	dst = dst[:n*p]
-	m := make([]uint16, p)
-	for j := range m {
-		m[j] = uint16(mask[j])
-	}
 	for e := 0; e < n; e++ {
-		s := src[2*e*p : 2*(e+1)*p]
+		s := src[w*e*p : w*(e+1)*p]
 		o := dst[e*p : (e+1)*p]
-		if big {
+		switch {
+		case w == 2 && big:
 			for j := range o {
-				o[j] = float64(binary.BigEndian.Uint16(s[2*j:]) & m[j])
+				o[j] = float64(binary.BigEndian.Uint16(s[2*j:]) & uint16(mask[j]))
 			}
-		} else {
+		case w == 2:
 			for j := range o {
-				o[j] = float64(binary.LittleEndian.Uint16(s[2*j:]) & m[j])
+				o[j] = float64(binary.LittleEndian.Uint16(s[2*j:]) & uint16(mask[j]))
 			}
-		}
-	}
-}
-
-func decodeU32(dst []float64, src []byte, n int, mask []uint64, big bool) {
-	p := len(mask)
-	src = src[:4*n*p]
-	dst = dst[:n*p]
-	m := make([]uint32, p)
-	for j := range m {
-		m[j] = uint32(mask[j])
-	}
-	for e := 0; e < n; e++ {
-		s := src[4*e*p : 4*(e+1)*p]
-		o := dst[e*p : (e+1)*p]
-		if big {
+		case big:
 			for j := range o {
-				o[j] = float64(binary.BigEndian.Uint32(s[4*j:]) & m[j])
+				o[j] = float64(binary.BigEndian.Uint32(s[4*j:]) & uint32(mask[j]))
 			}
-		} else {
+		default:
 			for j := range o {
-				o[j] = float64(binary.LittleEndian.Uint32(s[4*j:]) & m[j])
+				o[j] = float64(binary.LittleEndian.Uint32(s[4*j:]) & uint32(mask[j]))
 			}
 		}
 	}

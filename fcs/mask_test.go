@@ -34,6 +34,10 @@ func TestIntMaskDecoding(t *testing.T) {
 			[]uint64{1023, 131071, 1<<24 - 1}, "BE/LE"},
 		{"mixed", []int{24, 16, 8, 32}, []string{"00001024", "00300", "100", "0000000000"},
 			[]uint64{1023, 511, 127, 1<<32 - 1}, "BE/LE"},
+		{"16-bit", []int{16, 16, 16}, []string{"01000", "00300", ""},
+			[]uint64{1023, 511, 1<<16 - 1}, "uniform"},
+		{"32-bit", []int{32, 32}, []string{"0000001000", ""},
+			[]uint64{1023, 1<<32 - 1}, "uniform"},
 		{"64-bit", []int{64, 24}, []string{"00000001099511627776", "00000003"},
 			[]uint64{1<<40 - 1, 3}, "BE/LE"},
 		{"64-bit wide", []int{64, 64, 24, 8, 16}, []string{"", "00000001099511627777", "00000999", "002", "00002"},
@@ -63,7 +67,13 @@ func TestIntMaskDecoding(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			d := newDecoder(f)
-			if got := map[bool]string{true: "Int", false: "BE/LE"}[d.wide]; got != tc.path || d.uni == 2 || d.uni == 4 {
+			got := "BE/LE"
+			if d.wide {
+				got = "Int"
+			} else if d.uni == 2 || d.uni == 4 {
+				got = "uniform"
+			}
+			if got != tc.path {
 				t.Fatalf("%s: decoder %s (uni %d), want %s", name, got, d.uni, tc.path)
 			}
 			x, err := f.ReadAll(EventOptions{BufferBytes: 100})
