@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/eval"
+	"github.com/dicalab/dica/internal/sysmem"
 	"github.com/dicalab/dica/mixing"
 )
 
@@ -311,11 +311,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // memoryBudget parses --max-memory: a size with an optional unit (K, M, G,
 // T: powers of 1000; KiB, MiB, GiB, TiB: powers of 1024), 0 for none, or
-// empty for 3/4 of the physical memory.
+// empty for dica.DefaultMemoryFraction (3/4) of the machine's memory or of
+// the process's cgroup limit.
 func memoryBudget(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return physicalMemory() / 4 * 3, nil
+		return int64(dica.DefaultMemoryFraction * float64(sysmem.Total())), nil
 	}
 	num := strings.TrimRightFunc(s, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' })
 	unit := strings.ToUpper(strings.TrimSpace(s[len(num):]))
@@ -326,26 +327,6 @@ func memoryBudget(s string) (int64, error) {
 		return 0, usageErr("--max-memory %q: want a size such as 8G, 500M or 16GiB (0: no budget)", s)
 	}
 	return int64(v * mult), nil
-}
-
-// physicalMemory returns the machine's memory in bytes (MemTotal of
-// /proc/meminfo), or 0 (no budget) when it is not known.
-func physicalMemory() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					return kb << 10
-				}
-			}
-		}
-	}
-	return 0
 }
 
 // maxRepeats bounds --repeats.

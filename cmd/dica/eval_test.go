@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/eval"
+	"github.com/dicalab/dica/internal/sysmem"
 )
 
 // writeEvalCSV writes a small labelled CSV with a domain column: 4 domains
@@ -451,7 +453,7 @@ func TestEvalMemoryRefusal(t *testing.T) {
 			t.Errorf("memoryBudget(%q) = %d, %v; want %d", c.in, got, err, c.want)
 		}
 	}
-	if got, _ := memoryBudget(""); got != physicalMemory()/4*3 {
+	if got, _ := memoryBudget(""); got != int64(dica.DefaultMemoryFraction*float64(sysmem.Total())) {
 		t.Errorf("default budget %d", got)
 	}
 }
