@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -110,151 +111,188 @@ func floatList(flagName, s string) ([]float64, error) {
 	return out, nil
 }
 
+// evalFlags are the flags of dica eval besides the data flags.
+type evalFlags struct {
+	methods, solver, trainDoms, testDoms, splits, maxMem, targetSigma string
+	sigma, lambda, epsilon, components, cost, learner, distSigma      string
+	regSolver, cpuprofile                                             string
+	rank, trainCount, repeats, cellsPer, mixCells, innerFolds         int
+	maxFit, finalFit, maxTrain, maxReg, distEmbed, distPoint, distRFF int
+	regRank                                                           int
+	perplexity                                                        float64
+	batch, asJSON, quiet                                              bool
+	seed                                                              uint64
+}
+
+func (f *evalFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.methods, "methods", strings.Join(eval.Methods(), ","), "`methods` to compare, comma-separated: input (no projection), kpca, udica, coir, dica")
+	fs.StringVar(&f.solver, "solver", "nystrom", "`solver`: nystrom, rff or exact (n x n, small data)")
+	fs.IntVar(&f.rank, "rank", 200, "rank `m`: Nystrom landmarks or random features")
+	fs.StringVar(&f.trainDoms, "train-domains", "", "training `domains` (samples): names, ranges (1-8, sample1-sample8) or globs, comma-separated (default: all but the test domains)")
+	fs.StringVar(&f.testDoms, "test-domains", "", "test `domains`, as --train-domains (default: all but the training domains; neither: leave-one-domain-out)")
+	fs.StringVar(&f.splits, "splits", "auto", "`protocol`: auto (the domain lists, or leave-one-domain-out without them), lodo, or random (--repeats draws of --train-count training domains)")
+	fs.IntVar(&f.trainCount, "train-count", 0, "--splits random: training domains per draw (`K`)")
+	fs.IntVar(&f.repeats, "repeats", 10, "--splits random: number of random draws (`R`)")
+	fs.IntVar(&f.cellsPer, "cells-per-domain", 0, "keep at most `N` cells of every training and test domain of each split (seeded; 0: all)")
+	fs.IntVar(&f.mixCells, "mixing-cells", eval.DefaultMixingCells, fmt.Sprintf("test cells of each split for the mixing measures (`N`, at most %d; 0: none)", mixing.MaxCells))
+	fs.Float64Var(&f.perplexity, "perplexity", mixing.DefaultPerplexity, "perplexity of the iLISI/cLISI neighbourhoods (`P`; 3P - 1 neighbours)")
+	fs.StringVar(&f.maxMem, "max-memory", "", "memory `budget` (e.g. 8G, 500M; 0: none); default 3/4 of physical memory")
+	fs.StringVar(&f.targetSigma, "target-sigma", "median", "bandwidth `values` of the output kernel on real targets (--target) for dica and coir: numbers or median (the median distance between the targets)")
+	fs.StringVar(&f.sigma, "sigma", "0", "RBF bandwidth `values` to try, comma-separated (0: median heuristic)")
+	fs.StringVar(&f.lambda, "lambda", "0", "ridge `values` lambda on the complexity term to try")
+	fs.StringVar(&f.epsilon, "epsilon", strconv.FormatFloat(dica.DefaultEpsilon, 'g', -1, 64), "`values` of epsilon to try (DICA, COIR)")
+	fs.StringVar(&f.components, "components", strconv.Itoa(dica.DefaultComponents), "numbers of components `k` to try")
+	fs.StringVar(&f.cost, "C", "", "SVM cost `values` C to try (default 1), or ridges of the regression (default 0.1)")
+	fs.IntVar(&f.innerFolds, "inner-folds", eval.DefaultInnerFolds, "groups of training domains in the inner cross-validation (`N`)")
+	fs.IntVar(&f.maxFit, "max-fit-cells", 0, fmt.Sprintf("cells per inner fit and held-out group (`N`; default %d, %d with --solver exact)", eval.DefaultMaxFitCells, eval.DefaultMaxExactCells))
+	fs.IntVar(&f.finalFit, "final-fit-cells", 0, "cells of the final fit (`N`; default all, --max-fit-cells with --solver exact)")
+	fs.IntVar(&f.maxTrain, "max-train-cells", eval.DefaultMaxTrainCells, "training cells of the final SVM (`N`)")
+	fs.IntVar(&f.maxReg, "max-regression-cells", eval.DefaultMaxRegressionCells, "largest training set of the exact kernel ridge regression (`N`); above it auto uses Nystrom")
+	fs.StringVar(&f.learner, "learner", "plain", "`learner`: plain (linear SVM or kernel ridge on the pooled components: the paper's pooling setting; also: pooling), or distributional (the paper's k1(P_i, P_j) k2(x, x'): also sees each sample's mean embedding)")
+	fs.StringVar(&f.distSigma, "dist-sigma", "0", "bandwidth `values` of the distributional learner's kernel k1 on the samples' mean embeddings (0: median distance)")
+	fs.IntVar(&f.distEmbed, "dist-embed-rank", eval.DefaultEmbedRank, "Nystrom landmarks of the mean-embedding kernel (`m`)")
+	fs.IntVar(&f.distPoint, "dist-point-rank", eval.DefaultDistPointRank, "Nystrom landmarks of the point kernel of the distributional regression (`m`)")
+	fs.IntVar(&f.distRFF, "dist-rff", 0, "random Fourier features of k1 (`D`; 0: exact features on the training samples)")
+	fs.StringVar(&f.regSolver, "regression-solver", "auto", "kernel ridge regression `solver`: auto (exact up to --max-regression-cells, Nystrom above), exact, nystrom")
+	fs.IntVar(&f.regRank, "regression-rank", eval.DefaultRegressionRank, "Nystrom landmarks of the kernel ridge regression (`m`)")
+	fs.BoolVar(&f.batch, "batch-center", false, "center each sample with its own mean in the projection (transductive: uses the test samples' unlabelled cells)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random `seed`")
+	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) to this `file`")
+}
+
+// options checks the flags and returns the evaluation's options.
+func (f *evalFlags) options() (eval.Options, error) {
+	o := eval.Options{
+		Methods: splitList(f.methods), Rank: f.rank, InnerFolds: f.innerFolds,
+		MaxFitCells: f.maxFit, FinalFitCells: f.finalFit, MaxTrainCells: f.maxTrain,
+		MaxRegressionCells: f.maxReg, Seed: f.seed, BatchCenter: f.batch,
+		CellsPerDomain: f.cellsPer, MixingCells: f.mixCells, Perplexity: f.perplexity,
+	}
+	if f.mixCells == 0 {
+		o.MixingCells = -1
+	}
+	if f.mixCells < 0 || f.mixCells > mixing.MaxCells {
+		return o, usageErr("--mixing-cells %d: want 0 (none) to %d", f.mixCells, mixing.MaxCells)
+	}
+	if !(f.perplexity >= 1) || math.IsInf(f.perplexity, 0) {
+		return o, usageErr("--perplexity %v: want a number >= 1", f.perplexity)
+	}
+	if f.cellsPer < 0 {
+		return o, usageErr("--cells-per-domain %d: want a positive number (or 0 for all cells)", f.cellsPer)
+	}
+	var err error
+	if o.MaxMemory, err = memoryBudget(f.maxMem); err != nil {
+		return o, err
+	}
+	if o.Solver, err = dica.ParseSolver(f.solver); err != nil {
+		return o, usageErr("--solver: %v", err)
+	}
+	if o.Learner, err = eval.ParseLearner(f.learner); err != nil {
+		return o, usageErr("--learner: %v", strings.TrimPrefix(err.Error(), "eval: "))
+	}
+	if o.RegressionSolver, err = eval.ParseRegressionSolver(f.regSolver); err != nil {
+		return o, usageErr("--regression-solver: %v", strings.TrimPrefix(err.Error(), "eval: "))
+	}
+	if o.Grid.DistSigma, err = floatList("dist-sigma", f.distSigma); err != nil {
+		return o, err
+	}
+	o.Dist = eval.DistOptions{EmbedRank: f.distEmbed, PointRank: f.distPoint, RFF: f.distRFF}
+	o.RegressionRank = f.regRank
+	if err := f.checkSizes(); err != nil {
+		return o, err
+	}
+	for _, m := range o.Methods {
+		if !slices.ContainsFunc(eval.Methods(), func(k string) bool { return strings.EqualFold(m, k) }) {
+			return o, usageErr("--methods: unknown method %q; want some of %s", m, strings.Join(eval.Methods(), ","))
+		}
+	}
+	return o, f.grid(&o.Grid)
+}
+
+// checkSizes checks the flags that give ranks, folds and numbers of cells.
+func (f *evalFlags) checkSizes() error {
+	for _, r := range []struct {
+		name string
+		v    int
+	}{{"dist-embed-rank", f.distEmbed}, {"dist-point-rank", f.distPoint}, {"regression-rank", f.regRank}} {
+		if r.v < 1 {
+			return usageErr("--%s %d: need at least 1", r.name, r.v)
+		}
+	}
+	if f.distRFF < 0 {
+		return usageErr("--dist-rff %d: need 0 or more", f.distRFF)
+	}
+	if f.rank < 1 || f.rank > dica.MaxRank {
+		return usageErr("--rank %d: want 1 to %d", f.rank, dica.MaxRank)
+	}
+	if f.innerFolds < 2 {
+		return usageErr("--inner-folds %d: need at least 2", f.innerFolds)
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"max-fit-cells", f.maxFit}, {"final-fit-cells", f.finalFit}, {"max-train-cells", f.maxTrain}, {"max-regression-cells", f.maxReg}} {
+		if c.v < 0 || (c.v > 0 && c.v < 2) {
+			return usageErr("--%s %d: need at least 2 (or 0 for the default)", c.name, c.v)
+		}
+	}
+	return nil
+}
+
+// grid reads the values to try of the inner cross-validation.
+func (f *evalFlags) grid(g *eval.Grid) error {
+	var err error
+	if g.Sigma, err = floatList("sigma", f.sigma); err != nil {
+		return err
+	}
+	if g.Lambda, err = floatList("lambda", f.lambda); err != nil {
+		return err
+	}
+	if g.Epsilon, err = floatList("epsilon", f.epsilon); err != nil {
+		return err
+	}
+	if g.C, err = floatList("C", f.cost); err != nil {
+		return err
+	}
+	for _, c := range splitList(f.components) {
+		k, err := strconv.Atoi(c)
+		if err != nil || k < 1 {
+			return usageErr("--components: %q is not a positive integer", c)
+		}
+		g.Components = append(g.Components, k)
+	}
+	for _, t := range splitList(f.targetSigma) {
+		if strings.EqualFold(t, "median") {
+			g.TargetSigma = append(g.TargetSigma, 0)
+			continue
+		}
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return usageErr("--target-sigma: %q is neither median nor a number > 0", t)
+		}
+		g.TargetSigma = append(g.TargetSigma, v)
+	}
+	return nil
+}
+
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", evalUsage, stderr)
 	var df dataFlags
+	var f evalFlags
 	df.register(fs, true)
-	methods := fs.String("methods", strings.Join(eval.Methods(), ","), "`methods` to compare, comma-separated: input (no projection), kpca, udica, coir, dica")
-	solver := fs.String("solver", "nystrom", "`solver`: nystrom, rff or exact (n x n, small data)")
-	rank := fs.Int("rank", 200, "rank `m`: Nystrom landmarks or random features")
-	trainDoms := fs.String("train-domains", "", "training `domains` (samples): names, ranges (1-8, sample1-sample8) or globs, comma-separated (default: all but the test domains)")
-	testDoms := fs.String("test-domains", "", "test `domains`, as --train-domains (default: all but the training domains; neither: leave-one-domain-out)")
-	splitsFlag := fs.String("splits", "auto", "`protocol`: auto (the domain lists, or leave-one-domain-out without them), lodo, or random (--repeats draws of --train-count training domains)")
-	trainCount := fs.Int("train-count", 0, "--splits random: training domains per draw (`K`)")
-	repeats := fs.Int("repeats", 10, "--splits random: number of random draws (`R`)")
-	cellsPer := fs.Int("cells-per-domain", 0, "keep at most `N` cells of every training and test domain of each split (seeded; 0: all)")
-	mixCells := fs.Int("mixing-cells", eval.DefaultMixingCells, fmt.Sprintf("test cells of each split for the mixing measures (`N`, at most %d; 0: none)", mixing.MaxCells))
-	perplexity := fs.Float64("perplexity", mixing.DefaultPerplexity, "perplexity of the iLISI/cLISI neighbourhoods (`P`; 3P - 1 neighbours)")
-	maxMem := fs.String("max-memory", "", "memory `budget` (e.g. 8G, 500M; 0: none); default 3/4 of physical memory")
-	targetSigma := fs.String("target-sigma", "median", "bandwidth `values` of the output kernel on real targets (--target) for dica and coir: numbers or median (the median distance between the targets)")
-	sigma := fs.String("sigma", "0", "RBF bandwidth `values` to try, comma-separated (0: median heuristic)")
-	lambda := fs.String("lambda", "0", "ridge `values` lambda on the complexity term to try")
-	epsilon := fs.String("epsilon", strconv.FormatFloat(dica.DefaultEpsilon, 'g', -1, 64), "`values` of epsilon to try (DICA, COIR)")
-	components := fs.String("components", strconv.Itoa(dica.DefaultComponents), "numbers of components `k` to try")
-	cost := fs.String("C", "", "SVM cost `values` C to try (default 1), or ridges of the regression (default 0.1)")
-	innerFolds := fs.Int("inner-folds", eval.DefaultInnerFolds, "groups of training domains in the inner cross-validation (`N`)")
-	maxFit := fs.Int("max-fit-cells", 0, fmt.Sprintf("cells per inner fit and held-out group (`N`; default %d, %d with --solver exact)", eval.DefaultMaxFitCells, eval.DefaultMaxExactCells))
-	finalFit := fs.Int("final-fit-cells", 0, "cells of the final fit (`N`; default all, --max-fit-cells with --solver exact)")
-	maxTrain := fs.Int("max-train-cells", eval.DefaultMaxTrainCells, "training cells of the final SVM (`N`)")
-	maxReg := fs.Int("max-regression-cells", eval.DefaultMaxRegressionCells, "largest training set of the exact kernel ridge regression (`N`); above it auto uses Nystrom")
-	learner := fs.String("learner", "plain", "`learner`: plain (linear SVM or kernel ridge on the pooled components: the paper's pooling setting; also: pooling), or distributional (the paper's k1(P_i, P_j) k2(x, x'): also sees each sample's mean embedding)")
-	distSigma := fs.String("dist-sigma", "0", "bandwidth `values` of the distributional learner's kernel k1 on the samples' mean embeddings (0: median distance)")
-	distEmbed := fs.Int("dist-embed-rank", eval.DefaultEmbedRank, "Nystrom landmarks of the mean-embedding kernel (`m`)")
-	distPoint := fs.Int("dist-point-rank", eval.DefaultDistPointRank, "Nystrom landmarks of the point kernel of the distributional regression (`m`)")
-	distRFF := fs.Int("dist-rff", 0, "random Fourier features of k1 (`D`; 0: exact features on the training samples)")
-	regSolver := fs.String("regression-solver", "auto", "kernel ridge regression `solver`: auto (exact up to --max-regression-cells, Nystrom above), exact, nystrom")
-	regRank := fs.Int("regression-rank", eval.DefaultRegressionRank, "Nystrom landmarks of the kernel ridge regression (`m`)")
-	batch := fs.Bool("batch-center", false, "center each sample with its own mean in the projection (transductive: uses the test samples' unlabelled cells)")
-	seed := fs.Uint64("seed", 1, "random `seed`")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile (pprof) to this `file`")
+	f.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-
-	o := eval.Options{
-		Methods: splitList(*methods), Rank: *rank, InnerFolds: *innerFolds,
-		MaxFitCells: *maxFit, FinalFitCells: *finalFit, MaxTrainCells: *maxTrain,
-		MaxRegressionCells: *maxReg, Seed: *seed, BatchCenter: *batch,
-		CellsPerDomain: *cellsPer, MixingCells: *mixCells, Perplexity: *perplexity,
-	}
-	if *mixCells == 0 {
-		o.MixingCells = -1
-	}
-	if *mixCells < 0 || *mixCells > mixing.MaxCells {
-		return usageErr("--mixing-cells %d: want 0 (none) to %d", *mixCells, mixing.MaxCells)
-	}
-	if !(*perplexity >= 1) || math.IsInf(*perplexity, 0) {
-		return usageErr("--perplexity %v: want a number >= 1", *perplexity)
-	}
-	if *cellsPer < 0 {
-		return usageErr("--cells-per-domain %d: want a positive number (or 0 for all cells)", *cellsPer)
-	}
-	if o.MaxMemory, err = memoryBudget(*maxMem); err != nil {
+	o, err := f.options()
+	if err != nil {
 		return err
 	}
-	if o.Solver, err = dica.ParseSolver(*solver); err != nil {
-		return usageErr("--solver: %v", err)
-	}
-	if o.Learner, err = eval.ParseLearner(*learner); err != nil {
-		return usageErr("--learner: %v", strings.TrimPrefix(err.Error(), "eval: "))
-	}
-	if o.RegressionSolver, err = eval.ParseRegressionSolver(*regSolver); err != nil {
-		return usageErr("--regression-solver: %v", strings.TrimPrefix(err.Error(), "eval: "))
-	}
-	if o.Grid.DistSigma, err = floatList("dist-sigma", *distSigma); err != nil {
-		return err
-	}
-	o.Dist = eval.DistOptions{EmbedRank: *distEmbed, PointRank: *distPoint, RFF: *distRFF}
-	o.RegressionRank = *regRank
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"dist-embed-rank", *distEmbed}, {"dist-point-rank", *distPoint}, {"regression-rank", *regRank}} {
-		if f.v < 1 {
-			return usageErr("--%s %d: need at least 1", f.name, f.v)
-		}
-	}
-	if *distRFF < 0 {
-		return usageErr("--dist-rff %d: need 0 or more", *distRFF)
-	}
-	if *rank < 1 || *rank > dica.MaxRank {
-		return usageErr("--rank %d: want 1 to %d", *rank, dica.MaxRank)
-	}
-	if *innerFolds < 2 {
-		return usageErr("--inner-folds %d: need at least 2", *innerFolds)
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"max-fit-cells", *maxFit}, {"final-fit-cells", *finalFit}, {"max-train-cells", *maxTrain}, {"max-regression-cells", *maxReg}} {
-		if f.v < 0 || (f.v > 0 && f.v < 2) {
-			return usageErr("--%s %d: need at least 2 (or 0 for the default)", f.name, f.v)
-		}
-	}
-	for _, m := range o.Methods {
-		ok := false
-		for _, k := range eval.Methods() {
-			ok = ok || strings.EqualFold(m, k)
-		}
-		if !ok {
-			return usageErr("--methods: unknown method %q; want some of %s", m, strings.Join(eval.Methods(), ","))
-		}
-	}
-	if o.Grid.Sigma, err = floatList("sigma", *sigma); err != nil {
-		return err
-	}
-	if o.Grid.Lambda, err = floatList("lambda", *lambda); err != nil {
-		return err
-	}
-	if o.Grid.Epsilon, err = floatList("epsilon", *epsilon); err != nil {
-		return err
-	}
-	if o.Grid.C, err = floatList("C", *cost); err != nil {
-		return err
-	}
-	for _, f := range splitList(*components) {
-		k, err := strconv.Atoi(f)
-		if err != nil || k < 1 {
-			return usageErr("--components: %q is not a positive integer", f)
-		}
-		o.Grid.Components = append(o.Grid.Components, k)
-	}
-	for _, f := range splitList(*targetSigma) {
-		if strings.EqualFold(f, "median") {
-			o.Grid.TargetSigma = append(o.Grid.TargetSigma, 0)
-			continue
-		}
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return usageErr("--target-sigma: %q is neither median nor a number > 0", f)
-		}
-		o.Grid.TargetSigma = append(o.Grid.TargetSigma, v)
-	}
-	proto := evalProtocol{Name: *splitsFlag, TrainCount: *trainCount, Repeats: *repeats, Seed: *seed}
-	if err := proto.check(*trainDoms, *testDoms); err != nil {
+	proto := evalProtocol{Name: f.splits, TrainCount: f.trainCount, Repeats: f.repeats, Seed: f.seed}
+	if err := proto.check(f.trainDoms, f.testDoms); err != nil {
 		return err
 	}
 
@@ -262,7 +300,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if !*quiet {
+	if !f.quiet {
 		fmt.Fprintln(stderr, "reading the data ...")
 	}
 	ds, err := dataset.Collect(ctx, src)
@@ -272,18 +310,18 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if ds.Label == nil && ds.Target == nil {
 		return usageErr("no labels or targets to predict: give --labels FILES, --label COLUMN or --target COLUMNS")
 	}
-	if ds.Target == nil && *targetSigma != "median" {
+	if ds.Target == nil && f.targetSigma != "median" {
 		return usageErr("--target-sigma applies to real targets (--target); class labels use the delta kernel")
 	}
-	splits, err := proto.splits(ds, *trainDoms, *testDoms, df.labelsIgnore, stderr)
+	splits, err := proto.splits(ds, f.trainDoms, f.testDoms, df.labelsIgnore, stderr)
 	if err != nil {
 		return err
 	}
-	if !*quiet {
+	if !f.quiet {
 		o.Progress = func(msg string) { fmt.Fprintln(stderr, msg) }
 	}
 	start := time.Now()
-	stop, err := startProfile(*cpuprofile)
+	stop, err := startProfile(f.cpuprofile)
 	if err != nil {
 		return err
 	}
@@ -298,7 +336,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	warnUnseen(stderr, res)
-	if *asJSON {
+	if f.asJSON {
 		b, err := json.Marshal(evalJSON{Result: res, Domains: ds.DomainNames, Seconds: time.Since(start).Seconds(), Protocol: proto.describe()})
 		if err != nil {
 			return err
@@ -518,7 +556,19 @@ func fmtSpread(s eval.Spread) string {
 }
 
 func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result, proto evalProtocol) error {
-	regression := res.Task == "regression"
+	writeEvalHeader(w, ds, res, proto)
+	for _, m := range res.Methods {
+		if err := writeMethodText(w, res, m, proto); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	return writeEvalSummary(w, res)
+}
+
+// writeEvalHeader writes what was evaluated: the task, the cells, the
+// setting and the protocol.
+func writeEvalHeader(w io.Writer, ds *dataset.Dataset, res *eval.Result, proto evalProtocol) {
 	rank := ""
 	if res.Rank > 0 {
 		rank = fmt.Sprintf(" rank %d", res.Rank)
@@ -548,56 +598,61 @@ func writeEvalText(w io.Writer, ds *dataset.Dataset, res *eval.Result, proto eva
 			fmt.Fprintf(w, "train: %s\ntest:  %s\n", strings.Join(s.Train, ","), strings.Join(s.Test, ","))
 		}
 	}
-	for _, m := range res.Methods {
-		if len(m.Splits) > 0 && m.Splits[0].Learner != "" {
-			fmt.Fprintf(w, "\n%s (learner: %s)\n", m.Method, m.Splits[0].Learner)
-		} else {
-			fmt.Fprintf(w, "\n%s\n", m.Method)
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		chosenOf := func(s eval.SplitResult) string {
-			chosen := eval.ParamString(m.Method, s.Params, regression)
-			if m.Method != eval.Input && s.Components < s.Params.Components {
-				chosen += fmt.Sprintf(" (%d used)", s.Components)
-			}
-			if s.InnerFolds > 0 {
-				chosen += fmt.Sprintf(" (%.4f, %d folds)", s.InnerScore, s.InnerFolds)
-			}
-			return chosen
-		}
-		if proto.Kind == "random" {
-			fmt.Fprintf(tw, "  split\ttest domains\tpooled\tdomain mean\tiLISI\tchosen (inner CV score)\tfit s\n")
-			for i, s := range m.Splits {
-				il := "-"
-				if s.Mixing != nil {
-					il = fmt.Sprintf("%.3f", s.Mixing.ILISI)
-				}
-				fmt.Fprintf(tw, "  %d\t%s\t%.4f\t%.4f\t%s\t%s\t%.1f\n", i+1, listDomains(s.Test), s.Pooled, s.DomainMean, il, chosenOf(s), s.FitSeconds)
-			}
-			fmt.Fprintf(tw, "  mean ± sd\t\t%s\t%s\t\t\t\n", fmtSpread(m.Pooled), fmtSpread(m.DomainMean))
-		} else {
-			fmt.Fprintf(tw, "  domain\tcells\t%s\tchosen (inner CV score)\tfit s\n", res.Metric)
-			for _, s := range m.Splits {
-				chosen := chosenOf(s)
-				for i, d := range s.Scores {
-					c, secs := chosen, fmt.Sprintf("%.1f", s.FitSeconds)
-					if i > 0 {
-						c, secs = `"`, ""
-					}
-					fmt.Fprintf(tw, "  %s\t%d\t%.4f\t%s\t%s\n", d.Domain, d.Cells, d.Score, c, secs)
-				}
-			}
-			fmt.Fprintf(tw, "  mean ± sd\t\t%.4f ± %.4f\t\t\n", m.Mean, m.SD)
-			fmt.Fprintf(tw, "  pooled\t\t%s\t\t\n", fmtSpread(m.Pooled))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		if err := writeConfusion(w, res.Classes, m.Confusion, len(m.Splits)); err != nil {
-			return err
-		}
+}
+
+// writeMethodText writes one method's scores per split (random splits)
+// or per test domain, and its confusion matrix.
+func writeMethodText(w io.Writer, res *eval.Result, m eval.MethodResult, proto evalProtocol) error {
+	regression := res.Task == "regression"
+	if len(m.Splits) > 0 && m.Splits[0].Learner != "" {
+		fmt.Fprintf(w, "\n%s (learner: %s)\n", m.Method, m.Splits[0].Learner)
+	} else {
+		fmt.Fprintf(w, "\n%s\n", m.Method)
 	}
-	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	chosenOf := func(s eval.SplitResult) string {
+		chosen := eval.ParamString(m.Method, s.Params, regression)
+		if m.Method != eval.Input && s.Components < s.Params.Components {
+			chosen += fmt.Sprintf(" (%d used)", s.Components)
+		}
+		if s.InnerFolds > 0 {
+			chosen += fmt.Sprintf(" (%.4f, %d folds)", s.InnerScore, s.InnerFolds)
+		}
+		return chosen
+	}
+	if proto.Kind == "random" {
+		fmt.Fprintf(tw, "  split\ttest domains\tpooled\tdomain mean\tiLISI\tchosen (inner CV score)\tfit s\n")
+		for i, s := range m.Splits {
+			il := "-"
+			if s.Mixing != nil {
+				il = fmt.Sprintf("%.3f", s.Mixing.ILISI)
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%.4f\t%.4f\t%s\t%s\t%.1f\n", i+1, listDomains(s.Test), s.Pooled, s.DomainMean, il, chosenOf(s), s.FitSeconds)
+		}
+		fmt.Fprintf(tw, "  mean ± sd\t\t%s\t%s\t\t\t\n", fmtSpread(m.Pooled), fmtSpread(m.DomainMean))
+	} else {
+		fmt.Fprintf(tw, "  domain\tcells\t%s\tchosen (inner CV score)\tfit s\n", res.Metric)
+		for _, s := range m.Splits {
+			chosen := chosenOf(s)
+			for i, d := range s.Scores {
+				c, secs := chosen, fmt.Sprintf("%.1f", s.FitSeconds)
+				if i > 0 {
+					c, secs = `"`, ""
+				}
+				fmt.Fprintf(tw, "  %s\t%d\t%.4f\t%s\t%s\n", d.Domain, d.Cells, d.Score, c, secs)
+			}
+		}
+		fmt.Fprintf(tw, "  mean ± sd\t\t%.4f ± %.4f\t\t\n", m.Mean, m.SD)
+		fmt.Fprintf(tw, "  pooled\t\t%s\t\t\n", fmtSpread(m.Pooled))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeConfusion(w, res.Classes, m.Confusion, len(m.Splits))
+}
+
+// writeEvalSummary writes the table of the methods: scores, mixing and time.
+func writeEvalSummary(w io.Writer, res *eval.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	mixHead := ""
 	hasMix := false
