@@ -7,13 +7,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
 	"testing/fstest"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/realdata"
 )
 
 // FuzzCSV reads arbitrary bytes as a CSV file, with and without a header and
@@ -41,12 +41,12 @@ func FuzzCSV(f *testing.F) {
 		f.Add([]byte(s), uint8(16+32*2))
 	}
 	// A few lines of the real files, if present.
-	dir := os.Getenv("DICA_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data")
-	}
 	for _, p := range []string{"multicenter16_cytof/sample7.csv", "gvhd_mclust/GvHD.pos.csv"} {
-		if fh, err := os.Open(filepath.Join(dir, p)); err == nil {
+		path, err := realdata.Find(p)
+		if err != nil {
+			continue
+		}
+		if fh, err := os.Open(path); err == nil {
 			var b bytes.Buffer
 			sc := bufio.NewScanner(fh)
 			for i := 0; i < 5 && sc.Scan(); i++ {

@@ -13,26 +13,12 @@ import (
 	"testing"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/realdata"
 )
-
-// dataDir returns the folder of real data sets ($DICA_DATA, or ../shared/data
-// relative to the repository root), skipping the test when sub is absent.
-func dataDir(tb testing.TB, sub string) string {
-	tb.Helper()
-	dir := os.Getenv("DICA_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data")
-	}
-	dir = filepath.Join(dir, sub)
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("real data %s absent (set DICA_DATA): %v", dir, err)
-	}
-	return dir
-}
 
 // cytofFiles returns the 16 CyTOF samples and their label files.
 func cytofFiles(tb testing.TB) (files, labels []string) {
-	dir := dataDir(tb, "multicenter16_cytof")
+	dir := realdata.Dir(tb, "multicenter16_cytof")
 	files, err := Glob([]string{filepath.Join(dir, "sample*.csv")})
 	if err != nil {
 		tb.Fatal(err)
@@ -114,7 +100,7 @@ func TestCyTOFValues(t *testing.T) {
 }
 
 func TestGvHD(t *testing.T) {
-	dir := dataDir(t, "gvhd_mclust")
+	dir := realdata.Dir(t, "gvhd_mclust")
 	files := []string{filepath.Join(dir, "GvHD.pos.csv"), filepath.Join(dir, "GvHD.control.csv")}
 	src, err := NewSource(files, Options{})
 	if err != nil {

@@ -1,71 +1,34 @@
 package krr
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/internal/realdata/cytof"
 	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/nystrom"
 )
-
-// dataDir returns the real-data folder ($DICA_DATA or ../shared/data
-// relative to the repository root), or "" when absent.
-func dataDir() string {
-	if d := os.Getenv("DICA_DATA"); d != "" {
-		return d
-	}
-	d := filepath.Join("..", "..", "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		return ""
-	}
-	return d
-}
 
 // loadCyTOFRegression reads every step-th cell of the given multicenter16
 // samples with the asinh(x/5) transform and returns markers 1..7 as inputs,
 // marker 8 as the target and the sample number as the domain.
 func loadCyTOFRegression(tb testing.TB, step int, samples ...int) (*mat.Dense, []float64, []int) {
-	dir := dataDir()
-	if dir == "" {
-		tb.Skip("real data not found: set DICA_DATA or provide ../shared/data")
-	}
+	ds := cytof.Load(tb, false, samples...)
 	var data, y []float64
 	var dom []int
-	for _, s := range samples {
-		f, err := os.Open(filepath.Join(dir, "multicenter16_cytof", fmt.Sprintf("sample%d.csv", s)))
-		if err != nil {
-			tb.Skipf("real data: %v", err)
+	seen := make([]int, ds.NumDomains())
+	for i, g := range ds.Domain {
+		seen[g]++
+		if (seen[g]-1)%step != 0 {
+			continue
 		}
-		sc := bufio.NewScanner(f)
-		for line := 0; sc.Scan(); line++ {
-			if line%step != 0 {
-				continue
-			}
-			fields := strings.Split(sc.Text(), ",")
-			for j, fs := range fields {
-				v, err := strconv.ParseFloat(fs, 64)
-				if err != nil {
-					tb.Fatal(err)
-				}
-				v = math.Asinh(v / 5)
-				if j == len(fields)-1 {
-					y = append(y, v)
-				} else {
-					data = append(data, v)
-				}
-			}
-			dom = append(dom, s)
-		}
-		f.Close()
+		row := ds.X.RawRowView(i)
+		data = append(data, row[:len(row)-1]...)
+		y = append(y, row[len(row)-1])
+		dom = append(dom, samples[g])
 	}
 	return mat.NewDense(len(y), len(data)/len(y), data), y, dom
 }

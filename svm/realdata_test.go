@@ -1,77 +1,20 @@
 package svm
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"math"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
-)
 
-// dataDir returns the real-data folder ($DICA_DATA or ../shared/data
-// relative to the repository root), or "" when absent.
-func dataDir() string {
-	if d := os.Getenv("DICA_DATA"); d != "" {
-		return d
-	}
-	d := filepath.Join("..", "..", "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		return ""
-	}
-	return d
-}
+	"github.com/dicalab/dica/internal/realdata/cytof"
+)
 
 // loadCyTOF reads the labelled cells (labels 1..4, returned as 0..3) of the
 // given multicenter16 samples with the asinh(x/5) transform.
 func loadCyTOF(tb testing.TB, samples ...int) (*mat.Dense, []int) {
-	dir := dataDir()
-	if dir == "" {
-		tb.Skip("real data not found: set DICA_DATA or provide ../shared/data")
-	}
-	dir = filepath.Join(dir, "multicenter16_cytof")
-	var data []float64
-	var labels []int
-	for _, s := range samples {
-		xf, err := os.Open(filepath.Join(dir, fmt.Sprintf("sample%d.csv", s)))
-		if err != nil {
-			tb.Skipf("real data: %v", err)
-		}
-		lf, err := os.Open(filepath.Join(dir, fmt.Sprintf("labels%d.csv", s)))
-		if err != nil {
-			xf.Close()
-			tb.Skipf("real data: %v", err)
-		}
-		xs, ls := bufio.NewScanner(xf), bufio.NewScanner(lf)
-		for xs.Scan() {
-			if !ls.Scan() {
-				tb.Fatalf("sample %d: fewer labels than rows", s)
-			}
-			l, err := strconv.Atoi(strings.TrimSpace(ls.Text()))
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if l == 0 {
-				continue
-			}
-			for _, f := range strings.Split(xs.Text(), ",") {
-				v, err := strconv.ParseFloat(f, 64)
-				if err != nil {
-					tb.Fatal(err)
-				}
-				data = append(data, math.Asinh(v/5))
-			}
-			labels = append(labels, l-1)
-		}
-		xf.Close()
-		lf.Close()
-	}
-	return mat.NewDense(len(labels), len(data)/len(labels), data), labels
+	ds := cytof.Load(tb, true, samples...)
+	return ds.X, cytof.Populations(tb, ds)
 }
 
 // TestCyTOF trains on CyTOF samples 1 and 3 and predicts the cell
