@@ -196,13 +196,40 @@ const cacheChunk = 512 << 10
 // block accumulates the rows of b (the first row is row number start of the
 // pass) into a, which must be reset.
 func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
+	if err := checkBlock(b, start, a.rout > 0); err != nil {
+		return err
+	}
+	a.n += int64(b.Rows)
+	if w.hash {
+		hashRows(a, b)
+	}
+	// The shifted rows k(x) - c are needed after the cell sums only by the
+	// Gram and cross sums; otherwise the shift is added on the way into the
+	// cell sum (bit-identical, one pass over the row instead of two).
+	keepShifted := a.gram || a.rout > 0
+	withClass := b.Label != nil && w.plan.Config.supervised()
+	w.sumCells(a, b, keepShifted, withClass)
+	w.foldCells(a, withClass)
+	fr := w.f.RawMatrix()
+	if a.rout > 0 {
+		w.crossSums(a, b, fr)
+	}
+	if a.gram {
+		gemm.Syrk(blas.Trans, fr, blas64.Symmetric{Uplo: blas.Upper, N: a.mraw, Stride: a.mraw, Data: a.gramSum})
+	}
+	return nil
+}
+
+// checkBlock returns an error naming the first value of b (and of its
+// targets, when withTargets) that is not finite.
+func checkBlock(b *dataset.Block, start int64, withTargets bool) error {
 	rows, d := b.Rows, b.D
 	for i := 0; i < rows*d; i++ {
 		if v := b.X[i]; math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("dica: row %d, column %d: value %v is not finite", start+int64(i/d)+1, i%d+1, v)
 		}
 	}
-	if a.rout > 0 {
+	if withTargets {
 		t := b.T
 		for i := 0; i < rows*t; i++ {
 			if v := b.Target[i]; math.IsNaN(v) || math.IsInf(v, 0) {
@@ -210,28 +237,32 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 			}
 		}
 	}
-	x := mat.NewDense(rows, d, b.X[:rows*d])
-	a.n += int64(rows)
-	if w.hash {
-		t := b.T
-		for i := 0; i < rows; i++ {
-			g := b.Domain[i]
-			for len(a.domHash) <= g {
-				a.domHash = append(a.domHash, 0)
-			}
-			a.domHash[g] += rowHash(b.X[i*d:(i+1)*d], b.Target[i*t:(i+1)*t])
+	return nil
+}
+
+// hashRows adds the rows' hashes to their domains' sums (see Part).
+func hashRows(a *accum, b *dataset.Block) {
+	d, t := b.D, b.T
+	for i := 0; i < b.Rows; i++ {
+		g := b.Domain[i]
+		for len(a.domHash) <= g {
+			a.domHash = append(a.domHash, 0)
 		}
+		a.domHash[g] += rowHash(b.X[i*d:(i+1)*d], b.Target[i*t:(i+1)*t])
 	}
+}
+
+// sumCells maps the rows of b to raw features and sums them per (domain,
+// class) cell of w.cells: one addition per row instead of one per domain
+// and one per class. The features are computed in chunks small enough to
+// stay in the core's cache until they are summed; with keepShifted every
+// shifted row stays in w.f for the Gram and cross sums, otherwise every
+// chunk reuses the first chunk's rows of the buffer, which stay in cache
+// instead of streaming through memory.
+func (w *worker) sumCells(a *accum, b *dataset.Block, keepShifted, withClass bool) {
+	rows, d := b.Rows, b.D
+	x := mat.NewDense(rows, d, b.X[:rows*d])
 	neg := w.plan.negInShift
-	// Sum rows per (domain, class) cell, then fold the few cells into the
-	// domain and class sums: one addition per row instead of two. The
-	// features are computed in chunks small enough to stay in the core's
-	// cache until they are summed.
-	withClass := b.Label != nil && w.plan.Config.supervised()
-	// The shifted rows k(x) - c are needed after the cell sums only by the
-	// Gram and cross sums; otherwise the shift is added on the way into the
-	// cell sum (bit-identical, one pass over the row instead of two).
-	keepShifted := a.gram || a.rout > 0
 	w.cells = w.cells[:0]
 	last := -1
 	chunk := max(1, cacheChunk/(8*a.mraw))
@@ -241,9 +272,6 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 		w.f = reuseDense(w.f, min(chunk, rows), a.mraw)
 	}
 	fr := w.f.RawMatrix()
-	// Without the Gram and cross sums the rows are not needed after their
-	// chunk is summed: every chunk then reuses the first chunk's rows of
-	// the buffer, which stay in cache instead of streaming through memory.
 	base := 0
 	for i := 0; i < rows; i++ {
 		if i%chunk == 0 {
@@ -263,23 +291,7 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 			c = b.Label[i]
 		}
 		if last < 0 || w.cells[last].g != g || w.cells[last].c != c {
-			last = -1
-			for j := range w.cells {
-				if w.cells[j].g == g && w.cells[j].c == c {
-					last = j
-					break
-				}
-			}
-			if last < 0 {
-				w.cells = append(w.cells, cell{g: g, c: c})
-				last = len(w.cells) - 1
-				cl := &w.cells[last]
-				if len(w.cellSums) < len(w.cells) {
-					w.cellSums = append(w.cellSums, make([]float64, a.mraw))
-				}
-				cl.sum = w.cellSums[last][:a.mraw]
-				clear(cl.sum)
-			}
+			last = w.cell(g, c, a.mraw)
 		}
 		w.cells[last].n++
 		if neg != nil && !keepShifted {
@@ -288,6 +300,29 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 			addTo(w.cells[last].sum, frow)
 		}
 	}
+}
+
+// cell returns the index in w.cells of the cell of domain g and class c,
+// adding it (with a zero sum of m features) when it is new.
+func (w *worker) cell(g, c, m int) int {
+	for j := range w.cells {
+		if w.cells[j].g == g && w.cells[j].c == c {
+			return j
+		}
+	}
+	w.cells = append(w.cells, cell{g: g, c: c})
+	last := len(w.cells) - 1
+	if len(w.cellSums) < len(w.cells) {
+		w.cellSums = append(w.cellSums, make([]float64, m))
+	}
+	cl := &w.cells[last]
+	cl.sum = w.cellSums[last][:m]
+	clear(cl.sum)
+	return last
+}
+
+// foldCells adds the cell sums into the domain and class sums of a.
+func (w *worker) foldCells(a *accum, withClass bool) {
 	for _, cl := range w.cells {
 		a.domCount, a.domSum = growSums(a.domCount, a.domSum, cl.g+1, a.mraw)
 		a.domCount[cl.g] += cl.n
@@ -298,21 +333,21 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 			addTo(a.clsSum[cl.c], cl.sum)
 		}
 	}
-	if a.rout > 0 {
-		y := mat.NewDense(rows, b.T, b.Target[:rows*b.T])
-		w.psi = reuseDense(w.psi, rows, a.rout)
-		w.ky = w.plan.mapOutput(w.psi, w.ky, y)
-		pr := w.psi.RawMatrix()
-		for i := 0; i < rows; i++ {
-			addTo(a.sumPsi, pr.Data[i*pr.Stride:i*pr.Stride+a.rout])
-		}
-		gemm.Gemm(blas.Trans, blas.NoTrans, 1, pr, pr, blas64.General{Rows: a.rout, Cols: a.rout, Stride: a.rout, Data: a.sumPsiPsi}, 1)
-		gemm.Gemm(blas.Trans, blas.NoTrans, 1, fr, pr, blas64.General{Rows: a.mraw, Cols: a.rout, Stride: a.rout, Data: a.sumPhiPsi}, 1)
+}
+
+// crossSums adds the output features of the rows of b (real targets) and
+// their products with the shifted raw features fr into a.
+func (w *worker) crossSums(a *accum, b *dataset.Block, fr blas64.General) {
+	rows := b.Rows
+	y := mat.NewDense(rows, b.T, b.Target[:rows*b.T])
+	w.psi = reuseDense(w.psi, rows, a.rout)
+	w.ky = w.plan.mapOutput(w.psi, w.ky, y)
+	pr := w.psi.RawMatrix()
+	for i := 0; i < rows; i++ {
+		addTo(a.sumPsi, pr.Data[i*pr.Stride:i*pr.Stride+a.rout])
 	}
-	if a.gram {
-		gemm.Syrk(blas.Trans, fr, blas64.Symmetric{Uplo: blas.Upper, N: a.mraw, Stride: a.mraw, Data: a.gramSum})
-	}
-	return nil
+	gemm.Gemm(blas.Trans, blas.NoTrans, 1, pr, pr, blas64.General{Rows: a.rout, Cols: a.rout, Stride: a.rout, Data: a.sumPsiPsi}, 1)
+	gemm.Gemm(blas.Trans, blas.NoTrans, 1, fr, pr, blas64.General{Rows: a.mraw, Cols: a.rout, Stride: a.rout, Data: a.sumPhiPsi}, 1)
 }
 
 func reuseDense(m *mat.Dense, r, c int) *mat.Dense {
@@ -347,74 +382,118 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 		return nil, err
 	}
 	defer r.Close()
+	ps := newPass(p, p.Config.Workers)
+	go ps.read(ctx, cancel, r)
+	ps.startWorkers(ctx)
+	total, err := ps.merge(cancel)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := &Stats{plan: p, acc: *total, Domains: slices.Clone(r.Domains())}
+	if total.n > 0 {
+		s.parts = []Part{total.part(s.Domains)}
+	}
+	s.acc.domHash = nil // only the part is kept
+	if p.Config.supervised() && p.Schema.Labelled {
+		s.Classes = slices.Clone(r.Classes())
+	}
+	return s, nil
+}
 
-	mraw, rout := rawDim(p.inMap), p.outDim()
-	gram := p.Config.needsGram()
-	type job struct {
-		seq   int64
-		start int64
-		b     dataset.Block
-		part  *accum
-		err   error
-	}
-	W := p.Config.Workers
-	nj := 2*W + 2
-	pool := make(chan *job, nj)
+// pass is one streaming pass of Accumulate: a reader fills blocks, W
+// workers sum each block into its own partial sums, and the partial sums
+// are added in block order, so the result does not depend on W.
+type pass struct {
+	p                *Plan
+	workers          int
+	mraw, rout       int
+	gram             bool
+	pool, work, done chan *job
+	readErr          error
+}
+
+// job is one block of a pass and its partial sums.
+type job struct {
+	seq   int64
+	start int64 // the block's first row number in the pass
+	b     dataset.Block
+	part  *accum
+	err   error
+}
+
+func newPass(p *Plan, workers int) *pass {
+	ps := &pass{p: p, workers: workers, mraw: rawDim(p.inMap), rout: p.outDim(), gram: p.Config.needsGram()}
+	nj := 2*workers + 2
+	ps.pool = make(chan *job, nj)
 	for i := 0; i < nj; i++ {
-		pool <- &job{part: newAccum(mraw, rout, gram)}
+		ps.pool <- &job{part: newAccum(ps.mraw, ps.rout, ps.gram)}
 	}
-	work := make(chan *job, nj)
-	done := make(chan *job, nj)
-	var readErr error
-	// Reader.
-	go func() {
-		defer close(work)
-		var seq, start int64
-		for {
-			var j *job
-			select {
-			case j = <-pool:
-			case <-ctx.Done():
-				return
-			}
-			k, err := r.Read(&j.b, p.Config.BlockRows)
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			if err != nil {
-				readErr = err
-				cancel()
-				return
-			}
-			j.seq, j.start = seq, start
-			seq++
-			start += int64(k)
-			work <- j
+	ps.work = make(chan *job, nj)
+	ps.done = make(chan *job, nj)
+	return ps
+}
+
+// read fills free jobs with the blocks of r, in order, until the end of
+// the stream, an error (kept in readErr; the pass is cancelled) or ctx's
+// end.
+func (ps *pass) read(ctx context.Context, cancel func(), r dataset.Reader) {
+	defer close(ps.work)
+	var seq, start int64
+	for {
+		var j *job
+		select {
+		case j = <-ps.pool:
+		case <-ctx.Done():
+			return
 		}
-	}()
-	// Workers.
+		k, err := r.Read(&j.b, ps.p.Config.BlockRows)
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			ps.readErr = err
+			cancel()
+			return
+		}
+		j.seq, j.start = seq, start
+		seq++
+		start += int64(k)
+		ps.work <- j
+	}
+}
+
+// startWorkers starts the workers, which sum each block into its job's
+// partial sums; done is closed after the last.
+func (ps *pass) startWorkers(ctx context.Context) {
 	var wg sync.WaitGroup
-	for i := 0; i < W; i++ {
+	for i := 0; i < ps.workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{plan: p, hash: true}
-			for j := range work {
+			w := &worker{plan: ps.p, hash: true}
+			for j := range ps.work {
 				if ctx.Err() == nil {
 					j.part.reset()
 					j.err = w.block(j.part, &j.b, j.start)
 				}
-				done <- j
+				ps.done <- j
 			}
 		}()
 	}
-	go func() { wg.Wait(); close(done) }()
-	// Ordered merge.
-	total := newAccum(mraw, rout, gram)
+	go func() { wg.Wait(); close(ps.done) }()
+}
+
+// merge adds the partial sums of the jobs in block order and returns the
+// total, or the first error of the reader or a worker.
+func (ps *pass) merge(cancel func()) (*accum, error) {
+	total := newAccum(ps.mraw, ps.rout, ps.gram)
 	pending := make(map[int64]*job)
 	var next int64
 	var firstErr error
-	for j := range done {
+	for j := range ps.done {
 		if j.err != nil && firstErr == nil {
 			firstErr = j.err
 			cancel()
@@ -430,30 +509,16 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 				total.add(q.part, nil, nil)
 			}
 			next++
-			if p.Config.Progress != nil {
-				p.Config.Progress("accumulate", total.n)
+			if ps.p.Config.Progress != nil {
+				ps.p.Config.Progress("accumulate", total.n)
 			}
-			pool <- q
+			ps.pool <- q
 		}
 	}
-	if readErr != nil {
-		return nil, readErr
+	if ps.readErr != nil {
+		return nil, ps.readErr
 	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s := &Stats{plan: p, acc: *total, Domains: slices.Clone(r.Domains())}
-	if total.n > 0 {
-		s.parts = []Part{total.part(s.Domains)}
-	}
-	s.acc.domHash = nil // only the part is kept
-	if p.Config.supervised() && p.Schema.Labelled {
-		s.Classes = slices.Clone(r.Classes())
-	}
-	return s, nil
+	return total, firstErr
 }
 
 // N returns the number of points accumulated.
