@@ -22,11 +22,11 @@ package dica
 import (
 	"fmt"
 	"runtime"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/exact"
+	"github.com/dicalab/dica/internal/enum"
 	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/nystrom"
 	"github.com/dicalab/dica/preprocess"
@@ -71,23 +71,16 @@ const (
 	Exact
 )
 
-var solverNames = []string{"nystrom", "rff", "exact"}
+var solverNames = enum.Names[Solver]{Type: "Solver", Names: []string{Nystrom: "nystrom", RFF: "rff", Exact: "exact"}}
 
 // String returns the solver's name as ParseSolver accepts it ("nystrom",
 // "rff" or "exact"), or "Solver(n)" for a value that is not a solver.
-func (s Solver) String() string {
-	if s >= 0 && int(s) < len(solverNames) {
-		return solverNames[s]
-	}
-	return fmt.Sprintf("Solver(%d)", int(s))
-}
+func (s Solver) String() string { return solverNames.String(s) }
 
 // ParseSolver parses "nystrom", "rff" or "exact".
 func ParseSolver(s string) (Solver, error) {
-	for i, n := range solverNames {
-		if strings.EqualFold(s, n) {
-			return Solver(i), nil
-		}
+	if v, ok := solverNames.Parse(s); ok {
+		return v, nil
 	}
 	return 0, fmt.Errorf("dica: unknown solver %q (want nystrom, rff or exact)", s)
 }
@@ -105,24 +98,18 @@ const (
 	GivenLandmarks
 )
 
-var landmarkNames = []string{"uniform", "kmeans", "given"}
+var landmarkNames = enum.Names[Landmarks]{Type: "Landmarks",
+	Names: []string{UniformLandmarks: "uniform", KMeansLandmarks: "kmeans", GivenLandmarks: "given"}}
 
 // String returns the landmark choice's name as ParseLandmarks accepts it
 // ("uniform", "kmeans" or "given"), or "Landmarks(n)" for a value that is
 // not a landmark choice.
-func (l Landmarks) String() string {
-	if l >= 0 && int(l) < len(landmarkNames) {
-		return landmarkNames[l]
-	}
-	return fmt.Sprintf("Landmarks(%d)", int(l))
-}
+func (l Landmarks) String() string { return landmarkNames.String(l) }
 
 // ParseLandmarks parses "uniform", "kmeans" or "given".
 func ParseLandmarks(s string) (Landmarks, error) {
-	for i, n := range landmarkNames {
-		if strings.EqualFold(s, n) {
-			return Landmarks(i), nil
-		}
+	if v, ok := landmarkNames.Parse(s); ok {
+		return v, nil
 	}
 	return 0, fmt.Errorf("dica: unknown landmark choice %q (want uniform or kmeans)", s)
 }

@@ -13,6 +13,8 @@ package exact
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dicalab/dica/internal/enum"
 )
 
 // Method selects a member of the DICA family. All four solve
@@ -39,16 +41,12 @@ const (
 	COIR
 )
 
-var methodNames = [...]string{DICA: "dica", UDICA: "udica", KPCA: "kpca", COIR: "coir"}
+var methodNames = enum.Names[Method]{Type: "Method",
+	Names: []string{DICA: "dica", UDICA: "udica", KPCA: "kpca", COIR: "coir"}}
 
 // String returns the lower-case name of the method ("dica", "udica",
 // "kpca", "coir").
-func (m Method) String() string {
-	if m < 0 || int(m) >= len(methodNames) {
-		return fmt.Sprintf("Method(%d)", int(m))
-	}
-	return methodNames[m]
-}
+func (m Method) String() string { return methodNames.String(m) }
 
 // Supervised reports whether the method uses labels or targets (DICA, COIR).
 func (m Method) Supervised() bool { return m == DICA || m == COIR }
@@ -57,16 +55,14 @@ func (m Method) Supervised() bool { return m == DICA || m == COIR }
 // variance across domains (DICA, UDICA).
 func (m Method) UsesDomains() bool { return m == DICA || m == UDICA }
 
-func (m Method) valid() bool { return m >= 0 && int(m) < len(methodNames) }
+func (m Method) valid() bool { return methodNames.Valid(m) }
 
 // ParseMethod returns the method named s, case-insensitively.
 func ParseMethod(s string) (Method, error) {
-	for i, name := range methodNames {
-		if strings.EqualFold(strings.TrimSpace(s), name) {
-			return Method(i), nil
-		}
+	if m, ok := methodNames.Parse(strings.TrimSpace(s)); ok {
+		return m, nil
 	}
-	return 0, fmt.Errorf("exact: unknown method %q (want one of %s)", s, strings.Join(methodNames[:], ", "))
+	return 0, fmt.Errorf("exact: unknown method %q (want one of %s)", s, methodNames.List(", "))
 }
 
 // Form selects which eigenproblem is solved.
@@ -85,24 +81,17 @@ const (
 	Paper
 )
 
-var formNames = [...]string{Canonical: "canonical", Paper: "paper"}
+var formNames = enum.Names[Form]{Type: "Form", Names: []string{Canonical: "canonical", Paper: "paper"}}
 
 // String returns the lower-case name of the form ("canonical", "paper").
-func (f Form) String() string {
-	if f < 0 || int(f) >= len(formNames) {
-		return fmt.Sprintf("Form(%d)", int(f))
-	}
-	return formNames[f]
-}
+func (f Form) String() string { return formNames.String(f) }
 
-func (f Form) valid() bool { return f >= 0 && int(f) < len(formNames) }
+func (f Form) valid() bool { return formNames.Valid(f) }
 
 // ParseForm returns the form named s, case-insensitively.
 func ParseForm(s string) (Form, error) {
-	for i, name := range formNames {
-		if strings.EqualFold(strings.TrimSpace(s), name) {
-			return Form(i), nil
-		}
+	if f, ok := formNames.Parse(strings.TrimSpace(s)); ok {
+		return f, nil
 	}
-	return 0, fmt.Errorf("exact: unknown form %q (want one of %s)", s, strings.Join(formNames[:], ", "))
+	return 0, fmt.Errorf("exact: unknown form %q (want one of %s)", s, formNames.List(", "))
 }

@@ -40,6 +40,8 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/enum"
 )
 
 // Loss selects the loss function of the primal problem.
@@ -53,15 +55,10 @@ const (
 	Hinge
 )
 
-func (l Loss) String() string {
-	switch l {
-	case SquaredHinge:
-		return "squared-hinge"
-	case Hinge:
-		return "hinge"
-	}
-	return fmt.Sprintf("Loss(%d)", int(l))
-}
+var lossNames = enum.Names[Loss]{Type: "Loss", Names: []string{SquaredHinge: "squared-hinge", Hinge: "hinge"}}
+
+// String returns the name of the loss ("squared-hinge", "hinge").
+func (l Loss) String() string { return lossNames.String(l) }
 
 // Solver selects the optimization method.
 type Solver int
@@ -92,17 +89,10 @@ const (
 	Primal
 )
 
-func (s Solver) String() string {
-	switch s {
-	case Auto:
-		return "auto"
-	case Dual:
-		return "dual"
-	case Primal:
-		return "primal"
-	}
-	return fmt.Sprintf("Solver(%d)", int(s))
-}
+var solverNames = enum.Names[Solver]{Type: "Solver", Names: []string{Auto: "auto", Dual: "dual", Primal: "primal"}}
+
+// String returns the name of the solver ("auto", "dual", "primal").
+func (s Solver) String() string { return solverNames.String(s) }
 
 // Default option values, those of LIBLINEAR.
 const (
