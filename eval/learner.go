@@ -78,12 +78,34 @@ func (e *evaluator) domainsOf(rows []int) []int {
 // projections z of the rows (subsampled to MaxTrainCells, or
 // MaxRegressionCells for the exact regression).
 func (e *evaluator) train(ctx context.Context, z *mat.Dense, rows []int, p Params, rng *rand.Rand) (*learner, error) {
-	c := p.C
+	ts, err := e.trainingSet(z, rows, rng)
+	if err != nil {
+		return nil, err
+	}
+	if !e.regression {
+		return e.trainClassifier(ctx, ts, p)
+	}
+	return e.trainRegression(ctx, ts, p)
+}
+
+// trainSet is the training data of a learner: the standardized components
+// of at most the allowed number of cells, their rows in the data set, their
+// domains (distributional learner) and a seed.
+type trainSet struct {
+	l       *learner
+	zs      *mat.Dense
+	rows    []int
+	domains []int
+	seed    uint64
+}
+
+// trainingSet standardizes z (a new learner keeps the scaler) and keeps at
+// most the allowed number of its rows, drawn with a seed from rng.
+func (e *evaluator) trainingSet(z *mat.Dense, rows []int, rng *rand.Rand) (*trainSet, error) {
 	sc, err := svm.Standardize(z)
 	if err != nil {
 		return nil, err
 	}
-	l := &learner{scaler: sc}
 	zs, err := sc.Apply(z)
 	if err != nil {
 		return nil, err
@@ -104,68 +126,81 @@ func (e *evaluator) train(ctx context.Context, z *mat.Dense, rows []int, p Param
 		}
 		zs, rows = sub, subRows
 	}
-	n, d := zs.Dims()
-	var domains []int
+	ts := &trainSet{l: &learner{scaler: sc}, zs: zs, rows: rows, seed: seed}
 	if e.o.Learner == Distributional {
-		domains = e.domainsOf(rows)
+		ts.domains = e.domainsOf(rows)
 	}
-	// newDist fits the domain features with the point map.
-	newDist := func(point approx.Map) error {
-		embed, err := gaussMap(zs, kernel.MedianSigma(zs, 0, seed), e.o.Dist.EmbedRank, seed)
-		if err != nil {
-			return err
-		}
-		l.dist, err = krr.NewDistributional(embed, point, zs, domains, krr.DistOptions{Sigma: p.DistSigma, RFF: e.o.Dist.RFF, Seed: seed})
+	return ts, nil
+}
+
+// newDist fits the distributional learner's domain features, with the point
+// map point.
+func (e *evaluator) newDist(ts *trainSet, point approx.Map, p Params) error {
+	embed, err := gaussMap(ts.zs, kernel.MedianSigma(ts.zs, 0, ts.seed), e.o.Dist.EmbedRank, ts.seed)
+	if err != nil {
 		return err
 	}
+	ts.l.dist, err = krr.NewDistributional(embed, point, ts.zs, ts.domains, krr.DistOptions{Sigma: p.DistSigma, RFF: e.o.Dist.RFF, Seed: ts.seed})
+	return err
+}
 
-	if !e.regression {
-		y := make([]int, n)
-		for i, p := range rows {
-			y[i] = e.ds.Label[p]
-		}
-		o := svm.Options{C: c, Seed: e.o.Seed}
-		x := zs
-		l.desc = "svm"
-		if e.o.Learner == Distributional {
-			if err := newDist(affine{d}); err != nil {
-				return nil, err
-			}
-			f, err := l.dist.Features(zs, domains)
-			if err != nil {
-				return nil, err
-			}
-			x = krr.Materialize(f)
-			// The constant of [x, 1] is the bias feature.
-			o.Bias = -1
-			l.desc = fmt.Sprintf("distributional svm (k1 sigma %.4g, %d domain features x %d point features)", l.dist.Sigma, l.dist.DomainDim(), d+1)
-		}
-		l.svm, err = svm.Train(ctx, x, y, len(e.ds.ClassNames), o)
-		return l, err
+// trainClassifier trains the linear SVM, on the components or on the
+// distributional features.
+func (e *evaluator) trainClassifier(ctx context.Context, ts *trainSet, p Params) (*learner, error) {
+	n, d := ts.zs.Dims()
+	l := ts.l
+	y := make([]int, n)
+	for i, r := range ts.rows {
+		y[i] = e.ds.Label[r]
 	}
+	o := svm.Options{C: p.C, Seed: e.o.Seed}
+	x := ts.zs
+	l.desc = "svm"
+	if e.o.Learner == Distributional {
+		if err := e.newDist(ts, affine{d}, p); err != nil {
+			return nil, err
+		}
+		f, err := l.dist.Features(ts.zs, ts.domains)
+		if err != nil {
+			return nil, err
+		}
+		x = krr.Materialize(f)
+		// The constant of [x, 1] is the bias feature.
+		o.Bias = -1
+		l.desc = fmt.Sprintf("distributional svm (k1 sigma %.4g, %d domain features x %d point features)", l.dist.Sigma, l.dist.DomainDim(), d+1)
+	}
+	var err error
+	l.svm, err = svm.Train(ctx, x, y, len(e.ds.ClassNames), o)
+	return l, err
+}
 
-	sigma := kernel.MedianSigma(zs, 0, seed)
+// trainRegression trains one kernel ridge regression per target: exact,
+// on Nystrom features, or distributional.
+func (e *evaluator) trainRegression(ctx context.Context, ts *trainSet, p Params) (*learner, error) {
+	zs, l := ts.zs, ts.l
+	n, _ := zs.Dims()
+	sigma := kernel.MedianSigma(zs, 0, ts.seed)
 	k := kernel.RBF{Sigma: sigma}
 	_, t := e.ds.Target.Dims()
 	y := make([]float64, n)
 	target := func(j int) []float64 {
-		for i, p := range rows {
-			y[i] = e.ds.Target.At(p, j)
+		for i, r := range ts.rows {
+			y[i] = e.ds.Target.At(r, j)
 		}
 		return y
 	}
-	ro := krr.Options{Lambda: c, Center: true}
+	ro := krr.Options{Lambda: p.C, Center: true}
 	var f krr.Features
 	switch {
 	case e.o.Learner == Distributional:
-		point, err := gaussMap(zs, sigma, e.o.Dist.PointRank, seed)
+		point, err := gaussMap(zs, sigma, e.o.Dist.PointRank, ts.seed)
 		if err != nil {
 			return nil, err
 		}
-		if err := newDist(point); err != nil {
+		if err := e.newDist(ts, point, p); err != nil {
 			return nil, err
 		}
-		if f, err = l.dist.Features(zs, domains); err != nil {
+		if f, err = l.dist.Features(zs, ts.domains); err != nil {
 			return nil, err
 		}
 		l.desc = fmt.Sprintf("distributional krr (k1 sigma %.4g, %d domain features x nystrom m=%d)", l.dist.Sigma, l.dist.DomainDim(), point.Dim())
@@ -180,7 +215,7 @@ func (e *evaluator) train(ctx context.Context, z *mat.Dense, rows []int, p Param
 		l.desc = fmt.Sprintf("krr exact (%d cells)", n)
 		return l, nil
 	default:
-		point, err := gaussMap(zs, sigma, e.o.RegressionRank, seed)
+		point, err := gaussMap(zs, sigma, e.o.RegressionRank, ts.seed)
 		if err != nil {
 			return nil, err
 		}
