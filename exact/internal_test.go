@@ -53,36 +53,47 @@ func TestPivotedCholesky(t *testing.T) {
 	}
 }
 
+// normalDense returns an r x c matrix of standard normal values, drawn
+// row by row.
+func normalDense(rng *rand.Rand, r, c int) *mat.Dense {
+	x := mat.NewDense(r, c, nil)
+	for i := range x.RawMatrix().Data {
+		x.RawMatrix().Data[i] = rng.NormFloat64()
+	}
+	return x
+}
+
+// randomDenominator returns an SPD matrix D = X X^T + shift I, with X an
+// n x c normalDense, and its Cholesky factorization.
+func randomDenominator(tb testing.TB, rng *rand.Rand, n, c int, shift float64) (*mat.SymDense, *mat.Cholesky) {
+	tb.Helper()
+	d := mat.NewSymDense(n, nil)
+	d.SymOuterK(1, normalDense(rng, n, c))
+	for i := 0; i < n; i++ {
+		d.SetSym(i, i, d.At(i, i)+shift)
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(d) {
+		tb.Fatal("D not PD")
+	}
+	return d, &chol
+}
+
 // TestSymDefEigThinDense checks that the thin path (r <= n/2) and the dense
 // path give the same eigenvalues for the same low-rank numerator.
 func TestSymDefEigThinDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	const n, r, k = 40, 5, 8
-	g := mat.NewDense(n, r, nil)
-	for i := range g.RawMatrix().Data {
-		g.RawMatrix().Data[i] = rng.NormFloat64()
-	}
-	x := mat.NewDense(n, n, nil)
-	for i := range x.RawMatrix().Data {
-		x.RawMatrix().Data[i] = rng.NormFloat64()
-	}
-	d := mat.NewSymDense(n, nil)
-	d.SymOuterK(1, x)
-	for i := 0; i < n; i++ {
-		d.SetSym(i, i, d.At(i, i)+1)
-	}
-	var chol mat.Cholesky
-	if !chol.Factorize(d) {
-		t.Fatal("D not PD")
-	}
-	thin, bt, ok := symDefEig(g, &chol, k, 1)
+	g := normalDense(rng, n, r)
+	d, chol := randomDenominator(t, rng, n, n, 1)
+	thin, bt, ok := symDefEig(g, chol, k, 1)
 	if !ok {
 		t.Fatal("thin failed")
 	}
 	// Pad G with zero columns to force the dense path (r > n/2).
 	gp := mat.NewDense(n, n, nil)
 	gp.Slice(0, n, 0, r).(*mat.Dense).Copy(g)
-	dense, _, ok := symDefEig(gp, &chol, k, 1)
+	dense, _, ok := symDefEig(gp, chol, k, 1)
 	if !ok {
 		t.Fatal("dense failed")
 	}

@@ -22,20 +22,8 @@ func TestSymDefEigLanczos(t *testing.T) {
 			g.Set(i, j, rng.NormFloat64()*math.Pow(0.97, float64(j)))
 		}
 	}
-	x := mat.NewDense(n, 20, nil)
-	for i := range x.RawMatrix().Data {
-		x.RawMatrix().Data[i] = rng.NormFloat64()
-	}
-	d := mat.NewSymDense(n, nil)
-	d.SymOuterK(1, x)
-	for i := 0; i < n; i++ {
-		d.SetSym(i, i, d.At(i, i)+2)
-	}
-	var chol mat.Cholesky
-	if !chol.Factorize(d) {
-		t.Fatal("D not PD")
-	}
-	vals, b, ok := symDefEig(g, &chol, k, 7)
+	d, chol := randomDenominator(t, rng, n, 20, 2)
+	vals, b, ok := symDefEig(g, chol, k, 7)
 	if !ok {
 		t.Fatal("Lanczos path failed")
 	}

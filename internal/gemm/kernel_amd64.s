@@ -192,6 +192,26 @@ tdone:
 	VZEROUPPER
 	RET
 
+// LOAD4 loads the 16 values at p into Y0..Y3; ADD4 adds the 16 values at p
+// into them; STORE4 stores them at p.
+#define LOAD4(p)             \
+	VMOVUPD (p), Y0;   \
+	VMOVUPD 32(p), Y1; \
+	VMOVUPD 64(p), Y2; \
+	VMOVUPD 96(p), Y3
+
+#define ADD4(p)                  \
+	VADDPD (p), Y0, Y0;   \
+	VADDPD 32(p), Y1, Y1; \
+	VADDPD 64(p), Y2, Y2; \
+	VADDPD 96(p), Y3, Y3
+
+#define STORE4(p)            \
+	VMOVUPD Y0, (p);   \
+	VMOVUPD Y1, 32(p); \
+	VMOVUPD Y2, 64(p); \
+	VMOVUPD Y3, 96(p)
+
 // func addAVX2(dst, src []float64)
 //
 // dst[i] += src[i] for i < len(src) rounded down to a multiple of 16; the
@@ -204,22 +224,13 @@ TEXT ·addAVX2(SB), NOSPLIT, $0-48
 	JZ   adddone
 
 addloop:
-	VMOVUPD (SI), Y0
-	VMOVUPD 32(SI), Y1
-	VMOVUPD 64(SI), Y2
-	VMOVUPD 96(SI), Y3
-	VADDPD  (DI), Y0, Y0
-	VADDPD  32(DI), Y1, Y1
-	VADDPD  64(DI), Y2, Y2
-	VADDPD  96(DI), Y3, Y3
-	VMOVUPD Y0, (DI)
-	VMOVUPD Y1, 32(DI)
-	VMOVUPD Y2, 64(DI)
-	VMOVUPD Y3, 96(DI)
-	ADDQ    $128, SI
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     addloop
+	LOAD4(SI)
+	ADD4(DI)
+	STORE4(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  addloop
 
 adddone:
 	VZEROUPPER
@@ -238,27 +249,15 @@ TEXT ·addShiftedAVX2(SB), NOSPLIT, $0-72
 	JZ   addshdone
 
 addshloop:
-	VMOVUPD (SI), Y0
-	VMOVUPD 32(SI), Y1
-	VMOVUPD 64(SI), Y2
-	VMOVUPD 96(SI), Y3
-	VADDPD  (DX), Y0, Y0
-	VADDPD  32(DX), Y1, Y1
-	VADDPD  64(DX), Y2, Y2
-	VADDPD  96(DX), Y3, Y3
-	VADDPD  (DI), Y0, Y0
-	VADDPD  32(DI), Y1, Y1
-	VADDPD  64(DI), Y2, Y2
-	VADDPD  96(DI), Y3, Y3
-	VMOVUPD Y0, (DI)
-	VMOVUPD Y1, 32(DI)
-	VMOVUPD Y2, 64(DI)
-	VMOVUPD Y3, 96(DI)
-	ADDQ    $128, SI
-	ADDQ    $128, DX
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     addshloop
+	LOAD4(SI)
+	ADD4(DX)
+	ADD4(DI)
+	STORE4(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  addshloop
 
 addshdone:
 	VZEROUPPER
