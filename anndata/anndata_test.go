@@ -3,12 +3,9 @@ package anndata
 import (
 	"context"
 	"errors"
-	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,74 +15,13 @@ import (
 	"github.com/dicalab/dica/anndata/internal/zarr"
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/tabletest"
 )
 
-var channels = []string{"CD3", "CD4", "CD8", "CD19"}
+var channels = tabletest.Channels
 
-// writeCSV writes three CSV files (one domain each, a header, a label
-// column "pop") of rows with values in several notations, and returns them.
-func writeCSV(t testing.TB, dir string, rows int) []string {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(7, 11))
-	pops := []string{"T", "B", "NK", "mono"}
-	var files []string
-	for f, name := range []string{"s1", "s2", "s10"} {
-		var sb strings.Builder
-		sb.WriteString(strings.Join(channels, ",") + ",pop\n")
-		for i := 0; i < rows+f*37; i++ {
-			for j := range channels {
-				v := rng.NormFloat64() * math.Pow(10, float64(rng.IntN(7)-3))
-				switch (i + j) % 4 {
-				case 0:
-					sb.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-				case 1:
-					sb.WriteString(strconv.FormatFloat(v, 'e', 17, 64))
-				case 2:
-					sb.WriteString(strconv.FormatFloat(v, 'f', 3, 64)) // a decimal such as 0.1
-				default:
-					sb.WriteString(strconv.Itoa(rng.IntN(5000)))
-				}
-				sb.WriteByte(',')
-			}
-			sb.WriteString(pops[(i*7+f)%len(pops)] + "\n")
-		}
-		p := filepath.Join(dir, name+".csv")
-		require.NoError(t, os.WriteFile(p, []byte(sb.String()), 0o666))
-		files = append(files, p)
-	}
-	return files
-}
-
-// project is the test's stand-in for a model: z = [x1 - 2 x3, x2 * x4 / 7].
-func project(x []float64) []float64 {
-	return []float64{x[0] - 2*x[2], x[1] * x[3] / 7}
-}
-
-// transform streams src through a Writer at path in blocks of blockRows,
-// the way dica transform does, and returns the source's data in memory.
-func transform(t testing.TB, src dataset.Source, path string, o WriterOptions, blockRows int) {
-	t.Helper()
-	w, err := Create(path, o)
-	require.NoError(t, err)
-	defer w.Abort()
-	r, err := src.Open(context.Background())
-	require.NoError(t, err)
-	defer r.Close()
-	var b dataset.Block
-	for {
-		k, err := r.Read(&b, blockRows)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		z := mat.NewDense(k, 2, nil)
-		for i := 0; i < k; i++ {
-			z.SetRow(i, project(b.Row(i)))
-		}
-		require.NoError(t, w.WriteBlock(&b, z, r.Domains(), r.Classes()))
-	}
-	require.NoError(t, w.Commit())
-}
+// fixture is this package's CSV fixture (see tabletest.WriteCSV).
+var fixture = tabletest.CSV{Seed: 7, Stream: 11, PopStep: 7}
 
 // readArray reads a whole array of a store (for checking what was written).
 func readArray(t testing.TB, store, name string) ([]float64, []int64) {
@@ -113,24 +49,12 @@ func readArray(t testing.TB, store, name string) ([]float64, []int64) {
 	return out, a.Shape
 }
 
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // TestRoundTripCSV: CSV -> store -> Source gives the CSV's values bit for
 // bit (float64) or rounded to float32, the same domains and labels in the
 // same order; obsm holds the components bit for bit.
 func TestRoundTripCSV(t *testing.T) {
 	dir := t.TempDir()
-	files := writeCSV(t, dir, 1000)
+	files := tabletest.WriteCSV(t, dir, 1000, fixture)
 	src, err := csvio.NewSource(files, csvio.Options{Label: "pop"})
 	require.NoError(t, err)
 	want, err := dataset.Collect(context.Background(), src)
@@ -148,7 +72,7 @@ func TestRoundTripCSV(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := filepath.Join(t.TempDir(), "out.zarr")
-			transform(t, src, store, tc.o, tc.blockRows)
+			tabletest.Transform(t, src, Create, store, tc.o, tc.blockRows)
 			got, err := NewSource(store, Options{Domain: "obs:domain", Label: "label"})
 			require.NoError(t, err)
 			require.Equal(t, n, got.Len())
@@ -161,7 +85,7 @@ func TestRoundTripCSV(t *testing.T) {
 					wx[i] = float64(float32(v))
 				}
 			}
-			require.True(t, sameBits(wx, ds.X.RawMatrix().Data), "X differs")
+			require.True(t, tabletest.SameBits(wx, ds.X.RawMatrix().Data), "X differs")
 			require.Equal(t, want.DomainNames, ds.DomainNames)
 			require.Equal(t, want.Domain, ds.Domain)
 			require.Equal(t, want.ClassNames, ds.ClassNames)
@@ -171,9 +95,9 @@ func TestRoundTripCSV(t *testing.T) {
 			require.Equal(t, []int64{int64(n), 2}, shape)
 			var wz []float64
 			for i := 0; i < n; i++ {
-				wz = append(wz, project(want.X.RawRowView(i))...)
+				wz = append(wz, tabletest.Project(want.X.RawRowView(i))...)
 			}
-			require.True(t, sameBits(wz, z), "obsm differs")
+			require.True(t, tabletest.SameBits(wz, z), "obsm differs")
 			// No temporary folder is left beside the store.
 			ents, err := os.ReadDir(filepath.Dir(store))
 			require.NoError(t, err)
@@ -189,13 +113,13 @@ func slicesClone(v []float64) []float64 { return append([]float64(nil), v...) }
 // transform applied after reading.
 func TestFeaturesAndIgnore(t *testing.T) {
 	dir := t.TempDir()
-	files := writeCSV(t, dir, 200)
+	files := tabletest.WriteCSV(t, dir, 200, fixture)
 	src, err := csvio.NewSource(files, csvio.Options{Label: "pop"})
 	require.NoError(t, err)
 	want, err := dataset.Collect(context.Background(), src)
 	require.NoError(t, err)
 	store := filepath.Join(dir, "cells.zarr")
-	transform(t, src, store, WriterOptions{Vars: channels, Components: 2}, 128)
+	tabletest.Transform(t, src, Create, store, WriterOptions{Vars: channels, Components: 2}, 128)
 
 	got, err := NewSource(store, Options{Features: []string{"CD19", "CD3"}, Label: "obs:label", LabelsIgnore: []string{"NK"},
 		Transform: func(x []float64) {
@@ -271,11 +195,11 @@ func TestTargetsAndNumericLabel(t *testing.T) {
 // as it was; a folder that is not a Zarr store is never replaced.
 func TestAtomic(t *testing.T) {
 	dir := t.TempDir()
-	files := writeCSV(t, dir, 50)
+	files := tabletest.WriteCSV(t, dir, 50, fixture)
 	src, err := csvio.NewSource(files, csvio.Options{Label: "pop"})
 	require.NoError(t, err)
 	store := filepath.Join(dir, "a.zarr")
-	transform(t, src, store, WriterOptions{Vars: channels, Components: 2}, 64)
+	tabletest.Transform(t, src, Create, store, WriterOptions{Vars: channels, Components: 2}, 64)
 	before, _ := readArray(t, store, "X")
 
 	// An aborted write leaves the store and no temporary folder.
@@ -361,11 +285,11 @@ func TestWriterErrors(t *testing.T) {
 // store, the array, the row and the column, before large allocations.
 func TestReaderErrors(t *testing.T) {
 	dir := t.TempDir()
-	files := writeCSV(t, dir, 30)
+	files := tabletest.WriteCSV(t, dir, 30, fixture)
 	src, err := csvio.NewSource(files, csvio.Options{Label: "pop"})
 	require.NoError(t, err)
 	good := filepath.Join(dir, "good.zarr")
-	transform(t, src, good, WriterOptions{Vars: channels, Components: 2, ChunkRows: 16, Compression: "none"}, 64)
+	tabletest.Transform(t, src, Create, good, WriterOptions{Vars: channels, Components: 2, ChunkRows: 16, Compression: "none"}, 64)
 
 	copyStore := func(t *testing.T) string {
 		t.Helper()

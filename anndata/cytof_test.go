@@ -18,21 +18,9 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/internal/atomicfile"
+	"github.com/dicalab/dica/internal/realdata"
 	"github.com/dicalab/dica/parquetio"
 )
-
-// cytofDir returns the shared CyTOF folder or skips.
-func cytofDir(tb testing.TB) string {
-	root := os.Getenv("DICA_DATA")
-	if root == "" {
-		root = filepath.Join("..", "..", "shared", "data")
-	}
-	dir := filepath.Join(root, "multicenter16_cytof")
-	if _, err := os.Stat(filepath.Join(dir, "sample1.csv")); err != nil {
-		tb.Skipf("skipped: the CyTOF data (%s) is not here: %v", dir, err)
-	}
-	return dir
-}
 
 // BenchmarkCyTOF projects the 693,643 labelled cells of the shared CyTOF
 // set (16 samples, log1p, DICA at rank 500, sigma 1) with one model and
@@ -41,7 +29,7 @@ func cytofDir(tb testing.TB) string {
 //
 //	go test -run '^$' -bench CyTOF -benchtime 1x ./anndata
 func BenchmarkCyTOF(b *testing.B) {
-	dir := cytofDir(b)
+	dir := realdata.Dir(b, "multicenter16_cytof")
 	files, err := csvio.Glob([]string{filepath.Join(dir, "sample*.csv")})
 	if err != nil {
 		b.Fatal(err)

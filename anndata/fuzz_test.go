@@ -18,6 +18,7 @@ import (
 
 	"github.com/dicalab/dica/anndata/internal/zarr"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/tabletest"
 )
 
 // bloscFrame builds a c-blosc 1.x frame of data with LZ4 streams (the
@@ -173,18 +174,7 @@ func FuzzZarr(f *testing.F) {
 		if err != nil {
 			return
 		}
-		ds, err := dataset.Collect(context.Background(), src)
-		if err != nil {
-			return
-		}
-		for _, v := range ds.X.RawMatrix().Data {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				t.Fatalf("non-finite value %v read", v)
-			}
-		}
-		if ds.N() > src.Len() {
-			t.Fatalf("%d cells read; Len says %d", ds.N(), src.Len())
-		}
+		tabletest.CheckRead(t, src)
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/tabletest"
 )
 
 // python is the interpreter with Debian's python3-anndata and
@@ -77,7 +78,7 @@ json.dump(out, sys.stdout)
 func TestPythonReadsStore(t *testing.T) {
 	needPython(t)
 	dir := t.TempDir()
-	files := writeCSV(t, dir, 300)
+	files := tabletest.WriteCSV(t, dir, 300, fixture)
 	src, err := csvio.NewSource(files, csvio.Options{Label: "pop"})
 	require.NoError(t, err)
 	want, err := dataset.Collect(context.Background(), src)
@@ -85,7 +86,7 @@ func TestPythonReadsStore(t *testing.T) {
 	uns := &Uns{Method: "dica", Sigma: 1.5, Rank: 500, Eigenvalues: []float64{0.01623, 0.00612, 1.0 / 3}, Digest: "sha256:0f1e"}
 	for _, f32 := range []bool{false, true} {
 		store := filepath.Join(t.TempDir(), "cells.zarr")
-		transform(t, src, store, WriterOptions{Vars: channels, Components: 2, Float32: f32, ChunkRows: 100, Uns: uns}, 256)
+		tabletest.Transform(t, src, Create, store, WriterOptions{Vars: channels, Components: 2, Float32: f32, ChunkRows: 100, Uns: uns}, 256)
 		var got struct {
 			Shape       []int
 			XDtype      string `json:"x_dtype"`
@@ -128,7 +129,7 @@ func TestPythonReadsStore(t *testing.T) {
 				}
 				require.Equal(t, math.Float64bits(v), math.Float64bits(got.X[i][j]), "X[%d, %d]", i, j)
 			}
-			z := project(x)
+			z := tabletest.Project(x)
 			for j := range z {
 				require.Equal(t, math.Float64bits(z[j]), math.Float64bits(got.Obsm[i][j]), "obsm[%d, %d]", i, j)
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/dicalab/dica/parquetio"
 )
 
-// Cells written as they stream (here one block) with their components,
+// Cells written as they stream, block by block, with their components,
 // then read back with a domain column and the channels as features.
 func Example() {
 	dir, err := os.MkdirTemp("", "parquetio-example")
@@ -21,23 +21,29 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "cells.parquet")
 
-	w, err := parquetio.Create(path, parquetio.WriterOptions{Vars: []string{"CD3", "CD19"}, Components: []string{"DICA1"}})
+	w, err := parquetio.Create(filepath.Join(dir, "cells.parquet"), parquetio.WriterOptions{Vars: []string{"CD3", "CD19"}, Components: []string{"DICA1"}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer w.Abort()
-	b := &dataset.Block{Rows: 4, D: 2, X: []float64{5.1, 0.2, 4.8, 0.1, 0.3, 6.2, 0.4, 5.9}, Domain: []int{0, 0, 1, 1}}
-	z := mat.NewDense(4, 1, []float64{0.9, 0.8, -1.1, -1.0})
-	if err := w.WriteBlock(b, z, []string{"patient1", "patient2"}, nil); err != nil {
-		log.Fatal(err)
+	// Two blocks of two cells, as a dataset.Reader hands them out, and the
+	// components of each.
+	blocks := []*dataset.Block{
+		{Rows: 2, D: 2, X: []float64{5.1, 0.2, 4.8, 0.1}, Domain: []int{0, 0}},
+		{Rows: 2, D: 2, X: []float64{0.3, 6.2, 0.4, 5.9}, Domain: []int{1, 1}},
+	}
+	z := []*mat.Dense{mat.NewDense(2, 1, []float64{0.9, 0.8}), mat.NewDense(2, 1, []float64{-1.1, -1.0})}
+	for i, b := range blocks {
+		if err := w.WriteBlock(b, z[i], []string{"patient1", "patient2"}, nil); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if err := w.Commit(); err != nil {
 		log.Fatal(err)
 	}
 
-	src, err := parquetio.NewSource([]string{path}, parquetio.Options{Domain: "domain", Features: []string{"CD3", "CD19"}})
+	src, err := parquetio.NewSource([]string{w.Path()}, parquetio.Options{Domain: "domain", Features: []string{"CD3", "CD19"}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/tabletest"
 )
 
 // fuzzSeeds returns small valid files: one written here (dictionary
@@ -56,18 +57,7 @@ func FuzzParquet(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			ds, err := dataset.Collect(context.Background(), src)
-			if err != nil {
-				continue
-			}
-			for _, v := range ds.X.RawMatrix().Data {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					t.Fatalf("non-finite value %v read", v)
-				}
-			}
-			if ds.N() > src.Len() {
-				t.Fatalf("%d rows read; Len says %d", ds.N(), src.Len())
-			}
+			tabletest.CheckRead(t, src)
 		}
 	})
 }

@@ -2,14 +2,11 @@ package parquetio
 
 import (
 	"context"
-	"errors"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	apq "github.com/apache/arrow-go/v18/parquet"
@@ -21,70 +18,13 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/tabletest"
 )
 
-var channels = []string{"CD3", "CD4", "CD8", "CD19"}
+var channels = tabletest.Channels
 
-// writeCSV writes three CSV files (one domain each, a header, a label
-// column "pop") of values in several notations.
-func writeCSV(t testing.TB, dir string, rows int) []string {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(3, 5))
-	pops := []string{"T", "B", "NK", "mono"}
-	var files []string
-	for f, name := range []string{"s1", "s2", "s10"} {
-		var sb strings.Builder
-		sb.WriteString(strings.Join(channels, ",") + ",pop\n")
-		for i := 0; i < rows+f*37; i++ {
-			for j := range channels {
-				v := rng.NormFloat64() * math.Pow(10, float64(rng.IntN(7)-3))
-				switch (i + j) % 4 {
-				case 0:
-					sb.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-				case 1:
-					sb.WriteString(strconv.FormatFloat(v, 'e', 17, 64))
-				case 2:
-					sb.WriteString(strconv.FormatFloat(v, 'f', 3, 64))
-				default:
-					sb.WriteString(strconv.Itoa(rng.IntN(5000)))
-				}
-				sb.WriteByte(',')
-			}
-			sb.WriteString(pops[(i*5+f)%len(pops)] + "\n")
-		}
-		p := filepath.Join(dir, name+".csv")
-		require.NoError(t, os.WriteFile(p, []byte(sb.String()), 0o666))
-		files = append(files, p)
-	}
-	return files
-}
-
-func project(x []float64) []float64 { return []float64{x[0] - 2*x[2], x[1] * x[3] / 7} }
-
-// transform streams src through a Writer at path in blocks of blockRows.
-func transform(t testing.TB, src dataset.Source, path string, o WriterOptions, blockRows int) {
-	t.Helper()
-	w, err := Create(path, o)
-	require.NoError(t, err)
-	defer w.Abort()
-	r, err := src.Open(context.Background())
-	require.NoError(t, err)
-	defer r.Close()
-	var b dataset.Block
-	for {
-		k, err := r.Read(&b, blockRows)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		z := mat.NewDense(k, 2, nil)
-		for i := 0; i < k; i++ {
-			z.SetRow(i, project(b.Row(i)))
-		}
-		require.NoError(t, w.WriteBlock(&b, z, r.Domains(), r.Classes()))
-	}
-	require.NoError(t, w.Commit())
-}
+// fixture is this package's CSV fixture (see tabletest.WriteCSV).
+var fixture = tabletest.CSV{Seed: 3, Stream: 5, PopStep: 5}
 
 // arrowTable reads a whole file with the Apache Arrow Go implementation of
 // Parquet (not the one this package ships): column names in order, and
@@ -129,25 +69,13 @@ func arrowTable(t testing.TB, path string) (names []string, nums map[string][]fl
 	return names, nums, strs, r.NumRowGroups()
 }
 
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // TestRoundTripCSV: CSV -> Parquet (this package) -> Apache Arrow's reader
 // gives the CSV's values bit for bit, the columns in order, the domains and
 // labels of every row; and this package's Source reads the file back to the
 // same values.
 func TestRoundTripCSV(t *testing.T) {
 	dir := t.TempDir()
-	files := writeCSV(t, dir, 1500)
+	files := tabletest.WriteCSV(t, dir, 1500, fixture)
 	src, err := csvio.NewSource(files, csvio.Options{Label: "pop"})
 	require.NoError(t, err)
 	want, err := dataset.Collect(context.Background(), src)
@@ -165,7 +93,7 @@ func TestRoundTripCSV(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.parquet")
-			transform(t, src, out, tc.o, 100)
+			tabletest.Transform(t, src, Create, out, tc.o, 100)
 			names, nums, strs, rg := arrowTable(t, out)
 			require.Equal(t, append([]string{"domain", "label"}, append(channels, "DICA1", "DICA2")...), names)
 			require.Equal(t, tc.rg, rg)
@@ -174,10 +102,10 @@ func TestRoundTripCSV(t *testing.T) {
 				for i := 0; i < n; i++ {
 					col = append(col, want.X.At(i, j))
 				}
-				require.True(t, sameBits(col, nums[c]), "column %s", c)
+				require.True(t, tabletest.SameBits(col, nums[c]), "column %s", c)
 			}
 			for i := 0; i < n; i++ {
-				z := project(want.X.RawRowView(i))
+				z := tabletest.Project(want.X.RawRowView(i))
 				require.Equal(t, math.Float64bits(z[0]), math.Float64bits(nums["DICA1"][i]))
 				require.Equal(t, math.Float64bits(z[1]), math.Float64bits(nums["DICA2"][i]))
 				require.Equal(t, want.DomainNames[want.Domain[i]], strs["domain"][i])
@@ -189,7 +117,7 @@ func TestRoundTripCSV(t *testing.T) {
 			require.Equal(t, n, back.Len())
 			ds, err := dataset.Collect(context.Background(), back)
 			require.NoError(t, err)
-			require.True(t, sameBits(want.X.RawMatrix().Data, ds.X.RawMatrix().Data))
+			require.True(t, tabletest.SameBits(want.X.RawMatrix().Data, ds.X.RawMatrix().Data))
 			require.Equal(t, want.Domain, ds.Domain)
 			require.Equal(t, want.DomainNames, ds.DomainNames)
 			require.Equal(t, want.Label, ds.Label)
