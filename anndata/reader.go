@@ -119,74 +119,102 @@ func NewSourceFS(fsys fs.FS, name string, o Options) (*Source, error) {
 	if t := zarr.AttrString(attrs, "encoding-type"); t != "" && t != "anndata" {
 		return nil, fmt.Errorf("%s: encoding-type %q; not an AnnData store", path, t)
 	}
-	// X or a layer.
-	s.xname = "X"
-	if o.Layer != "" && o.Layer != "X" {
-		s.xname = "layers/" + strings.TrimPrefix(o.Layer, "layers/")
+	if err := s.openX(o.Layer); err != nil {
+		return nil, err
 	}
-	xdir := s.xname
-	if !zarr.IsArray(fsys, xdir) {
-		if zarr.IsGroup(fsys, xdir) {
-			xa, _ := zarr.Attrs(fsys, xdir)
-			t := zarr.AttrString(xa, "encoding-type")
-			if strings.Contains(t, "csr") || strings.Contains(t, "csc") || strings.Contains(t, "sparse") {
-				return nil, fmt.Errorf("%s: %s is a sparse matrix (%s); dica reads a dense matrix: in Python, a.X = a.X.toarray() before a.write_zarr(...)", path, s.xname, t)
-			}
-			return nil, fmt.Errorf("%s: %s is a group (encoding-type %q), not a dense array", path, s.xname, t)
-		}
-		return nil, fmt.Errorf("%s: no array %s", path, s.xname)
-	}
-	if s.x, err = zarr.OpenArray(fsys, xdir, s.xname, s.lim); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(s.x.Shape) != 2 || !s.x.DType.Numeric() {
-		return nil, fmt.Errorf("%s: %s has shape %v and type %s; want a 2-dimensional numeric array", path, s.xname, s.x.Shape, s.x.DType)
-	}
-	s.n = s.x.Shape[0]
-	d := s.x.Shape[1]
-	// var names.
-	vars, err := s.index("var", d)
+	vars, err := s.index("var", s.x.Shape[1])
 	if err != nil {
 		return nil, err
 	}
-	if len(o.Features) == 0 {
-		s.feat = make([]int, d)
-		for j := range s.feat {
-			s.feat[j] = j
-		}
-		s.schema.Features = vars
-	} else {
-		pos := map[string]int{}
-		for j, v := range vars {
-			if _, dup := pos[v]; dup {
-				pos[v] = -1
-			} else {
-				pos[v] = j
-			}
-		}
-		for _, f := range o.Features {
-			j, ok := pos[f]
-			if !ok {
-				return nil, fmt.Errorf("%s: no variable %s in var (variables: %s)", path, escape.String(f, 0), listNames(vars))
-			}
-			if j < 0 {
-				return nil, fmt.Errorf("%s: the variable %s appears more than once in var; rename it", path, escape.String(f, 0))
-			}
-			s.feat = append(s.feat, j)
-			s.schema.Features = append(s.schema.Features, f)
-		}
+	if err := s.selectFeatures(vars, o.Features); err != nil {
+		return nil, err
 	}
 	// A chunk row of X decoded for the features must fit too.
 	if s.x.Chunks[0]*int64(len(s.feat))*8 > s.lim.Max() {
 		return nil, fmt.Errorf("%s: %s: chunks of %d rows take %d MiB decoded for %d features, over the limit of %d MiB; rechunk with fewer rows (a.write_zarr(path, chunks=(10000, None)) in Python) or raise the limit", path, s.xname, s.x.Chunks[0], s.x.Chunks[0]*int64(len(s.feat))*8>>20, len(s.feat), s.lim.Max()>>20)
 	}
-	// obs columns.
-	if o.Label != "" && len(o.Target) > 0 {
-		return nil, fmt.Errorf("anndata: both a label and targets; a data set has one or the other")
+	if err := s.openObs(o, name); err != nil {
+		return nil, err
 	}
+	return s, nil
+}
+
+// openX opens the matrix read as the cells' inputs, X or the layer named,
+// which must be a dense numeric array of two dimensions; a sparse matrix
+// is refused with a message saying how to store it dense.
+func (s *Source) openX(layer string) error {
+	s.xname = "X"
+	if layer != "" && layer != "X" {
+		s.xname = "layers/" + strings.TrimPrefix(layer, "layers/")
+	}
+	xdir := s.xname
+	if !zarr.IsArray(s.fsys, xdir) {
+		if zarr.IsGroup(s.fsys, xdir) {
+			xa, _ := zarr.Attrs(s.fsys, xdir)
+			t := zarr.AttrString(xa, "encoding-type")
+			if strings.Contains(t, "csr") || strings.Contains(t, "csc") || strings.Contains(t, "sparse") {
+				return fmt.Errorf("%s: %s is a sparse matrix (%s); dica reads a dense matrix: in Python, a.X = a.X.toarray() before a.write_zarr(...)", s.path, s.xname, t)
+			}
+			return fmt.Errorf("%s: %s is a group (encoding-type %q), not a dense array", s.path, s.xname, t)
+		}
+		return fmt.Errorf("%s: no array %s", s.path, s.xname)
+	}
+	var err error
+	if s.x, err = zarr.OpenArray(s.fsys, xdir, s.xname, s.lim); err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	if len(s.x.Shape) != 2 || !s.x.DType.Numeric() {
+		return fmt.Errorf("%s: %s has shape %v and type %s; want a 2-dimensional numeric array", s.path, s.xname, s.x.Shape, s.x.DType)
+	}
+	s.n = s.x.Shape[0]
+	return nil
+}
+
+// selectFeatures chooses the columns of X read as features: all, in the
+// store's order, when features is empty; otherwise those features name
+// in var (vars), in the order given. A name var holds twice is refused.
+func (s *Source) selectFeatures(vars, features []string) error {
+	if len(features) == 0 {
+		s.feat = make([]int, len(vars))
+		for j := range s.feat {
+			s.feat[j] = j
+		}
+		s.schema.Features = vars
+		return nil
+	}
+	pos := map[string]int{}
+	for j, v := range vars {
+		if _, dup := pos[v]; dup {
+			pos[v] = -1
+		} else {
+			pos[v] = j
+		}
+	}
+	for _, f := range features {
+		j, ok := pos[f]
+		if !ok {
+			return fmt.Errorf("%s: no variable %s in var (variables: %s)", s.path, escape.String(f, 0), listNames(vars))
+		}
+		if j < 0 {
+			return fmt.Errorf("%s: the variable %s appears more than once in var; rename it", s.path, escape.String(f, 0))
+		}
+		s.feat = append(s.feat, j)
+		s.schema.Features = append(s.schema.Features, f)
+	}
+	return nil
+}
+
+// openObs opens the obs columns the options name (domain, label, targets),
+// or names the one domain after the store (name), and counts the cells a
+// pass keeps when labels are ignored.
+func (s *Source) openObs(o Options, name string) error {
+	if o.Label != "" && len(o.Target) > 0 {
+		return fmt.Errorf("anndata: both a label and targets; a data set has one or the other")
+	}
+	var err error
 	if o.Domain != "" {
 		if s.domain, err = s.obsColumn(o.Domain, false); err != nil {
-			return nil, err
+			return err
 		}
 	} else {
 		base := filepath.Base(filepath.Clean(name))
@@ -194,21 +222,21 @@ func NewSourceFS(fsys fs.FS, name string, o Options) (*Source, error) {
 	}
 	if o.Label != "" {
 		if s.label, err = s.obsColumn(o.Label, false); err != nil {
-			return nil, err
+			return err
 		}
 		s.schema.Labelled = true
 	}
 	for _, t := range o.Target {
 		c, err := s.obsColumn(t, true)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.targets = append(s.targets, c)
 		s.schema.Targets = append(s.schema.Targets, strings.TrimPrefix(t, "obs:"))
 	}
 	if len(o.LabelsIgnore) > 0 {
 		if s.label == nil {
-			return nil, fmt.Errorf("anndata: labels to ignore but no label column")
+			return fmt.Errorf("anndata: labels to ignore but no label column")
 		}
 		s.ignore = map[string]bool{}
 		for _, v := range o.LabelsIgnore {
@@ -218,10 +246,10 @@ func NewSourceFS(fsys fs.FS, name string, o Options) (*Source, error) {
 	s.kept = s.n
 	if s.ignore != nil {
 		if s.kept, err = s.countKept(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return s, nil
+	return nil
 }
 
 func listNames(v []string) string {

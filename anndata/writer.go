@@ -188,6 +188,8 @@ func (w *Writer) WriteBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 	return w.err
 }
 
+// writeBlock checks the block, then appends it to the store's arrays. An
+// error leaves the writer failed (WriteBlock keeps it).
 func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
 	if b == nil {
 		return fmt.Errorf("anndata: nil block")
@@ -195,35 +197,12 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 	if b.Rows == 0 {
 		return nil
 	}
-	d := len(w.o.Vars)
-	if b.D != d || len(b.X) < b.Rows*d || len(b.Domain) < b.Rows {
-		return fmt.Errorf("anndata: block of %d rows of %d inputs (%d values, %d domains); the store has %d channels", b.Rows, b.D, len(b.X), len(b.Domain), d)
-	}
-	k := w.o.Components
-	if k > 0 {
-		if z == nil {
-			return fmt.Errorf("anndata: no components for a block of %d rows", b.Rows)
-		}
-		if r, c := z.Dims(); r != b.Rows || c != k {
-			return fmt.Errorf("anndata: components %d x %d for a block of %d rows; want %d columns", r, c, b.Rows, k)
-		}
+	if err := w.checkShape(b, z); err != nil {
+		return err
 	}
 	if !w.started {
-		w.started = true
-		w.labelled = b.Label != nil
-		w.nt = b.T
-		if w.labelled {
-			if w.o.NumericLabel {
-				w.label = w.st.NewRowWriter("obs/label", zarr.DType{Kind: zarr.Float, Size: 8}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0"))
-			} else {
-				w.label = w.st.NewRowWriter("obs/label/codes", zarr.DType{Kind: zarr.Int, Size: 4}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0"))
-			}
-		}
-		if w.o.Targets != nil && len(w.o.Targets) != b.T {
-			return fmt.Errorf("anndata: %d target names for blocks of %d targets", len(w.o.Targets), b.T)
-		}
-		for j := 0; j < b.T; j++ {
-			w.targets = append(w.targets, w.st.NewRowWriter("obs/"+w.targetName(j), zarr.DType{Kind: zarr.Float, Size: 8}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0")))
+		if err := w.start(b); err != nil {
+			return err
 		}
 	}
 	if (b.Label != nil) != w.labelled || b.T != w.nt {
@@ -232,6 +211,68 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 	if w.labelled && len(b.Label) < b.Rows || len(b.Target) < b.Rows*b.T {
 		return fmt.Errorf("anndata: block of %d rows with %d labels and %d target values", b.Rows, len(b.Label), len(b.Target))
 	}
+	if err := w.checkRows(b, z, domains, classes); err != nil {
+		return err
+	}
+	if err := w.growNames(domains, classes); err != nil {
+		return err
+	}
+	w.appendBlock(b, z)
+	if w.labelled {
+		if err := w.appendLabels(b); err != nil {
+			return err
+		}
+	}
+	w.appendTargets(b)
+	w.rows += int64(b.Rows)
+	return nil
+}
+
+// checkShape checks that the block has the store's channels and that z has
+// a row of Components for each of its rows.
+func (w *Writer) checkShape(b *dataset.Block, z *mat.Dense) error {
+	d := len(w.o.Vars)
+	if b.D != d || len(b.X) < b.Rows*d || len(b.Domain) < b.Rows {
+		return fmt.Errorf("anndata: block of %d rows of %d inputs (%d values, %d domains); the store has %d channels", b.Rows, b.D, len(b.X), len(b.Domain), d)
+	}
+	if k := w.o.Components; k > 0 {
+		if z == nil {
+			return fmt.Errorf("anndata: no components for a block of %d rows", b.Rows)
+		}
+		if r, c := z.Dims(); r != b.Rows || c != k {
+			return fmt.Errorf("anndata: components %d x %d for a block of %d rows; want %d columns", r, c, b.Rows, k)
+		}
+	}
+	return nil
+}
+
+// start fixes, from the first block, whether the cells have labels and how
+// many targets they have, and starts the arrays of those obs columns.
+func (w *Writer) start(b *dataset.Block) error {
+	w.started = true
+	w.labelled = b.Label != nil
+	w.nt = b.T
+	if w.labelled {
+		if w.o.NumericLabel {
+			w.label = w.st.NewRowWriter("obs/label", zarr.DType{Kind: zarr.Float, Size: 8}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0"))
+		} else {
+			w.label = w.st.NewRowWriter("obs/label/codes", zarr.DType{Kind: zarr.Int, Size: 4}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0"))
+		}
+	}
+	if w.o.Targets != nil && len(w.o.Targets) != b.T {
+		return fmt.Errorf("anndata: %d target names for blocks of %d targets", len(w.o.Targets), b.T)
+	}
+	for j := 0; j < b.T; j++ {
+		w.targets = append(w.targets, w.st.NewRowWriter("obs/"+w.targetName(j), zarr.DType{Kind: zarr.Float, Size: 8}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0")))
+	}
+	return nil
+}
+
+// checkRows checks every cell of the block: finite inputs (within the
+// range of float32 when X is stored so), components and targets, and
+// domain and class indexes within the names given.
+func (w *Writer) checkRows(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+	d, k := len(w.o.Vars), w.o.Components
 	for i := 0; i < b.Rows; i++ {
 		row := w.rows + int64(i)
 		for j, v := range b.X[i*d : (i+1)*d] {
@@ -263,6 +304,12 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 			}
 		}
 	}
+	return nil
+}
+
+// growNames takes the domain and class names of the block, which must
+// extend those of the blocks before.
+func (w *Writer) growNames(domains, classes []string) error {
 	if len(domains) < len(w.domains) || !slices.Equal(domains[:len(w.domains)], w.domains) {
 		return fmt.Errorf("anndata: the domain names changed between blocks (they may only grow)")
 	}
@@ -276,8 +323,14 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 	for len(w.perDomain) < len(w.domains) {
 		w.perDomain = append(w.perDomain, 0)
 	}
-	w.x.Floats(b.X[:b.Rows*d])
-	if k > 0 {
+	return nil
+}
+
+// appendBlock appends the rows of a checked block to X, obsm, the cells'
+// names and the domain codes.
+func (w *Writer) appendBlock(b *dataset.Block, z *mat.Dense) {
+	w.x.Floats(b.X[:b.Rows*len(w.o.Vars)])
+	if w.o.Components > 0 {
 		for i := 0; i < b.Rows; i++ {
 			w.obsm.Floats(z.RawRowView(i))
 		}
@@ -290,25 +343,33 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 		w.names.String(string(name))
 	}
 	w.domain.Ints(b.Domain[:b.Rows])
-	if w.labelled {
-		if w.o.NumericLabel {
-			for len(w.classNum) < len(w.classes) {
-				c := w.classes[len(w.classNum)]
-				v, err := strconv.ParseFloat(c, 64)
-				if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("anndata: class %q is not a finite number; write the label as categorical", c)
-				}
-				w.classNum = append(w.classNum, v)
-			}
-			w.row = w.row[:0]
-			for _, c := range b.Label[:b.Rows] {
-				w.row = append(w.row, w.classNum[c])
-			}
-			w.label.Floats(w.row)
-		} else {
-			w.label.Ints(b.Label[:b.Rows])
-		}
+}
+
+// appendLabels appends the labels of a checked block: their codes, or with
+// NumericLabel their class names as numbers.
+func (w *Writer) appendLabels(b *dataset.Block) error {
+	if !w.o.NumericLabel {
+		w.label.Ints(b.Label[:b.Rows])
+		return nil
 	}
+	for len(w.classNum) < len(w.classes) {
+		c := w.classes[len(w.classNum)]
+		v, err := strconv.ParseFloat(c, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("anndata: class %q is not a finite number; write the label as categorical", c)
+		}
+		w.classNum = append(w.classNum, v)
+	}
+	w.row = w.row[:0]
+	for _, c := range b.Label[:b.Rows] {
+		w.row = append(w.row, w.classNum[c])
+	}
+	w.label.Floats(w.row)
+	return nil
+}
+
+// appendTargets appends each target column of a checked block.
+func (w *Writer) appendTargets(b *dataset.Block) {
 	for j, tw := range w.targets {
 		w.row = w.row[:0]
 		for i := 0; i < b.Rows; i++ {
@@ -316,8 +377,6 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 		}
 		tw.Floats(w.row)
 	}
-	w.rows += int64(b.Rows)
-	return nil
 }
 
 func (w *Writer) targetName(j int) string {
@@ -360,10 +419,11 @@ func (w *Writer) Commit() error {
 	return nil
 }
 
+// finish writes what remains of the store: the groups, the last chunks
+// of X and obsm, obs, var and uns.
 func (w *Writer) finish() error {
 	st := w.st
 	dict := zarr.EncodingAttrs("dict", "0.1.0")
-	strs := zarr.EncodingAttrs("string-array", "0.2.0")
 	if err := st.Group("", zarr.EncodingAttrs("anndata", "0.1.0")); err != nil {
 		return err
 	}
@@ -381,7 +441,28 @@ func (w *Writer) finish() error {
 			return err
 		}
 	}
-	// obs.
+	if err := w.finishObs(); err != nil {
+		return err
+	}
+	// var.
+	vr := zarr.EncodingAttrs("dataframe", "0.2.0")
+	vr["_index"] = "_index"
+	vr["column-order"] = []string{}
+	if err := st.Group("var", vr); err != nil {
+		return err
+	}
+	if err := st.Strings("var/_index", w.o.Vars, zarr.EncodingAttrs("string-array", "0.2.0")); err != nil {
+		return err
+	}
+	if w.o.Uns != nil {
+		return w.writeUns(w.o.Uns)
+	}
+	return nil
+}
+
+// finishObs completes the obs dataframe: the cells' names, the domain, the
+// label and the targets, in that column order.
+func (w *Writer) finishObs() error {
 	order := []string{"domain"}
 	if err := w.names.Close(); err != nil {
 		return err
@@ -408,50 +489,40 @@ func (w *Writer) finish() error {
 	obs := zarr.EncodingAttrs("dataframe", "0.2.0")
 	obs["_index"] = "_index"
 	obs["column-order"] = order
-	if err := st.Group("obs", obs); err != nil {
+	return w.st.Group("obs", obs)
+}
+
+// writeUns writes uns["dica"]: the fields of u that are set.
+func (w *Writer) writeUns(u *Uns) error {
+	st := w.st
+	if err := st.Group("uns/dica", zarr.EncodingAttrs("dict", "0.1.0")); err != nil {
 		return err
 	}
-	// var.
-	vr := zarr.EncodingAttrs("dataframe", "0.2.0")
-	vr["_index"] = "_index"
-	vr["column-order"] = []string{}
-	if err := st.Group("var", vr); err != nil {
-		return err
-	}
-	if err := st.Strings("var/_index", w.o.Vars, strs); err != nil {
-		return err
-	}
-	// uns.
-	if u := w.o.Uns; u != nil {
-		if err := st.Group("uns/dica", dict); err != nil {
+	str := zarr.EncodingAttrs("string", "0.2.0")
+	num := zarr.EncodingAttrs("numeric-scalar", "0.2.0")
+	if u.Method != "" {
+		if err := st.Scalar("uns/dica/method", u.Method, str); err != nil {
 			return err
 		}
-		str := zarr.EncodingAttrs("string", "0.2.0")
-		num := zarr.EncodingAttrs("numeric-scalar", "0.2.0")
-		if u.Method != "" {
-			if err := st.Scalar("uns/dica/method", u.Method, str); err != nil {
-				return err
-			}
+	}
+	if u.Sigma != 0 {
+		if err := st.Scalar("uns/dica/sigma", u.Sigma, num); err != nil {
+			return err
 		}
-		if u.Sigma != 0 {
-			if err := st.Scalar("uns/dica/sigma", u.Sigma, num); err != nil {
-				return err
-			}
+	}
+	if u.Rank != 0 {
+		if err := st.Scalar("uns/dica/rank", int64(u.Rank), num); err != nil {
+			return err
 		}
-		if u.Rank != 0 {
-			if err := st.Scalar("uns/dica/rank", int64(u.Rank), num); err != nil {
-				return err
-			}
+	}
+	if u.Eigenvalues != nil {
+		if err := st.Float64s("uns/dica/eigenvalues", u.Eigenvalues, zarr.EncodingAttrs("array", "0.2.0")); err != nil {
+			return err
 		}
-		if u.Eigenvalues != nil {
-			if err := st.Float64s("uns/dica/eigenvalues", u.Eigenvalues, zarr.EncodingAttrs("array", "0.2.0")); err != nil {
-				return err
-			}
-		}
-		if u.Digest != "" {
-			if err := st.Scalar("uns/dica/digest", u.Digest, str); err != nil {
-				return err
-			}
+	}
+	if u.Digest != "" {
+		if err := st.Scalar("uns/dica/digest", u.Digest, str); err != nil {
+			return err
 		}
 	}
 	return nil
