@@ -3,12 +3,12 @@
 // one page of each column at a time, and the writer writes row groups as
 // blocks arrive.
 //
-// The Parquet encoding is github.com/parquet-go/parquet-go's. Against the
-// parquet packages of github.com/apache/arrow-go/v18, measured on 2 million
-// rows of 11 float64 and 2 string columns (snappy), it wrote as fast (2.1
-// against 2.0 million rows/s), read 4 to 6 times faster through its typed
-// page readers, added 17 modules to go.sum instead of 25, and half the
-// binary size (18 MB against 37 MB).
+// The Parquet encoding is github.com/parquet-go/parquet-go's, preferred to
+// the parquet packages of github.com/apache/arrow-go/v18 (which the tests
+// use as an independent writer and reader) for its typed page readers,
+// which read faster, and for the fewer modules and smaller binary it
+// brings. BenchmarkStream10M (package anndata) measures the writer and
+// the reader.
 //
 // Reading: the columns are top-level columns of the files' schemas, chosen
 // by name. Features are numeric columns (DOUBLE, FLOAT, INT32, INT64 with
@@ -116,6 +116,8 @@ func NewSourceFS(fsys fs.FS, files []string, o Options) (*Source, error) {
 	return newSource(fsys, files, o)
 }
 
+// newSource checks the options, then each file's columns against the
+// roles the options give them.
 func newSource(fsys fs.FS, files []string, o Options) (*Source, error) {
 	if len(files) == 0 {
 		return nil, errors.New("parquetio: no files")
@@ -130,6 +132,29 @@ func newSource(fsys fs.FS, files []string, o Options) (*Source, error) {
 	if s.maxPage == 0 {
 		s.maxPage = DefaultMaxPageBytes
 	}
+	roles, err := columnRoles(o)
+	if err != nil {
+		return nil, err
+	}
+	features := slices.Clone(o.Features)
+	for i, name := range s.files {
+		if features, err = s.checkFile(name, i == 0, roles, features); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.setColumns(features); err != nil {
+		return nil, err
+	}
+	if err := s.setIgnore(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// columnRoles maps the domain, label and target columns the options name
+// to their role ("domain", "label", "target"); a column given two roles is
+// an error.
+func columnRoles(o Options) (map[string]string, error) {
 	roles := map[string]string{}
 	claim := func(name, role string) error {
 		if prev, ok := roles[name]; ok {
@@ -153,74 +178,87 @@ func newSource(fsys fs.FS, files []string, o Options) (*Source, error) {
 			return nil, err
 		}
 	}
-	features := slices.Clone(o.Features)
-	for i, name := range s.files {
-		f, close, err := s.open(name)
-		if err != nil {
-			return nil, err
+	return roles, nil
+}
+
+// checkFile opens the file name and checks that it holds the feature,
+// domain, label and target columns with types that fit their roles, and
+// adds its rows to the count. When features is empty and first is set (the
+// first file), the features become the file's numeric columns that have no
+// other role; it returns the features.
+func (s *Source) checkFile(name string, first bool, roles map[string]string, features []string) ([]string, error) {
+	f, close, err := s.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer close()
+	sc := f.Schema()
+	if first && len(features) == 0 {
+		for _, fld := range sc.Fields() {
+			if !fld.Leaf() || roles[fld.Name()] != "" || fld.Name() == "__index_level_0__" {
+				continue
+			}
+			if kind, _ := kindOf(fld); kind == numCol {
+				features = append(features, fld.Name())
+			}
 		}
-		err = func() error {
-			defer close()
-			sc := f.Schema()
-			if i == 0 && len(features) == 0 {
-				for _, fld := range sc.Fields() {
-					if !fld.Leaf() || roles[fld.Name()] != "" || fld.Name() == "__index_level_0__" {
-						continue
-					}
-					if kind, _ := kindOf(fld); kind == numCol {
-						features = append(features, fld.Name())
-					}
-				}
-				if len(features) == 0 {
-					return fmt.Errorf("%s: no numeric column to read as a feature (columns: %s)", name, columnList(sc))
-				}
-			}
-			check := func(col, role string, want int) error {
-				fld := field(sc, col)
-				if fld == nil {
-					return fmt.Errorf("%s: no column %s (columns: %s)", name, escape.String(col, 0), columnList(sc))
-				}
-				kind, err := kindOf(fld)
-				if err != nil {
-					return fmt.Errorf("%s: column %s: %v", name, escape.String(col, 0), err)
-				}
-				if want == numCol && kind != numCol {
-					return fmt.Errorf("%s: column %s holds %s; a %s must be numeric", name, escape.String(col, 0), fld.Type(), role)
-				}
-				return nil
-			}
-			for _, c := range features {
-				if roles[c] != "" {
-					return fmt.Errorf("parquetio: the column %s is both a feature and the %s", escape.String(c, 0), roles[c])
-				}
-				if err := check(c, "feature", numCol); err != nil {
-					return err
-				}
-			}
-			if o.Domain != "" {
-				if err := check(o.Domain, "domain", textCol); err != nil {
-					return err
-				}
-			}
-			if o.Label != "" {
-				if err := check(o.Label, "label", textCol); err != nil {
-					return err
-				}
-			}
-			for _, t := range o.Target {
-				if err := check(t, "target", numCol); err != nil {
-					return err
-				}
-			}
-			s.rows += f.NumRows()
-			return nil
-		}()
-		if err != nil {
+		if len(features) == 0 {
+			return nil, fmt.Errorf("%s: no numeric column to read as a feature (columns: %s)", name, columnList(sc))
+		}
+	}
+	for _, c := range features {
+		if roles[c] != "" {
+			return nil, fmt.Errorf("parquetio: the column %s is both a feature and the %s", escape.String(c, 0), roles[c])
+		}
+		if err := checkColumn(sc, name, c, "feature", numCol); err != nil {
 			return nil, err
 		}
 	}
+	o := s.o
+	if o.Domain != "" {
+		if err := checkColumn(sc, name, o.Domain, "domain", textCol); err != nil {
+			return nil, err
+		}
+	}
+	if o.Label != "" {
+		if err := checkColumn(sc, name, o.Label, "label", textCol); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range o.Target {
+		if err := checkColumn(sc, name, t, "target", numCol); err != nil {
+			return nil, err
+		}
+	}
+	s.rows += f.NumRows()
+	return features, nil
+}
+
+// checkColumn checks that the schema sc of the file name has the column
+// col, of a type this package reads, numeric when want is numCol (role
+// names the column's use in messages).
+func checkColumn(sc *parquet.Schema, name, col, role string, want int) error {
+	fld := field(sc, col)
+	if fld == nil {
+		return fmt.Errorf("%s: no column %s (columns: %s)", name, escape.String(col, 0), columnList(sc))
+	}
+	kind, err := kindOf(fld)
+	if err != nil {
+		return fmt.Errorf("%s: column %s: %v", name, escape.String(col, 0), err)
+	}
+	if want == numCol && kind != numCol {
+		return fmt.Errorf("%s: column %s holds %s; a %s must be numeric", name, escape.String(col, 0), fld.Type(), role)
+	}
+	return nil
+}
+
+// setColumns sets the schema and the columns a pass reads: the features
+// (each named once), then the domain column or, without one, a domain per
+// file named after it (the names must differ), the label and the targets.
+func (s *Source) setColumns(features []string) error {
+	o := s.o
 	if len(features) != len(slices.Compact(slices.Sorted(slices.Values(features)))) {
-		return nil, fmt.Errorf("parquetio: a feature column is named twice in %s", strings.Join(features, ","))
+		return fmt.Errorf("parquetio: a feature column is named twice in %s", strings.Join(features, ","))
 	}
 	s.schema = dataset.Schema{Features: features, Labelled: o.Label != "", Targets: slices.Clone(o.Target)}
 	s.cols = slices.Clone(features)
@@ -231,7 +269,7 @@ func newSource(fsys fs.FS, files []string, o Options) (*Source, error) {
 		for _, f := range s.files {
 			d := domainName(f)
 			if prev, dup := seen[d]; dup {
-				return nil, fmt.Errorf("parquetio: %s and %s would both be the domain %q; name a domain column, or rename the files", prev, f, d)
+				return fmt.Errorf("parquetio: %s and %s would both be the domain %q; name a domain column, or rename the files", prev, f, d)
 			}
 			seen[d] = f
 			s.fileDom = append(s.fileDom, d)
@@ -241,12 +279,18 @@ func newSource(fsys fs.FS, files []string, o Options) (*Source, error) {
 		s.cols = append(s.cols, o.Label)
 	}
 	s.cols = append(s.cols, o.Target...)
-	if len(o.LabelsIgnore) > 0 {
-		if o.Label == "" {
-			return nil, errors.New("parquetio: labels to ignore but no label column")
+	return nil
+}
+
+// setIgnore takes the label values whose rows are left out, and counts the
+// rows a pass keeps.
+func (s *Source) setIgnore() error {
+	if len(s.o.LabelsIgnore) > 0 {
+		if s.o.Label == "" {
+			return errors.New("parquetio: labels to ignore but no label column")
 		}
 		s.ignore = map[string]bool{}
-		for _, v := range o.LabelsIgnore {
+		for _, v := range s.o.LabelsIgnore {
 			s.ignore[v] = true
 		}
 	}
@@ -254,11 +298,11 @@ func newSource(fsys fs.FS, files []string, o Options) (*Source, error) {
 	if s.ignore != nil {
 		n, err := s.countKept()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.kept = n
 	}
-	return s, nil
+	return nil
 }
 
 func domainName(path string) string {
@@ -794,114 +838,139 @@ type reader struct {
 	done bool
 }
 
+// produce decodes the files of the pass, in order, into batches that it
+// sends to Read; it ends at the end of the files, on an error (sent on
+// errc) or when the pass is closed or its context done.
 func (r *reader) produce() {
 	defer close(r.rows)
 	s := r.s
-	nf, nt := len(s.schema.Features), len(s.schema.Targets)
-	var doms, cls dataset.Index
-	clsID := map[string]int{}
+	p := &producer{r: r, nf: len(s.schema.Features), nt: len(s.schema.Targets), clsID: map[string]int{}}
 	for fi := range s.files {
-		fileDom := -1
+		p.fi, p.fileDom = fi, -1
 		if s.fileDom != nil {
-			fileDom = doms.ID(s.fileDom[fi])
+			p.fileDom = p.doms.ID(s.fileDom[fi])
 		}
-		err := s.scanFile(r.ctx, fi, s.cols, func(rg *rowGroup, rows int, base int64) error {
-			b := batch{x: make([]float64, 0, rows*nf), dom: make([]int, 0, rows)}
-			if nt > 0 {
-				b.tgt = make([]float64, 0, rows*nt)
-			}
-			if s.o.Label != "" {
-				b.lab = make([]int, 0, rows)
-			}
-			var xs [64]float64
-			for i := 0; i < rows; i++ {
-				row := base + int64(i)
-				x := xs[:0]
-				if nf > len(xs) {
-					x = make([]float64, 0, nf)
-				}
-				var err error
-				for f := 0; f < nf; f++ {
-					var v float64
-					if v, err = rg.cur[f].number(row); err != nil {
-						return err
-					}
-					x = append(x, v)
-				}
-				c := nf
-				g := fileDom
-				if fileDom < 0 {
-					d, err := rg.cur[c].text(row)
-					if err != nil {
-						return err
-					}
-					g = doms.ID(d)
-					c++
-				}
-				lab := -1
-				if s.o.Label != "" {
-					l, err := rg.cur[c].text(row)
-					if err != nil {
-						return err
-					}
-					c++
-					if s.ignore[l] {
-						for t := 0; t < nt; t++ { // keep the cursors aligned
-							if _, err := rg.cur[c+t].number(row); err != nil {
-								return err
-							}
-						}
-						continue
-					}
-					id, ok := clsID[l]
-					if !ok {
-						id = cls.ID(l)
-						clsID[l] = id
-					}
-					lab = id
-				}
-				for t := 0; t < nt; t++ {
-					v, err := rg.cur[c+t].number(row)
-					if err != nil {
-						return err
-					}
-					b.tgt = append(b.tgt, v)
-				}
-				if s.o.Transform != nil {
-					s.o.Transform(x)
-					for f, v := range x {
-						if math.IsNaN(v) || math.IsInf(v, 0) {
-							return fmt.Errorf("%s: row %d (0-based), column %s: value %v after the transform is not finite", s.files[fi], row, escape.String(s.schema.Features[f], 0), v)
-						}
-					}
-				}
-				b.x = append(b.x, x...)
-				b.dom = append(b.dom, g)
-				if lab >= 0 {
-					b.lab = append(b.lab, lab)
-				}
-				b.rows++
-			}
-			if b.rows == 0 {
-				return nil
-			}
-			b.doms, b.class = doms.Names(), cls.Names()
-			select {
-			case r.rows <- b:
-				return nil
-			case <-r.stop:
-				return errStopped
-			case <-r.ctx.Done():
-				return r.ctx.Err()
-			}
-		})
-		if err != nil {
+		if err := s.scanFile(r.ctx, fi, s.cols, p.run); err != nil {
 			if !errors.Is(err, errStopped) {
 				r.errc <- err
 			}
 			return
 		}
 	}
+}
+
+// producer is the state of produce: the numbering of the domains and
+// classes met so far, and the file being read.
+type producer struct {
+	r         *reader
+	nf, nt    int // features and targets
+	doms, cls dataset.Index
+	clsID     map[string]int
+	fi        int // the file
+	fileDom   int // the file's domain when there is one per file, else -1
+}
+
+// run decodes a run of rows of a row group (rows from the file row base)
+// into a batch and hands it to Read.
+func (p *producer) run(rg *rowGroup, rows int, base int64) error {
+	r := p.r
+	b := batch{x: make([]float64, 0, rows*p.nf), dom: make([]int, 0, rows)}
+	if p.nt > 0 {
+		b.tgt = make([]float64, 0, rows*p.nt)
+	}
+	if r.s.o.Label != "" {
+		b.lab = make([]int, 0, rows)
+	}
+	var xs [64]float64
+	for i := 0; i < rows; i++ {
+		x := xs[:0]
+		if p.nf > len(xs) {
+			x = make([]float64, 0, p.nf)
+		}
+		if err := p.row(rg, base+int64(i), x, &b); err != nil {
+			return err
+		}
+	}
+	if b.rows == 0 {
+		return nil
+	}
+	b.doms, b.class = p.doms.Names(), p.cls.Names()
+	select {
+	case r.rows <- b:
+		return nil
+	case <-r.stop:
+		return errStopped
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	}
+}
+
+// row decodes the file row row from the cursors of rg and appends it to b,
+// unless its label is ignored; x is room for its features.
+func (p *producer) row(rg *rowGroup, row int64, x []float64, b *batch) error {
+	s := p.r.s
+	nf, nt := p.nf, p.nt
+	for f := 0; f < nf; f++ {
+		v, err := rg.cur[f].number(row)
+		if err != nil {
+			return err
+		}
+		x = append(x, v)
+	}
+	c := nf
+	g := p.fileDom
+	if p.fileDom < 0 {
+		d, err := rg.cur[c].text(row)
+		if err != nil {
+			return err
+		}
+		g = p.doms.ID(d)
+		c++
+	}
+	lab := -1
+	if s.o.Label != "" {
+		l, err := rg.cur[c].text(row)
+		if err != nil {
+			return err
+		}
+		c++
+		if s.ignore[l] {
+			for t := 0; t < nt; t++ { // keep the cursors aligned
+				if _, err := rg.cur[c+t].number(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		id, ok := p.clsID[l]
+		if !ok {
+			id = p.cls.ID(l)
+			p.clsID[l] = id
+		}
+		lab = id
+	}
+	for t := 0; t < nt; t++ {
+		v, err := rg.cur[c+t].number(row)
+		if err != nil {
+			return err
+		}
+		b.tgt = append(b.tgt, v)
+	}
+	if s.o.Transform != nil {
+		s.o.Transform(x)
+		for f, v := range x {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: row %d (0-based), column %s: value %v after the transform is not finite", s.files[p.fi], row, escape.String(s.schema.Features[f], 0), v)
+			}
+		}
+	}
+	b.x = append(b.x, x...)
+	b.dom = append(b.dom, g)
+	if lab >= 0 {
+		b.lab = append(b.lab, lab)
+	}
+	b.rows++
+	return nil
 }
 
 var errStopped = errors.New("parquetio: pass closed")
