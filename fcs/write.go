@@ -207,71 +207,10 @@ func (s *DataSet) check(stream int) (dt byte, n int, ps []wparam, err error) {
 		n = stream
 	}
 	ps = make([]wparam, p)
-	for j, q := range s.Params {
-		if strings.TrimSpace(q.Name) == "" {
-			return 0, 0, nil, fmt.Errorf("fcs: parameter %d has no name", j+1)
+	for j := range s.Params {
+		if ps[j], err = s.param(dt, j, n, stream >= 0); err != nil {
+			return 0, 0, nil, err
 		}
-		b := q.Bits
-		switch dt {
-		case 'F':
-			if b == 0 {
-				b = 32
-			}
-			if b != 32 {
-				return 0, 0, nil, fmt.Errorf("fcs: parameter %d: $DATATYPE F needs 32 bits, not %d", j+1, b)
-			}
-		case 'D':
-			if b == 0 {
-				b = 64
-			}
-			if b != 64 {
-				return 0, 0, nil, fmt.Errorf("fcs: parameter %d: $DATATYPE D needs 64 bits, not %d", j+1, b)
-			}
-		case 'I':
-			if b == 0 {
-				b = 32
-			}
-			if b < 8 || b > 64 || b%8 != 0 {
-				return 0, 0, nil, fmt.Errorf("fcs: parameter %d: %d bits is not a multiple of 8 from 8 to 64", j+1, b)
-			}
-		}
-		r := q.Range
-		if r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): bad range %v (want a finite number >= 0)", j+1, q.Name, r)
-		}
-		if q.Gain < 0 || math.IsNaN(q.Gain) || math.IsInf(q.Gain, 0) {
-			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): bad gain %v (want a finite number > 0, or 0 for none)", j+1, q.Name, q.Gain)
-		}
-		if q.Decades < 0 || math.IsNaN(q.Decades) || math.IsInf(q.Decades, 0) || math.IsNaN(q.Offset) || math.IsInf(q.Offset, 0) {
-			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): bad $PnE %v,%v (want finite numbers, decades >= 0)", j+1, q.Name, q.Decades, q.Offset)
-		}
-		if q.Decades > 0 && dt != 'I' {
-			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): $PnE %v,%v (log-amplified integer values) does not apply to $DATATYPE %c, which FCS 3.1 gives $PnE 0,0: write the linear values with Decades 0 (see Param.Linear and Param.ForFloat)", j+1, q.Name, q.Decades, q.Offset, dt)
-		}
-		lim := uint64(0)
-		display := ""
-		if dt == 'I' {
-			if r == 0 {
-				r = math.Exp2(float64(b))
-			}
-			lim = intMask(b, r)
-		} else if r == 0 && stream >= 0 {
-			return 0, 0, nil, fmt.Errorf("fcs: parameter %d (%s): NewWriter needs the range ($PnR) of F and D parameters: the events are not known yet", j+1, q.Name)
-		} else if r == 0 {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for i := 0; i < n; i++ {
-				v := s.Events.At(i, j) // finite: checked below before anything is written
-				if dt == 'F' {
-					v = float64(float32(v)) // as stored
-				}
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
-			r = math.Max(1, math.Floor(math.Max(hi, 0))+1)
-			if lo < 0 && !s.hasKey(j, "D") {
-				display = linearDisplay(lo, hi)
-			}
-		}
-		ps[j] = wparam{bits: b, rng: r, limit: lim, display: display}
 	}
 	if s.Events != nil {
 		for i := 0; i < n; i++ {
@@ -283,6 +222,89 @@ func (s *DataSet) check(stream int) (dt byte, n int, ps []wparam, err error) {
 		}
 	}
 	return dt, n, ps, nil
+}
+
+// param checks parameter j (0-based) of a data set of data type dt and n
+// events, and resolves its bits, range, largest integer value and display
+// hint. A default F or D range is taken from the events, which a streamed
+// data set does not have yet.
+func (s *DataSet) param(dt byte, j, n int, streamed bool) (wparam, error) {
+	q := s.Params[j]
+	if strings.TrimSpace(q.Name) == "" {
+		return wparam{}, fmt.Errorf("fcs: parameter %d has no name", j+1)
+	}
+	b, err := paramBits(dt, j, q.Bits)
+	if err != nil {
+		return wparam{}, err
+	}
+	r := q.Range
+	if r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		return wparam{}, fmt.Errorf("fcs: parameter %d (%s): bad range %v (want a finite number >= 0)", j+1, q.Name, r)
+	}
+	if q.Gain < 0 || math.IsNaN(q.Gain) || math.IsInf(q.Gain, 0) {
+		return wparam{}, fmt.Errorf("fcs: parameter %d (%s): bad gain %v (want a finite number > 0, or 0 for none)", j+1, q.Name, q.Gain)
+	}
+	if q.Decades < 0 || math.IsNaN(q.Decades) || math.IsInf(q.Decades, 0) || math.IsNaN(q.Offset) || math.IsInf(q.Offset, 0) {
+		return wparam{}, fmt.Errorf("fcs: parameter %d (%s): bad $PnE %v,%v (want finite numbers, decades >= 0)", j+1, q.Name, q.Decades, q.Offset)
+	}
+	if q.Decades > 0 && dt != 'I' {
+		return wparam{}, fmt.Errorf("fcs: parameter %d (%s): $PnE %v,%v (log-amplified integer values) does not apply to $DATATYPE %c, which FCS 3.1 gives $PnE 0,0: write the linear values with Decades 0 (see Param.Linear and Param.ForFloat)", j+1, q.Name, q.Decades, q.Offset, dt)
+	}
+	lim := uint64(0)
+	display := ""
+	if dt == 'I' {
+		if r == 0 {
+			r = math.Exp2(float64(b))
+		}
+		lim = intMask(b, r)
+	} else if r == 0 && streamed {
+		return wparam{}, fmt.Errorf("fcs: parameter %d (%s): NewWriter needs the range ($PnR) of F and D parameters: the events are not known yet", j+1, q.Name)
+	} else if r == 0 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for i := 0; i < n; i++ {
+			v := s.Events.At(i, j) // finite: checked by check before anything is written
+			if dt == 'F' {
+				v = float64(float32(v)) // as stored
+			}
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		r = math.Max(1, math.Floor(math.Max(hi, 0))+1)
+		if lo < 0 && !s.hasKey(j, "D") {
+			display = linearDisplay(lo, hi)
+		}
+	}
+	return wparam{bits: b, rng: r, limit: lim, display: display}, nil
+}
+
+// paramBits returns the $PnB of parameter j (0-based) for data type dt:
+// bits, or the type's default when bits is 0. F takes 32 bits, D 64, and I
+// a multiple of 8 from 8 to 64.
+func paramBits(dt byte, j, bits int) (int, error) {
+	b := bits
+	switch dt {
+	case 'F':
+		if b == 0 {
+			b = 32
+		}
+		if b != 32 {
+			return 0, fmt.Errorf("fcs: parameter %d: $DATATYPE F needs 32 bits, not %d", j+1, b)
+		}
+	case 'D':
+		if b == 0 {
+			b = 64
+		}
+		if b != 64 {
+			return 0, fmt.Errorf("fcs: parameter %d: $DATATYPE D needs 64 bits, not %d", j+1, b)
+		}
+	case 'I':
+		if b == 0 {
+			b = 32
+		}
+		if b < 8 || b > 64 || b%8 != 0 {
+			return 0, fmt.Errorf("fcs: parameter %d: %d bits is not a multiple of 8 from 8 to 64", j+1, b)
+		}
+	}
+	return b, nil
 }
 
 // checkValue returns an error, naming event i and parameter j (0-based; the
