@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -78,42 +79,110 @@ Examples:
 // plotKinds are the values of --kind.
 var plotKinds = []string{"projection", "pairs", "samples", "unseen", "spectrum", "eval"}
 
+// plotSettings are the flags of dica plot besides the data flags.
+type plotSettings struct {
+	modelPath, evalPath, out string
+	projected                listFlag
+	kind, baseline, axes     string
+	pairs, cells             int
+	seed                     uint64
+	width, height, dpi       int
+	title                    string
+	quiet                    bool
+}
+
+// register defines the flags on fs.
+func (f *plotSettings) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.modelPath, "model", "", "model `file` written by dica fit")
+	fs.Var(&f.projected, "projected", "CSV `files` written by dica transform (globs; repeatable)")
+	fs.StringVar(&f.evalPath, "eval", "", "JSON `file` written by dica eval --json (- for standard input)")
+	fs.StringVar(&f.out, "out", "", "picture `file`: .png or .svg")
+	fs.StringVar(&f.kind, "kind", "", "`kind` of picture: "+strings.Join(plotKinds, ", ")+" (default: from the inputs)")
+	fs.StringVar(&f.baseline, "baseline", "none", "`baseline` drawn beside the projection: none, kpca or pca")
+	fs.StringVar(&f.axes, "axes", "1,2", "the two `components` on the axes, 1-based")
+	fs.IntVar(&f.pairs, "pairs", 3, "number of `components` of the pairs grid")
+	fs.IntVar(&f.cells, "cells", 5000, "largest number of `cells` drawn per sample, drawn at random")
+	fs.Uint64Var(&f.seed, "seed", 1, "random `seed` of the subsample and of the drawing order")
+	fs.IntVar(&f.width, "width", 0, "width in `pixels` (default: from the kind of picture)")
+	fs.IntVar(&f.height, "height", 0, "height in `pixels` (default: from the kind of picture)")
+	fs.IntVar(&f.dpi, "dpi", figure.DefaultDPI, "`dots` per inch of a PNG: higher makes the text and dots smaller in pixels")
+	fs.StringVar(&f.title, "title", "", "the picture's `title` (default: says what is drawn)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+}
+
+// runPlot runs dica plot: it checks the command line, draws the picture
+// the flags ask for and writes it atomically to --out.
 func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("plot", plotUsage, stderr)
 	var df dataFlags
 	df.register(fs, true)
-	modelPath := fs.String("model", "", "model `file` written by dica fit")
-	var projected listFlag
-	fs.Var(&projected, "projected", "CSV `files` written by dica transform (globs; repeatable)")
-	evalPath := fs.String("eval", "", "JSON `file` written by dica eval --json (- for standard input)")
-	out := fs.String("out", "", "picture `file`: .png or .svg")
-	kind := fs.String("kind", "", "`kind` of picture: "+strings.Join(plotKinds, ", ")+" (default: from the inputs)")
-	baseline := fs.String("baseline", "none", "`baseline` drawn beside the projection: none, kpca or pca")
-	axes := fs.String("axes", "1,2", "the two `components` on the axes, 1-based")
-	pairs := fs.Int("pairs", 3, "number of `components` of the pairs grid")
-	cells := fs.Int("cells", 5000, "largest number of `cells` drawn per sample, drawn at random")
-	seed := fs.Uint64("seed", 1, "random `seed` of the subsample and of the drawing order")
-	width := fs.Int("width", 0, "width in `pixels` (default: from the kind of picture)")
-	height := fs.Int("height", 0, "height in `pixels` (default: from the kind of picture)")
-	dpi := fs.Int("dpi", figure.DefaultDPI, "`dots` per inch of a PNG: higher makes the text and dots smaller in pixels")
-	title := fs.String("title", "", "the picture's `title` (default: says what is drawn)")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	var f plotSettings
+	f.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 
 	// Check the command line before any work.
-	if *out == "" {
+	if f.out == "" {
 		return usageErr("--out is required: the picture file (.png or .svg)")
 	}
-	format, err := figure.FormatOf(*out)
+	format, err := figure.FormatOf(f.out)
 	if err != nil {
-		return usageErr("--out %q: the name must end in .png or .svg", *out)
+		return usageErr("--out %q: the name must end in .png or .svg", f.out)
 	}
 	hasData := len(df.data)+len(pos) > 0
+	if err := f.checkKind(hasData); err != nil {
+		return err
+	}
+	o, err := f.options(format)
+	if err != nil {
+		return err
+	}
+	inputs, err := plotInputs(&df, pos, f.projected, f.modelPath, f.evalPath)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.CheckOutput(f.out, inputs...); err != nil {
+		return usageErr("--out: %v", err)
+	}
+
+	var m *dica.Model
+	if f.modelPath != "" {
+		if m, err = dica.Load(f.modelPath); err != nil {
+			return err
+		}
+	}
+	var fig *figure.Figure
+	switch f.kind {
+	case "eval":
+		fig, err = evalFigure(f.evalPath, os.Stdin, o)
+	case "spectrum":
+		fig, err = spectrumFigure(m, o)
+	default:
+		fig, err = f.cellsPicture(ctx, fs, &df, pos, m, stderr, o)
+	}
+	if err != nil {
+		return err
+	}
+	out, err := atomicfile.Create(f.out)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	if err := fig.Write(out, format); err != nil {
+		return err
+	}
+	return out.Commit()
+}
+
+// checkKind chooses the kind of picture when --kind is not given (eval
+// with --eval, spectrum with a model and no cells, projection otherwise)
+// and checks that the inputs (hasData: --data or positional files) and the
+// baseline fit it: one source of cells or scores, and what the kind needs.
+func (f *plotSettings) checkKind(hasData bool) error {
 	sources := 0
-	for _, b := range []bool{hasData, len(projected) > 0, *evalPath != ""} {
+	for _, b := range []bool{hasData, len(f.projected) > 0, f.evalPath != ""} {
 		if b {
 			sources++
 		}
@@ -121,131 +190,110 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if sources > 1 {
 		return usageErr("give one of --data (with --model), --projected or --eval")
 	}
-	if *kind == "" {
+	if f.kind == "" {
 		switch {
-		case *evalPath != "":
-			*kind = "eval"
-		case *modelPath != "" && !hasData && len(projected) == 0:
-			*kind = "spectrum"
+		case f.evalPath != "":
+			f.kind = "eval"
+		case f.modelPath != "" && !hasData && len(f.projected) == 0:
+			f.kind = "spectrum"
 		default:
-			*kind = "projection"
+			f.kind = "projection"
 		}
 	}
-	if !slices.Contains(plotKinds, *kind) {
-		return usageErr("--kind %q: want one of %s", *kind, strings.Join(plotKinds, ", "))
+	if !slices.Contains(plotKinds, f.kind) {
+		return usageErr("--kind %q: want one of %s", f.kind, strings.Join(plotKinds, ", "))
 	}
-	switch *kind {
+	switch f.kind {
 	case "eval":
-		if *evalPath == "" {
+		if f.evalPath == "" {
 			return usageErr("--kind eval needs --eval FILE (the output of dica eval --json)")
 		}
 	case "spectrum":
-		if *modelPath == "" {
+		if f.modelPath == "" {
 			return usageErr("--kind spectrum needs --model FILE")
 		}
 		if sources > 0 {
 			return usageErr("--kind spectrum draws the model's eigenvalues: give --model only")
 		}
 	default:
-		if *evalPath != "" {
+		if f.evalPath != "" {
 			return usageErr("--eval draws --kind eval")
 		}
-		if hasData && *modelPath == "" {
+		if hasData && f.modelPath == "" {
 			return usageErr("--data needs --model (the cells are projected with it); or give --projected with the output of dica transform")
 		}
-		if !hasData && len(projected) == 0 {
+		if !hasData && len(f.projected) == 0 {
 			return usageErr("no cells: give --model and --data, or --projected FILES")
 		}
 	}
-	if *baseline != "none" && *baseline != "kpca" && *baseline != "pca" {
-		return usageErr("--baseline %q: want none, kpca or pca", *baseline)
+	if f.baseline != "none" && f.baseline != "kpca" && f.baseline != "pca" {
+		return usageErr("--baseline %q: want none, kpca or pca", f.baseline)
 	}
-	if *baseline != "none" {
-		if *kind != "projection" && *kind != "unseen" {
+	if f.baseline != "none" {
+		if f.kind != "projection" && f.kind != "unseen" {
 			return usageErr("--baseline applies to --kind projection and unseen")
 		}
 		if !hasData {
 			return usageErr("--baseline needs the cells' inputs: give --model and --data")
 		}
 	}
-	ax, err := parseAxes(*axes)
-	if err != nil {
-		return err
-	}
-	if *pairs < 2 {
-		return usageErr("--pairs %d: need at least 2 components", *pairs)
-	}
-	if *cells < 1 || *cells > maxPlotCells {
-		return usageErr("--cells %d: want 1 to %s cells per sample", *cells, commas(maxPlotCells))
-	}
-	if *dpi < 10 || *dpi > 2400 {
-		return usageErr("--dpi %d: want 10 to 2400", *dpi)
-	}
-	if *width < 0 || *height < 0 || *width > 20000 || *height > 20000 {
-		return usageErr("--width and --height: want 1 to 20000 pixels")
-	}
-	inputs, err := plotInputs(&df, pos, projected, *modelPath, *evalPath)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.CheckOutput(*out, inputs...); err != nil {
-		return usageErr("--out: %v", err)
-	}
+	return nil
+}
 
-	o := figure.Options{Title: *title, X: ax[0], Y: ax[1], Components: *pairs, Seed: *seed, DPI: *dpi}
+// options checks the flags of the drawing (axes, pairs, cells, dpi and
+// size) and returns the figure's options for a picture in format.
+func (f *plotSettings) options(format figure.Format) (figure.Options, error) {
+	ax, err := parseAxes(f.axes)
+	if err != nil {
+		return figure.Options{}, err
+	}
+	if f.pairs < 2 {
+		return figure.Options{}, usageErr("--pairs %d: need at least 2 components", f.pairs)
+	}
+	if f.cells < 1 || f.cells > maxPlotCells {
+		return figure.Options{}, usageErr("--cells %d: want 1 to %s cells per sample", f.cells, commas(maxPlotCells))
+	}
+	if f.dpi < 10 || f.dpi > 2400 {
+		return figure.Options{}, usageErr("--dpi %d: want 10 to 2400", f.dpi)
+	}
+	if f.width < 0 || f.height < 0 || f.width > 20000 || f.height > 20000 {
+		return figure.Options{}, usageErr("--width and --height: want 1 to 20000 pixels")
+	}
+	o := figure.Options{Title: f.title, X: ax[0], Y: ax[1], Components: f.pairs, Seed: f.seed, DPI: f.dpi}
 	pxToPt := func(px int) vg.Length {
-		d := float64(*dpi)
+		d := float64(f.dpi)
 		if format == figure.SVG {
 			d = 96 // an SVG's size is in CSS pixels of 1/96 inch
 		}
 		return vg.Length(float64(px) / d * 72)
 	}
-	o.Width, o.Height = pxToPt(*width), pxToPt(*height)
+	o.Width, o.Height = pxToPt(f.width), pxToPt(f.height)
+	return o, nil
+}
 
-	var m *dica.Model
-	if *modelPath != "" {
-		if m, err = dica.Load(*modelPath); err != nil {
-			return err
+// cellsPicture draws the cells: projected by the model m from the data the
+// flags name, or read from dica transform's output (--projected); either
+// way subsampled per sample.
+func (f *plotSettings) cellsPicture(ctx context.Context, fs *flag.FlagSet, df *dataFlags, pos []string, m *dica.Model, stderr io.Writer, o figure.Options) (*figure.Figure, error) {
+	pr := newProgress(f.quiet)
+	var s *plotSample
+	var err error
+	if len(df.data)+len(pos) > 0 {
+		var src dataset.Source
+		df.markSet(fs)
+		if src, err = modelSource(df, m, pos, stderr); err != nil {
+			return nil, err
 		}
+		pr.setTotal(src)
+		s, err = projectSample(ctx, m, src, f.cells, f.seed, pr)
+	} else {
+		s, err = projectedSample(ctx, f.projected, splitList(df.labelsIgnore), f.cells, f.seed, pr)
 	}
-	var fig *figure.Figure
-	switch *kind {
-	case "eval":
-		fig, err = evalFigure(*evalPath, os.Stdin, o)
-	case "spectrum":
-		fig, err = spectrumFigure(m, o)
-	default:
-		pr := newProgress(*quiet)
-		var s *plotSample
-		if hasData {
-			var src dataset.Source
-			df.markSet(fs)
-			if src, err = modelSource(&df, m, pos, stderr); err != nil {
-				return err
-			}
-			pr.setTotal(src)
-			s, err = projectSample(ctx, m, src, *cells, *seed, pr)
-		} else {
-			s, err = projectedSample(ctx, projected, splitList(df.labelsIgnore), *cells, *seed, pr)
-		}
-		pr.done()
-		if err != nil {
-			return err
-		}
-		fig, err = cellsFigure(ctx, *kind, m, s, *baseline, o)
-	}
+	pr.done()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	f, err := atomicfile.Create(*out)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if err := fig.Write(f, format); err != nil {
-		return err
-	}
-	return f.Commit()
+	return cellsFigure(ctx, f.kind, m, s, f.baseline, o)
 }
 
 // parseAxes parses --axes "I,J" into 0-based components.
@@ -765,50 +813,67 @@ func baselineView(ctx context.Context, baseline string, m *dica.Model, s *plotSa
 		which = "the plotted cells of the training samples"
 	}
 	comps := max(need, 3)
-	switch baseline {
-	case "pca":
-		if d < need {
-			return figure.View{}, "", fmt.Errorf("--baseline pca: the data has %d columns, %d components were asked for", d, need)
-		}
-		var pc stat.PC
-		if ok := pc.PrincipalComponents(xf, nil); !ok {
-			return figure.View{}, "", errors.New("--baseline pca: the principal components could not be computed")
-		}
-		var vecs mat.Dense
-		pc.VectorsTo(&vecs)
-		k := min(comps, d)
-		v := mat.DenseCopyOf(vecs.Slice(0, d, 0, k))
-		for j := 0; j < k; j++ {
-			// The sign of a principal component is arbitrary: make the
-			// largest loading positive, so pictures are reproducible.
-			col := mat.Col(nil, j, v)
-			big := 0
-			for i := range col {
-				if math.Abs(col[i]) > math.Abs(col[big]) {
-					big = i
-				}
-			}
-			if col[big] < 0 {
-				for i := range col {
-					v.Set(i, j, -col[i])
-				}
-			}
-		}
-		means := make([]float64, d)
-		for j := range means {
-			means[j] = stat.Mean(mat.Col(nil, j, xf), nil)
-		}
-		xc := mat.NewDense(n, d, nil)
-		for i := 0; i < n; i++ {
-			for j := 0; j < d; j++ {
-				xc.Set(i, j, s.X.At(i, j)-means[j])
-			}
-		}
-		var z mat.Dense
-		z.Mul(xc, v)
-		note := fmt.Sprintf("PCA baseline: the principal components of the inputs of %s (%s cells).", which, commas(int64(len(rows))))
-		return figure.View{Name: "PC", Title: "PCA baseline", Z: &z}, note, nil
+	if baseline == "pca" {
+		return pcaView(xf, s.X, need, comps, which)
 	}
+	return kpcaView(ctx, m, s, rows, xf, need, comps, which)
+}
+
+// pcaView projects x (the plotted cells' inputs) on the first comps
+// principal components (at least need) of xf (the cells the baseline is
+// fitted to, described by which), centered at xf's means.
+func pcaView(xf, x *mat.Dense, need, comps int, which string) (figure.View, string, error) {
+	n, d := x.Dims()
+	if d < need {
+		return figure.View{}, "", fmt.Errorf("--baseline pca: the data has %d columns, %d components were asked for", d, need)
+	}
+	var pc stat.PC
+	if ok := pc.PrincipalComponents(xf, nil); !ok {
+		return figure.View{}, "", errors.New("--baseline pca: the principal components could not be computed")
+	}
+	var vecs mat.Dense
+	pc.VectorsTo(&vecs)
+	k := min(comps, d)
+	v := mat.DenseCopyOf(vecs.Slice(0, d, 0, k))
+	for j := 0; j < k; j++ {
+		// The sign of a principal component is arbitrary: make the
+		// largest loading positive, so pictures are reproducible.
+		col := mat.Col(nil, j, v)
+		big := 0
+		for i := range col {
+			if math.Abs(col[i]) > math.Abs(col[big]) {
+				big = i
+			}
+		}
+		if col[big] < 0 {
+			for i := range col {
+				v.Set(i, j, -col[i])
+			}
+		}
+	}
+	means := make([]float64, d)
+	for j := range means {
+		means[j] = stat.Mean(mat.Col(nil, j, xf), nil)
+	}
+	xc := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			xc.Set(i, j, x.At(i, j)-means[j])
+		}
+	}
+	var z mat.Dense
+	z.Mul(xc, v)
+	fitted, _ := xf.Dims()
+	note := fmt.Sprintf("PCA baseline: the principal components of the inputs of %s (%s cells).", which, commas(int64(fitted)))
+	return figure.View{Name: "PC", Title: "PCA baseline", Z: &z}, note, nil
+}
+
+// kpcaView fits kernel PCA with the model's kernel and rank (Nystrom at the
+// default rank instead of the exact solver above 5000 cells, uniform
+// landmarks instead of given ones) to the rows of the sample s that xf
+// holds (described by which), keeping comps components, at least need,
+// and projects every plotted cell with it.
+func kpcaView(ctx context.Context, m *dica.Model, s *plotSample, rows []int, xf *mat.Dense, need, comps int, which string) (figure.View, string, error) {
 	cfg := m.Config()
 	c := dica.Config{
 		Method: dica.KPCA, Kernel: cfg.Kernel, Solver: cfg.Solver, Rank: cfg.Rank,
