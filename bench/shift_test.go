@@ -15,6 +15,8 @@ import (
 
 	"github.com/dicalab/dica/eval"
 	"github.com/dicalab/dica/toy"
+
+	"github.com/dicalab/dica/internal/longtest"
 )
 
 // TestDistortion checks the distortion model: the identity at s = 0, the
@@ -168,6 +170,7 @@ func checkPNG(t *testing.T, path string, w, h int) {
 // fits of the paper) and the cytometry protocol on toy classification
 // data.
 func TestPaperRun(t *testing.T) {
+	longtest.Skip(t)
 	if testing.Short() {
 		t.Skip("exact fits of 2,000 points: skipped with -short")
 	}

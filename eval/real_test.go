@@ -10,6 +10,8 @@ import (
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/preprocess"
+
+	"github.com/dicalab/dica/internal/longtest"
 )
 
 // loadCyTOF reads the labelled cells of the given multicenter16 CyTOF
@@ -54,6 +56,7 @@ func loadCyTOF(tb testing.TB, samples ...int) *dataset.Dataset {
 // unsupervised components lose some of it (measured: 0.98 and 0.93 against
 // 0.84 and 0.78).
 func TestCyTOF(t *testing.T) {
+	longtest.Skip(t)
 	if testing.Short() {
 		t.Skip("real data: skipped with -short")
 	}
@@ -105,6 +108,7 @@ func TestCyTOF(t *testing.T) {
 // while on DICA's components, where the samples are alike, they help a
 // little.
 func TestCyTOFDistributional(t *testing.T) {
+	longtest.Skip(t)
 	if testing.Short() {
 		t.Skip("real data: skipped with -short")
 	}

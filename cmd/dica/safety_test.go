@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dicalab/dica/internal/longtest"
 )
 
 // The tests of this file run the real command, built once, as a user runs
@@ -223,6 +225,7 @@ func temps(t *testing.T, dir string) []string {
 }
 
 func TestInterruptedTransformKeepsOutput(t *testing.T) {
+	longtest.Skip(t)
 	dir, args, old := bigTransform(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
