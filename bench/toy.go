@@ -34,17 +34,14 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
-	"github.com/dicalab/dica/exact"
-	"github.com/dicalab/dica/kernel"
+	"github.com/dicalab/dica/mixing"
 	"github.com/dicalab/dica/toy"
 )
 
@@ -159,33 +156,15 @@ func toyRun(ctx context.Context, cfg toyConfig, rep *reporter, out string) error
 }
 
 // projectedVariance returns the distributional variance of the domains of
-// ds on the first 2 components of the model, standardized, with a Gaussian
-// kernel of median-heuristic bandwidth (copied from cmd/dica's demo), and
-// the projection.
+// ds on the first 2 components of the model (mixing.StandardizedVariance),
+// and the projection.
 func projectedVariance(m *dica.Model, ds *dataset.Dataset) (float64, *mat.Dense, error) {
 	z, err := m.Transform(ds.X, dica.TransformOptions{})
 	if err != nil {
 		return 0, nil, err
 	}
-	n, k := z.Dims()
-	k = min(k, 2)
-	zs := mat.NewDense(n, k, nil)
-	for j := 0; j < k; j++ {
-		c := mat.Col(nil, j, z)
-		mean, sd := stat.MeanStdDev(c, nil)
-		if sd == 0 {
-			sd = 1
-		}
-		for i := range c {
-			c[i] = (c[i] - mean) / sd
-		}
-		zs.SetCol(j, c)
-	}
-	sigma := kernel.MedianSigma(zs, 1000, 1)
-	var g mat.Dense
-	kernel.RBF{Sigma: sigma}.Block(&g, zs, zs)
-	r := g.RawMatrix()
-	return exact.DistributionalVariance(mat.NewSymDense(r.Rows, r.Data), ds.Domain, ds.NumDomains()), z, nil
+	v, err := mixing.StandardizedVariance(z, ds.Domain, ds.NumDomains(), 2)
+	return v, z, err
 }
 
 // domainColor returns a distinct color for domain i of n (hues around the
@@ -263,40 +242,10 @@ func toyPanel(title string, train *dataset.Dataset, ztr *mat.Dense, test *datase
 	return p, nil
 }
 
-// toyFigure writes the panels as a 2 x 2 grid.
+// toyFigure writes the panels as a 2 x 2 grid, atomically (writePNG).
 func toyFigure(path string, panels []*plot.Plot) error {
-	const rows, cols = 2, 2
-	img := vgimg.New(8*vg.Inch, 7*vg.Inch)
-	dc := draw.New(img)
-	grid := make([][]*plot.Plot, rows)
-	for r := range grid {
-		grid[r] = make([]*plot.Plot, cols)
-		for c := range grid[r] {
-			if i := r*cols + c; i < len(panels) {
-				grid[r][c] = panels[i]
-			}
-		}
-	}
-	t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align(grid, t, dc)
-	for r := range grid {
-		for c := range grid[r] {
-			if grid[r][c] != nil {
-				grid[r][c].Draw(canvases[r][c])
-			}
-		}
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writePNG(path, 8*vg.Inch, 7*vg.Inch, 2, 2, panels)
 }

@@ -10,14 +10,12 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
-	"github.com/dicalab/dica/exact"
 	"github.com/dicalab/dica/figure"
 	"github.com/dicalab/dica/internal/atomicfile"
-	"github.com/dicalab/dica/kernel"
+	"github.com/dicalab/dica/mixing"
 	"github.com/dicalab/dica/toy"
 )
 
@@ -137,31 +135,15 @@ func demo(ctx context.Context, seed uint64, size float64) ([]demoRow, error) {
 }
 
 // projectedVariance returns the distributional variance of the domains of
-// ds on the first 2 components of the model, standardized, with a Gaussian
-// kernel of median-heuristic bandwidth, and the projection.
+// ds on the first 2 components of the model (mixing.StandardizedVariance),
+// and the projection.
 func projectedVariance(m *dica.Model, ds *dataset.Dataset) (float64, *mat.Dense, error) {
 	z, err := m.Transform(ds.X, dica.TransformOptions{})
 	if err != nil {
 		return 0, nil, err
 	}
-	n, k := z.Dims()
-	k = min(k, 2)
-	zs := mat.NewDense(n, k, nil)
-	for j := 0; j < k; j++ {
-		col := mat.Col(nil, j, z)
-		mean, sd := stat.MeanStdDev(col, nil)
-		if sd == 0 {
-			sd = 1
-		}
-		for i := range col {
-			col[i] = (col[i] - mean) / sd
-		}
-		zs.SetCol(j, col)
-	}
-	sigma := kernel.MedianSigma(zs, 1000, 1)
-	var g mat.Dense
-	kernel.RBF{Sigma: sigma}.Block(&g, zs, zs)
-	return exact.DistributionalVariance(symView(&g), ds.Domain, ds.NumDomains()), z, nil
+	v, err := mixing.StandardizedVariance(z, ds.Domain, ds.NumDomains(), 2)
+	return v, z, err
 }
 
 // demoFigure draws the paper's Figure 2 from the demo's fits: one column
@@ -211,9 +193,4 @@ func demoFigure(rows []demoRow, seed uint64) (*figure.Figure, error) {
 	fig.Title = fmt.Sprintf("The DICA paper's toy data (seed %d): %d training domains (top) and %d unseen domains (bottom)", seed, train.NumDomains(), test.NumDomains())
 	fig.Notes = append([]string{"Projections on the first two components of each method (exact solver), each point colored by its target y; DV test: the distributional variance of the unseen domains (lower: more alike)."}, fig.Notes...)
 	return fig, nil
-}
-
-func symView(g *mat.Dense) *mat.SymDense {
-	r := g.RawMatrix()
-	return mat.NewSymDense(r.Rows, r.Data)
 }
