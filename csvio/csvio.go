@@ -294,6 +294,9 @@ func (s *Source) EmptiedDomains() (names []string, known bool) {
 	return slices.Clone(s.emptied), s.known
 }
 
+// newSource makes the Source of NewSource and NewSourceFS, in stages: the
+// options are checked, the first row of every file read, the header
+// detected, the columns given their roles, and the domains named.
 func newSource(files []string, o Options, open func(string) (io.ReadCloser, error)) (*Source, error) {
 	if len(files) == 0 {
 		return nil, errors.New("csvio: no files")
@@ -303,47 +306,79 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		comma: ',', domainCol: -1, labelCol: -1, transform: o.Transform,
 		maxLine: DefaultMaxLineBytes,
 	}
+	if err := s.setOptions(o); err != nil {
+		return nil, err
+	}
+	s.open = gunzipping(open)
+	first, err := s.firstRows()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.readHeader(o, first); err != nil {
+		return nil, err
+	}
+	if err := s.assignColumns(o); err != nil {
+		return nil, err
+	}
+	s.schema.Labelled = o.Label != "" || len(o.LabelFiles) > 0
+	if s.domainCol < 0 {
+		if err := s.nameFileDomains(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// setOptions checks the options that need no file (line limit, separator,
+// labels, targets, ignored labels) and records them in s.
+func (s *Source) setOptions(o Options) error {
 	switch {
 	case o.MaxLineBytes < 0:
-		return nil, fmt.Errorf("csvio: MaxLineBytes %d: want a positive number of bytes, or 0 for the default (%d)", o.MaxLineBytes, DefaultMaxLineBytes)
+		return fmt.Errorf("csvio: MaxLineBytes %d: want a positive number of bytes, or 0 for the default (%d)", o.MaxLineBytes, DefaultMaxLineBytes)
 	case o.MaxLineBytes > 0:
 		s.maxLine = min(o.MaxLineBytes, maxMaxLine)
 	}
 	if o.Comma != 0 {
 		if o.Comma < 0 || o.Comma >= 0x80 || o.Comma == '"' || o.Comma == '\n' || o.Comma == '\r' {
-			return nil, fmt.Errorf("csvio: separator %q: want a single-byte character other than a quote or a line ending", o.Comma)
+			return fmt.Errorf("csvio: separator %q: want a single-byte character other than a quote or a line ending", o.Comma)
 		}
 		s.comma = byte(o.Comma)
 	}
 	if o.Label != "" && len(o.LabelFiles) > 0 {
-		return nil, errors.New("csvio: both a label column and label files are given")
+		return errors.New("csvio: both a label column and label files are given")
 	}
-	if len(o.LabelFiles) > 0 && len(o.LabelFiles) != len(files) {
-		return nil, fmt.Errorf("csvio: %d data files but %d label files", len(files), len(o.LabelFiles))
+	if len(o.LabelFiles) > 0 && len(o.LabelFiles) != len(s.files) {
+		return fmt.Errorf("csvio: %d data files but %d label files", len(s.files), len(o.LabelFiles))
 	}
 	labelled := o.Label != "" || len(o.LabelFiles) > 0
 	if labelled && len(o.Target) > 0 {
-		return nil, errors.New("csvio: both labels and targets are given; a data set has one or the other")
+		return errors.New("csvio: both labels and targets are given; a data set has one or the other")
 	}
-	if len(o.LabelsIgnore) > 0 {
-		if !labelled {
-			return nil, errors.New("csvio: LabelsIgnore without labels (set Label or LabelFiles)")
+	if len(o.LabelsIgnore) == 0 {
+		return nil
+	}
+	if !labelled {
+		return errors.New("csvio: LabelsIgnore without labels (set Label or LabelFiles)")
+	}
+	s.ignore = make(map[string]bool, len(o.LabelsIgnore))
+	for _, v := range o.LabelsIgnore {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return errors.New("csvio: LabelsIgnore has an empty value, which no label can have (an empty label is an error)")
 		}
-		s.ignore = make(map[string]bool, len(o.LabelsIgnore))
-		for _, v := range o.LabelsIgnore {
-			v = strings.TrimSpace(v)
-			if v == "" {
-				return nil, errors.New("csvio: LabelsIgnore has an empty value, which no label can have (an empty label is an error)")
-			}
-			if !s.ignore[v] {
-				s.ignore[v] = true
-				if !o.AllowUnmatchedIgnore {
-					s.ignoreList = append(s.ignoreList, v)
-				}
+		if !s.ignore[v] {
+			s.ignore[v] = true
+			if !o.AllowUnmatchedIgnore {
+				s.ignoreList = append(s.ignoreList, v)
 			}
 		}
 	}
-	s.open = func(name string) (io.ReadCloser, error) {
+	return nil
+}
+
+// gunzipping returns open, decompressing the files whose name ends in .gz.
+func gunzipping(open func(string) (io.ReadCloser, error)) func(string) (io.ReadCloser, error) {
+	return func(name string) (io.ReadCloser, error) {
 		f, err := open(name)
 		if err != nil {
 			return nil, err
@@ -358,11 +393,14 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		}
 		return gzipFile{z, f}, nil
 	}
+}
 
-	// First rows of every file, without an empty field after a separator
-	// that ends the line.
-	first := make([][]string, len(files))
-	for i, name := range files {
+// firstRows returns the first row of every data file, without an empty
+// field after a separator that ends the line (noting it in s.trailing),
+// and checks that the label files open.
+func (s *Source) firstRows() ([][]string, error) {
+	first := make([][]string, len(s.files))
+	for i, name := range s.files {
 		row, err := s.firstRow(name)
 		if err != nil {
 			return nil, err
@@ -382,10 +420,16 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		}
 		f.Close()
 	}
+	return first, nil
+}
+
+// readHeader decides whether the files have a header row (o.Header, or
+// detection: a first row with a field that is not a number, outside the
+// domain and label columns), checks that every file's first row matches
+// the first file's, and names the columns (V1, V2, ... without a header).
+func (s *Source) readHeader(o Options, first [][]string) error {
 	s.columns = first[0]
 	ncol := len(s.columns)
-
-	// Header.
 	switch o.Header {
 	case WithHeader:
 		s.header = true
@@ -404,15 +448,15 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 			}
 		}
 	default:
-		return nil, fmt.Errorf("csvio: invalid header mode %d", o.Header)
+		return fmt.Errorf("csvio: invalid header mode %d", o.Header)
 	}
 	for i, row := range first[1:] {
 		if len(row) != ncol {
-			return nil, fmt.Errorf("csvio: %s: first row has %d fields but %s has %d", files[i+1], len(row), files[0], ncol)
+			return fmt.Errorf("csvio: %s: first row has %d fields but %s has %d", s.files[i+1], len(row), s.files[0], ncol)
 		}
 		if s.header {
 			if d := headerDiff(row, s.columns); d != "" {
-				return nil, fmt.Errorf("csvio: %s: header differs from that of %s %s", files[i+1], files[0], d)
+				return fmt.Errorf("csvio: %s: header differs from that of %s %s", s.files[i+1], s.files[0], d)
 			}
 		}
 	}
@@ -421,9 +465,13 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 			s.columns[j] = "V" + strconv.Itoa(j+1)
 		}
 	}
+	return nil
+}
 
-	// Columns.
-	s.roles = make([]role, ncol)
+// assignColumns gives every column its role (domain, label, target,
+// feature or skipped) from o, and fills the schema's names.
+func (s *Source) assignColumns(o Options) error {
+	s.roles = make([]role, len(s.columns))
 	use := func(ref, what string, r role) (int, error) {
 		j, err := s.resolve(ref)
 		if err != nil {
@@ -438,18 +486,18 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 	var err error
 	if o.Domain != "" {
 		if s.domainCol, err = use(o.Domain, "domain", role{kind: domainCol}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if o.Label != "" {
 		if s.labelCol, err = use(o.Label, "label", role{kind: labelCol}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for k, ref := range o.Target {
 		j, err := use(ref, "target", role{kind: targetCol, idx: k})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.schema.Targets = append(s.schema.Targets, s.columns[j])
 	}
@@ -457,7 +505,7 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		for k, ref := range o.Features {
 			j, err := use(ref, "feature", role{kind: featureCol, idx: k})
 			if err != nil {
-				return nil, err
+				return err
 			}
 			s.schema.Features = append(s.schema.Features, s.columns[j])
 		}
@@ -470,23 +518,24 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		}
 	}
 	if len(s.schema.Features) == 0 {
-		return nil, errors.New("csvio: no feature columns left")
+		return errors.New("csvio: no feature columns left")
 	}
-	s.schema.Labelled = labelled
+	return nil
+}
 
-	// Domains named after the files.
-	if s.domainCol < 0 {
-		seen := map[string]string{}
-		for _, name := range files {
-			d := domainName(name)
-			if prev, dup := seen[d]; dup {
-				return nil, fmt.Errorf("csvio: files %s and %s would both be domain %q; rename one or use a domain column", prev, name, d)
-			}
-			seen[d] = name
-			s.fileDoms = append(s.fileDoms, d)
+// nameFileDomains names one domain per file after its base name, refusing
+// two files that would get the same name.
+func (s *Source) nameFileDomains() error {
+	seen := map[string]string{}
+	for _, name := range s.files {
+		d := domainName(name)
+		if prev, dup := seen[d]; dup {
+			return fmt.Errorf("csvio: files %s and %s would both be domain %q; rename one or use a domain column", prev, name, d)
 		}
+		seen[d] = name
+		s.fileDoms = append(s.fileDoms, d)
 	}
-	return s, nil
+	return nil
 }
 
 // firstRow returns the fields of the first non-empty line of the file.

@@ -456,33 +456,10 @@ func (p *pipeline) readFile(fi int) bool {
 		}
 		c.fi, c.limit, c.perr = fi, -1, nil
 		if header {
-			// Skip to the header line and check it.
-			data := c.data
-			for header && len(data) > 0 {
-				var line []byte
-				line, data = cutLine(data)
-				lines++
-				if len(line) > maxLine {
-					c.data, c.perr = nil, readError(name, newLongLine(lines, maxLine, line))
-					p.send(c)
-					return false
-				}
-				if lines == 1 {
-					line = bytes.TrimPrefix(line, bom)
-				}
-				if len(line) == 0 {
-					continue
-				}
-				header = false
-				if err := s.checkHeader(name, lines, line); err != nil {
-					c.data, c.perr = nil, err
-				}
-				if c.perr != nil {
-					p.send(c)
-					return false
-				}
+			var ok bool
+			if header, ok = p.skipHeader(c, &lines, name); !ok {
+				return false
 			}
-			c.data = data
 		}
 		c.firstLine = lines + 1
 		c.labID, c.labLine = c.labID[:0], c.labLine[:0]
@@ -514,6 +491,41 @@ func (p *pipeline) readFile(fi int) bool {
 		}
 	}
 	return true
+}
+
+// skipHeader moves the data of c, the first chunk or chunks of file name,
+// past the header line and checks that line, counting the lines read in
+// *lines. It reports whether the header is still to come (c held empty
+// lines only), and ok false after sending c with the error of a long line
+// or a wrong header.
+func (p *pipeline) skipHeader(c *chunk, lines *int, name string) (header, ok bool) {
+	s := p.s
+	data := c.data
+	for len(data) > 0 {
+		var line []byte
+		line, data = cutLine(data)
+		*lines++
+		if len(line) > s.maxLine {
+			c.data, c.perr = nil, readError(name, newLongLine(*lines, s.maxLine, line))
+			p.send(c)
+			return false, false
+		}
+		if *lines == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(line) == 0 {
+			continue
+		}
+		if err := s.checkHeader(name, *lines, line); err != nil {
+			c.data, c.perr = nil, err
+			p.send(c)
+			return false, false
+		}
+		c.data = data
+		return false, true
+	}
+	c.data = data
+	return true, true
 }
 
 // dataError is readError for an error of a chunkReader, whose long line, if
@@ -640,26 +652,8 @@ func (p *pipeline) worker() {
 func (s *Source) parseChunk(c *chunk) {
 	d := len(s.schema.Features)
 	t := len(s.schema.Targets)
-	labelled := s.schema.Labelled
 	name := s.files[c.fi]
-	c.n, c.err, c.errLab = 0, nil, -1
-	rows := min(countLines(c.data), len(c.data)/len(s.roles)+1)
-	if c.limit >= 0 {
-		rows = min(rows, c.limit)
-	}
-	c.x, c.tg = slices.Grow(c.x[:0], rows*d), slices.Grow(c.tg[:0], rows*t)
-	c.lab, c.dom = c.lab[:0], c.dom[:0]
-	if labelled {
-		c.lab = slices.Grow(c.lab, rows)
-	}
-	if s.domainCol >= 0 {
-		c.dom = slices.Grow(c.dom, rows)
-	}
-	if s.labelFiles == nil {
-		c.labNames.reset() // else the producer filled it
-	}
-	c.domNames.reset()
-	c.dropped, c.domDropped = 0, c.domDropped[:0]
+	s.resetChunk(c)
 	data := c.data
 	ln := c.firstLine - 1
 	k := 0 // non-empty lines
@@ -690,24 +684,10 @@ func (s *Source) parseChunk(c *chunk) {
 			c.err = &ParseError{File: name, Line: ln, Column: col, Msg: msg}
 			return
 		}
-		lab := int32(-1)
-		switch {
-		case s.labelFiles != nil:
-			lab = c.labID[k-1]
-			if len(c.labNames.name(lab)) == 0 {
-				c.err = &ParseError{File: s.labelFiles[c.fi], Line: int(c.labLine[k-1]), Msg: "empty label"}
-				return
-			}
-		case labelled:
-			if len(label) == 0 {
-				c.err = &ParseError{File: name, Line: ln, Column: s.labelCol + 1, Msg: "empty label"}
-				return
-			}
-			var isNew bool
-			lab, isNew = c.labNames.id(label)
-			if isNew {
-				c.labNames.ignore = append(c.labNames.ignore, s.ignore[string(label)])
-			}
+		lab, err := s.chunkLabel(c, k, label, ln)
+		if err != nil {
+			c.err = err
+			return
 		}
 		if lab >= 0 && c.labNames.ignore[lab] {
 			c.dropped++
@@ -716,20 +696,13 @@ func (s *Source) parseChunk(c *chunk) {
 			}
 			continue
 		}
-		if s.transform != nil {
-			s.transform(x)
-			for j, v := range x {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					c.err = &ParseError{File: name, Line: ln, Column: s.featureColumn(j) + 1,
-						Msg: fmt.Sprintf("transform gives %v", v)}
-					c.errLab = lab
-					return
-				}
-			}
+		if err := s.applyTransform(x, name, ln); err != nil {
+			c.err, c.errLab = err, lab
+			return
 		}
 		c.x = c.x[:len(c.x)+d]
 		c.tg = c.tg[:len(c.tg)+t]
-		if labelled {
+		if s.schema.Labelled {
 			c.lab = append(c.lab, lab)
 		}
 		if s.domainCol >= 0 {
@@ -738,6 +711,52 @@ func (s *Source) parseChunk(c *chunk) {
 		c.n++
 	}
 	c.err = s.endChunk(c, data, ln)
+}
+
+// resetChunk empties the rows of c and makes room for those of its lines.
+func (s *Source) resetChunk(c *chunk) {
+	c.n, c.err, c.errLab = 0, nil, -1
+	rows := min(countLines(c.data), len(c.data)/len(s.roles)+1)
+	if c.limit >= 0 {
+		rows = min(rows, c.limit)
+	}
+	c.x, c.tg = slices.Grow(c.x[:0], rows*len(s.schema.Features)), slices.Grow(c.tg[:0], rows*len(s.schema.Targets))
+	c.lab, c.dom = c.lab[:0], c.dom[:0]
+	if s.schema.Labelled {
+		c.lab = slices.Grow(c.lab, rows)
+	}
+	if s.domainCol >= 0 {
+		c.dom = slices.Grow(c.dom, rows)
+	}
+	if s.labelFiles == nil {
+		c.labNames.reset() // else the producer filled it
+	}
+	c.domNames.reset()
+	c.dropped, c.domDropped = 0, c.domDropped[:0]
+}
+
+// chunkLabel returns the chunk's id of the label of its k-th row (line ln,
+// label the field of the label column), -1 without labels, or the error of
+// an empty label.
+func (s *Source) chunkLabel(c *chunk, k int, label []byte, ln int) (int32, error) {
+	switch {
+	case s.labelFiles != nil:
+		lab := c.labID[k-1]
+		if len(c.labNames.name(lab)) == 0 {
+			return 0, &ParseError{File: s.labelFiles[c.fi], Line: int(c.labLine[k-1]), Msg: "empty label"}
+		}
+		return lab, nil
+	case s.schema.Labelled:
+		if len(label) == 0 {
+			return 0, &ParseError{File: s.files[c.fi], Line: ln, Column: s.labelCol + 1, Msg: "empty label"}
+		}
+		lab, isNew := c.labNames.id(label)
+		if isNew {
+			c.labNames.ignore = append(c.labNames.ignore, s.ignore[string(label)])
+		}
+		return lab, nil
+	}
+	return -1, nil
 }
 
 // endChunk returns the error that ends the chunk c after its rows, given the

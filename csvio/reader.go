@@ -297,26 +297,48 @@ func checkRead(b *dataset.Block, max int) error {
 	return nil
 }
 
+// read reads up to max rows into b (see Read).
 func (r *reader) read(b *dataset.Block, max int) (int, error) {
 	s := r.s
-	d := len(s.schema.Features)
-	t := len(s.schema.Targets)
-	labelled := s.schema.Labelled
-	b.Reset(max, d, labelled, t)
+	b.Reset(max, len(s.schema.Features), s.schema.Labelled, len(s.schema.Targets))
 	k := 0
 	for k < max {
+		line, ok, err := r.nextLine()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		keep, err := r.row(b, k, line)
+		if err != nil {
+			return 0, err
+		}
+		if keep {
+			k++
+		}
+	}
+	b.Rows = k
+	return k, nil
+}
+
+// nextLine returns the next non-empty line of the data files (without a
+// byte order mark), opening and closing the files in turn, or false after
+// the last line of the last file.
+func (r *reader) nextLine() ([]byte, bool, error) {
+	for {
 		if r.f == nil {
-			if r.fi+1 == len(s.files) {
-				break
+			if r.fi+1 == len(r.s.files) {
+				return nil, false, nil
 			}
 			if err := r.openNext(); err != nil {
-				return 0, err
+				return nil, false, err
 			}
 		}
 		line, ok := r.data.next()
 		if !ok {
 			if err := r.endFile(); err != nil {
-				return 0, err
+				return nil, false, err
 			}
 			r.closeFiles()
 			continue
@@ -328,78 +350,115 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 			continue
 		}
 		r.rows++
-		name := s.files[r.fi]
-
-		var label []byte
-		if s.labelFiles != nil {
-			l, ok := nextLabel(&r.labs, &r.scratch2)
-			if !ok {
-				if r.labs.err != nil {
-					return 0, readError(s.labelFiles[r.fi], r.labs.err)
-				}
-				rows := r.rows + countRest(&r.data)
-				if r.data.err != nil {
-					return 0, readError(name, r.data.err)
-				}
-				return 0, fmt.Errorf("%s has %d lines but %s has %d rows", s.labelFiles[r.fi], r.rows-1, name, rows)
-			}
-			label = l
-		}
-
-		x := b.X[k*d : (k+1)*d]
-		var tg []float64
-		if t > 0 {
-			tg = b.Target[k*t : (k+1)*t]
-		}
-		dom, lab, col, msg := s.parseRow(line, x, tg, &r.sc)
-		if msg != "" {
-			return 0, &ParseError{File: name, Line: r.data.line, Column: col, Msg: msg}
-		}
-		if s.labelCol >= 0 {
-			label = lab
-		}
-		if labelled {
-			if len(label) == 0 {
-				c := s.labelCol + 1
-				if s.labelFiles != nil {
-					return 0, &ParseError{File: s.labelFiles[r.fi], Line: r.labs.line, Msg: "empty label"}
-				}
-				return 0, &ParseError{File: name, Line: r.data.line, Column: c, Msg: "empty label"}
-			}
-			c := r.classOf(label)
-			if c < 0 {
-				switch {
-				case s.domainCol >= 0:
-					r.drop.domain(dom)
-				case !r.fileDropped:
-					r.fileDropped = true
-					r.drop.domain([]byte(s.fileDoms[r.fi]))
-				}
-				continue
-			}
-			b.Label[k] = c
-		}
-		if s.transform != nil {
-			s.transform(x)
-			for j, v := range x {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return 0, &ParseError{File: name, Line: r.data.line, Column: s.featureColumn(j) + 1,
-						Msg: fmt.Sprintf("transform gives %v", v)}
-				}
-			}
-		}
-		if s.domainCol >= 0 {
-			b.Domain[k] = r.domainOf(dom)
-		} else {
-			if r.fileDom < 0 {
-				r.fileDom = r.doms.ID(s.fileDoms[r.fi])
-			}
-			b.Domain[k] = r.fileDom
-		}
-		k++
+		return line, true, nil
 	}
-	b.Rows = k
-	return k, nil
+}
+
+// row parses the data line into row k of b: its features, targets, label
+// and domain. It reports false, leaving row k to the next line, when the
+// row's label is ignored.
+func (r *reader) row(b *dataset.Block, k int, line []byte) (bool, error) {
+	s := r.s
+	d, t := len(s.schema.Features), len(s.schema.Targets)
+	name := s.files[r.fi]
+	var label []byte
+	if s.labelFiles != nil {
+		l, err := r.fileLabel()
+		if err != nil {
+			return false, err
+		}
+		label = l
+	}
+	x := b.X[k*d : (k+1)*d]
+	var tg []float64
+	if t > 0 {
+		tg = b.Target[k*t : (k+1)*t]
+	}
+	dom, lab, col, msg := s.parseRow(line, x, tg, &r.sc)
+	if msg != "" {
+		return false, &ParseError{File: name, Line: r.data.line, Column: col, Msg: msg}
+	}
+	if s.labelCol >= 0 {
+		label = lab
+	}
+	if s.schema.Labelled {
+		c, err := r.labelClass(label, dom)
+		if err != nil || c < 0 {
+			return false, err
+		}
+		b.Label[k] = c
+	}
+	if err := s.applyTransform(x, name, r.data.line); err != nil {
+		return false, err
+	}
+	if s.domainCol >= 0 {
+		b.Domain[k] = r.domainOf(dom)
+	} else {
+		if r.fileDom < 0 {
+			r.fileDom = r.doms.ID(s.fileDoms[r.fi])
+		}
+		b.Domain[k] = r.fileDom
+	}
+	return true, nil
+}
+
+// applyTransform applies Options.Transform, if any, to the features x of
+// line ln of file name, and returns an error if it gives a value that is
+// not finite.
+func (s *Source) applyTransform(x []float64, name string, ln int) error {
+	if s.transform == nil {
+		return nil
+	}
+	s.transform(x)
+	for j, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return &ParseError{File: name, Line: ln, Column: s.featureColumn(j) + 1, Msg: fmt.Sprintf("transform gives %v", v)}
+		}
+	}
+	return nil
+}
+
+// fileLabel returns the next label of the current label file, or an error
+// when it has fewer labels than the data file has rows.
+func (r *reader) fileLabel() ([]byte, error) {
+	s := r.s
+	l, ok := nextLabel(&r.labs, &r.scratch2)
+	if ok {
+		return l, nil
+	}
+	if r.labs.err != nil {
+		return nil, readError(s.labelFiles[r.fi], r.labs.err)
+	}
+	name := s.files[r.fi]
+	rows := r.rows + countRest(&r.data)
+	if r.data.err != nil {
+		return nil, readError(name, r.data.err)
+	}
+	return nil, fmt.Errorf("%s has %d lines but %s has %d rows", s.labelFiles[r.fi], r.rows-1, name, rows)
+}
+
+// labelClass returns the class of the row's label, or -1 for an ignored
+// label (noting the domain dom, or the file's, as losing a row), or an
+// error for an empty label.
+func (r *reader) labelClass(label, dom []byte) (int, error) {
+	s := r.s
+	if len(label) == 0 {
+		if s.labelFiles != nil {
+			return 0, &ParseError{File: s.labelFiles[r.fi], Line: r.labs.line, Msg: "empty label"}
+		}
+		return 0, &ParseError{File: s.files[r.fi], Line: r.data.line, Column: s.labelCol + 1, Msg: "empty label"}
+	}
+	c := r.classOf(label)
+	if c < 0 {
+		switch {
+		case s.domainCol >= 0:
+			r.drop.domain(dom)
+		case !r.fileDropped:
+			r.fileDropped = true
+			r.drop.domain([]byte(s.fileDoms[r.fi]))
+		}
+	}
+	return c, nil
 }
 
 // scratch holds the buffers of unquoted fields of parseRow.

@@ -143,20 +143,7 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 	if err := checkOptions(ds, &o); err != nil {
 		return nil, err
 	}
-	n := ds.N()
-	nf := float64(n)
-
-	if o.Kernel == nil {
-		o.Kernel = kernel.RBF{Sigma: kernel.MedianSigma(ds.X, kernel.DefaultMedianSample, o.Seed)}
-	}
-	labels := ds.Label != nil
-	if o.Method.Supervised() && !labels && o.OutputKernel == nil {
-		o.OutputKernel = kernel.RBF{Sigma: kernel.MedianSigma(ds.Target, kernel.DefaultMedianSample, o.Seed)}
-	}
-	if !o.Method.Supervised() || labels {
-		o.OutputKernel = nil
-	}
-
+	resolveKernels(ds, &o)
 	m := &Model{Method: o.Method, Form: o.Form, Options: o, X: mat.DenseCopyOf(ds.X), Kernel: o.Kernel}
 
 	// Centered input kernel.
@@ -168,78 +155,24 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("exact: %w", err)
 	}
-
-	// Denominator D = K Q K + K + lambda I.
-	lambda := o.Lambda
-	if lambda == 0 {
-		lambda = JitterScale * mat.Trace(kc) / nf
-		if lambda == 0 {
-			lambda = JitterScale
-		}
-		m.Jitter = lambda
-	}
-	d := mat.NewSymDense(n, nil)
-	{
-		raw, kr := d.RawSymmetric(), kc.RawMatrix()
-		for p := 0; p < n; p++ {
-			copy(raw.Data[p*raw.Stride+p:p*raw.Stride+n], kr.Data[p*kr.Stride+p:p*kr.Stride+n])
-			raw.Data[p*raw.Stride+p] += lambda
-		}
-	}
-	var mc *mat.Dense // K E H_N, for the domain term and the reported variances
-	if ds.NumDomains() > 1 {
-		mc = domainMeans(kc, ds.Domain, ds.NumDomains())
-		m.InputVariance = inputVariance(mc, ds.Domain, ds.NumDomains())
-	}
-	if o.Method.UsesDomains() && mc != nil {
-		blas64.Syrk(blas.NoTrans, 1/float64(ds.NumDomains()), mc.RawMatrix(), 1, d.RawSymmetric())
-	}
-	var chol mat.Cholesky
-	if !gemm.CholeskyTo(&chol, d, runtime.GOMAXPROCS(0)) {
-		return nil, fmt.Errorf("exact: the denominator K Q K + K + lambda I is not positive definite (lambda = %g); use a larger Lambda", lambda)
+	chol, mc, err := m.denominator(kc, ds)
+	if err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("exact: %w", err)
 	}
-
-	// Output operator P = F F^T (supervised methods).
-	var f *mat.Dense
+	var f *mat.Dense // P = F F^T (supervised methods)
 	if o.Method.Supervised() {
-		var err error
-		if labels {
-			f, err = labelFactor(ds.Label, ds.NumClasses(), o.Epsilon)
-		} else {
-			f, err = targetFactor(o.OutputKernel, ds.Target, o.Epsilon)
-		}
-		if err != nil {
+		if f, err = outputFactor(ds, o); err != nil {
 			return nil, err
 		}
-		f = reduceFactor(f)
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("exact: %w", err)
 		}
 	}
-
-	k := o.Components
 	var ok bool
-	switch {
-	case o.Form == Canonical && o.Method.Supervised():
-		var g mat.Dense
-		g.Mul(kc, f)
-		g.Scale(1/math.Sqrt(nf), &g)
-		m.Eigenvalues, m.B, ok = symDefEig(&g, &chol, k, o.Seed)
-	case o.Form == Canonical:
-		var g mat.Dense
-		g.Scale(1/math.Sqrt(nf), kc)
-		m.Eigenvalues, m.B, ok = symDefEig(&g, &chol, k, o.Seed)
-	case o.Method.Supervised(): // paper form
-		m.Eigenvalues, m.B, ok = paperLowRank(kc, f, &chol, k)
-	default: // paper form, UDICA or KPCA: eig(D^{-1} K^2) = pair (K^2, D).
-		m.Eigenvalues, m.B, ok = symDefEig(kc, &chol, k, o.Seed)
-		if ok {
-			paperScale(m.B, m.Eigenvalues)
-		}
-	}
+	m.Eigenvalues, m.B, ok = eigen(kc, f, chol, o)
 	if !ok {
 		return nil, errors.New("exact: eigendecomposition did not converge")
 	}
@@ -247,7 +180,8 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 	if o.Form == Paper {
 		zeroNonPositive(m.B, m.Positive)
 	}
-	m.train = mat.NewDense(n, k, nil)
+	n := ds.N()
+	m.train = mat.NewDense(n, o.Components, nil)
 	m.train.Mul(kc, m.B)
 	if mc != nil && m.Positive > 0 {
 		// tr(B^T K Q K B) = (1/N) ||(K E H_N)^T B||_F^2 over the positive columns.
@@ -257,6 +191,102 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 		m.ProjectedVariance = f * f / float64(ds.NumDomains())
 	}
 	return m, nil
+}
+
+// resolveKernels sets the kernels that o leaves nil: RBF with the median
+// heuristic on the inputs, and on real targets for the supervised
+// methods; the output kernel is nil for class labels and unsupervised
+// methods.
+func resolveKernels(ds *dataset.Dataset, o *Options) {
+	if o.Kernel == nil {
+		o.Kernel = kernel.RBF{Sigma: kernel.MedianSigma(ds.X, kernel.DefaultMedianSample, o.Seed)}
+	}
+	labels := ds.Label != nil
+	if o.Method.Supervised() && !labels && o.OutputKernel == nil {
+		o.OutputKernel = kernel.RBF{Sigma: kernel.MedianSigma(ds.Target, kernel.DefaultMedianSample, o.Seed)}
+	}
+	if !o.Method.Supervised() || labels {
+		o.OutputKernel = nil
+	}
+}
+
+// denominator returns the Cholesky factorization of the denominator
+// D = K Q K + K + lambda I (lambda the jitter, recorded in m, when
+// Options.Lambda is 0; the domain term for DICA and UDICA only) and, with
+// more than one domain, mc = K E H_N, from which it sets m.InputVariance.
+func (m *Model) denominator(kc *mat.Dense, ds *dataset.Dataset) (*mat.Cholesky, *mat.Dense, error) {
+	n := ds.N()
+	lambda := m.Options.Lambda
+	if lambda == 0 {
+		lambda = JitterScale * mat.Trace(kc) / float64(n)
+		if lambda == 0 {
+			lambda = JitterScale
+		}
+		m.Jitter = lambda
+	}
+	d := mat.NewSymDense(n, nil)
+	raw, kr := d.RawSymmetric(), kc.RawMatrix()
+	for p := 0; p < n; p++ {
+		copy(raw.Data[p*raw.Stride+p:p*raw.Stride+n], kr.Data[p*kr.Stride+p:p*kr.Stride+n])
+		raw.Data[p*raw.Stride+p] += lambda
+	}
+	var mc *mat.Dense
+	if ds.NumDomains() > 1 {
+		mc = domainMeans(kc, ds.Domain, ds.NumDomains())
+		m.InputVariance = inputVariance(mc, ds.Domain, ds.NumDomains())
+	}
+	if m.Method.UsesDomains() && mc != nil {
+		blas64.Syrk(blas.NoTrans, 1/float64(ds.NumDomains()), mc.RawMatrix(), 1, d.RawSymmetric())
+	}
+	var chol mat.Cholesky
+	if !gemm.CholeskyTo(&chol, d, runtime.GOMAXPROCS(0)) {
+		return nil, nil, fmt.Errorf("exact: the denominator K Q K + K + lambda I is not positive definite (lambda = %g); use a larger Lambda", lambda)
+	}
+	return &chol, mc, nil
+}
+
+// outputFactor returns F with P = F F^T, from the class labels or the
+// targets of ds, reduced to its column space.
+func outputFactor(ds *dataset.Dataset, o Options) (*mat.Dense, error) {
+	var f *mat.Dense
+	var err error
+	if ds.Label != nil {
+		f, err = labelFactor(ds.Label, ds.NumClasses(), o.Epsilon)
+	} else {
+		f, err = targetFactor(o.OutputKernel, ds.Target, o.Epsilon)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return reduceFactor(f), nil
+}
+
+// eigen solves the eigenproblem of o.Form for o.Method, with the centered
+// kernel kc, the output factor f (supervised methods) and the factored
+// denominator, and returns the o.Components leading eigenvalues and
+// coefficient columns.
+func eigen(kc, f *mat.Dense, chol *mat.Cholesky, o Options) ([]float64, *mat.Dense, bool) {
+	n, _ := kc.Dims()
+	k := o.Components
+	switch {
+	case o.Form == Canonical && o.Method.Supervised():
+		var g mat.Dense
+		g.Mul(kc, f)
+		g.Scale(1/math.Sqrt(float64(n)), &g)
+		return symDefEig(&g, chol, k, o.Seed)
+	case o.Form == Canonical:
+		var g mat.Dense
+		g.Scale(1/math.Sqrt(float64(n)), kc)
+		return symDefEig(&g, chol, k, o.Seed)
+	case o.Method.Supervised(): // paper form
+		return paperLowRank(kc, f, chol, k)
+	default: // paper form, UDICA or KPCA: eig(D^{-1} K^2) = pair (K^2, D).
+		vals, b, ok := symDefEig(kc, chol, k, o.Seed)
+		if ok {
+			paperScale(b, vals)
+		}
+		return vals, b, ok
+	}
 }
 
 // inputVariance returns tr(K Q) = (1/N) tr(E^T K E H_N) from mc = K E H_N

@@ -28,25 +28,8 @@ const primalBlock = 512
 // the convex piecewise-quadratic f(w - t s), found by safeguarded Newton
 // iterations on t.
 func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Binary, error) {
-	n, d := x.Dims()
-	bias := o.Bias
-	hasBias := bias > 0
-	p := d
-	if hasBias {
-		p++
-	}
-	c2 := 2 * o.C
-	sc := math.Sqrt(c2)
-
-	// row returns x~_i into buf.
-	row := func(buf []float64, i int) []float64 {
-		copy(buf, x.RawRowView(i))
-		if hasBias {
-			buf[d] = bias
-		}
-		return buf[:p]
-	}
-
+	pr := newPrimal(x, y, o)
+	n, p := len(y), pr.p
 	var npos int
 	for _, v := range y {
 		if v > 0 {
@@ -61,7 +44,6 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 	idx := make([]int, 0, n) // line search scratch
 	g := make([]float64, p)
 	h := make([]float64, p*p)
-	block := make([]float64, primalBlock*p)
 	res := &Binary{}
 	var g0 float64
 	it := 0
@@ -69,31 +51,7 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		copy(g, w)
-		clear(h)
-		for j := range p {
-			h[j*p+j] = 1
-		}
-		nb := 0
-		flush := func() {
-			gemm.Syrk(blas.Trans, blas64.General{Rows: nb, Cols: p, Stride: p, Data: block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: h})
-			nb = 0
-		}
-		for i := range n {
-			m := 1 - z[i]
-			if m <= 0 {
-				continue
-			}
-			r := block[nb*p : (nb+1)*p]
-			row(r, i)
-			floats.AddScaled(g, -c2*m*y[i], r)
-			floats.Scale(sc, r)
-			nb++
-			if nb == primalBlock {
-				flush()
-			}
-		}
-		flush()
+		pr.gradHessian(g, h, w, z)
 		gn := floats.Norm(g, 2)
 		if it == 0 {
 			g0 = gn
@@ -111,29 +69,101 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 			return nil, err
 		}
 		s := sv.RawVector().Data
-		var sb float64
-		if hasBias {
-			sb = s[d] * bias
-		}
-		for i := range n {
-			dz[i] = y[i] * (floats.Dot(s[:d], x.RawRowView(i)) + sb)
-		}
-		t, _, _ := lineSearch(w, s, z, dz, c2, idx)
+		pr.margins(dz, s)
+		t, _, _ := lineSearch(w, s, z, dz, pr.c2, idx)
 		floats.AddScaled(w, -t, s)
 		for i := range n {
 			z[i] -= t * dz[i]
 		}
 	}
 	res.Epochs = it
-	res.W = w[:d:d]
-	if hasBias {
-		res.Intercept = w[d] * bias
+	res.W = w[:pr.d:pr.d]
+	if pr.hasBias {
+		res.Intercept = w[pr.d] * pr.bias
 	}
 	res.Alpha = make([]float64, n)
 	for i := range n {
-		res.Alpha[i] = c2 * math.Max(0, 1-z[i])
+		res.Alpha[i] = pr.c2 * math.Max(0, 1-z[i])
 	}
 	return res, nil
+}
+
+// primalProblem is the problem of solvePrimal: the rows x~_i = (x_i, B) of X with
+// the bias feature B when there is one (p = d + 1 values), the labels y
+// and 2C.
+type primalProblem struct {
+	x       *mat.Dense
+	y       []float64
+	d, p    int
+	bias    float64
+	hasBias bool
+	c2      float64
+	block   []float64 // primalBlock rows of sqrt(2C) x~_i
+}
+
+func newPrimal(x *mat.Dense, y []float64, o Options) *primalProblem {
+	_, d := x.Dims()
+	pr := &primalProblem{x: x, y: y, d: d, p: d, bias: o.Bias, hasBias: o.Bias > 0, c2: 2 * o.C}
+	if pr.hasBias {
+		pr.p++
+	}
+	pr.block = make([]float64, primalBlock*pr.p)
+	return pr
+}
+
+// row returns x~_i in buf.
+func (pr *primalProblem) row(buf []float64, i int) []float64 {
+	copy(buf, pr.x.RawRowView(i))
+	if pr.hasBias {
+		buf[pr.d] = pr.bias
+	}
+	return buf[:pr.p]
+}
+
+// gradHessian stores in g the gradient w - 2C sum_{i in I} (1 - z_i) y_i x~_i
+// and in the upper triangle of h the generalized Hessian
+// I + 2C sum_{i in I} x~_i x~_i' at w, with z_i = y_i w'x~_i and
+// I = {i : z_i < 1}; the outer products are summed by blocks of
+// primalBlock rows.
+func (pr *primalProblem) gradHessian(g, h, w, z []float64) {
+	p := pr.p
+	sc := math.Sqrt(pr.c2)
+	copy(g, w)
+	clear(h)
+	for j := range p {
+		h[j*p+j] = 1
+	}
+	nb := 0
+	flush := func() {
+		gemm.Syrk(blas.Trans, blas64.General{Rows: nb, Cols: p, Stride: p, Data: pr.block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: h})
+		nb = 0
+	}
+	for i := range pr.y {
+		m := 1 - z[i]
+		if m <= 0 {
+			continue
+		}
+		r := pr.block[nb*p : (nb+1)*p]
+		pr.row(r, i)
+		floats.AddScaled(g, -pr.c2*m*pr.y[i], r)
+		floats.Scale(sc, r)
+		nb++
+		if nb == primalBlock {
+			flush()
+		}
+	}
+	flush()
+}
+
+// margins stores y_i s'x~_i in dz for every row.
+func (pr *primalProblem) margins(dz, s []float64) {
+	var sb float64
+	if pr.hasBias {
+		sb = s[pr.d] * pr.bias
+	}
+	for i, yi := range pr.y {
+		dz[i] = yi * (floats.Dot(s[:pr.d], pr.x.RawRowView(i)) + sb)
+	}
 }
 
 // lineSearch returns the minimizer over t >= 0 of

@@ -377,11 +377,10 @@ func check(x *mat.Dense, nlabels int) (n, d int, err error) {
 	return n, d, nil
 }
 
-// solve runs the chosen solver, for Dual the dual coordinate descent of
-// LIBLINEAR's solve_l2r_l1l2_svc, for labels y in {-1, +1}. Options must
+// solve runs the chosen solver, for labels y in {-1, +1}. Options must
 // have defaults applied (Tol is resolved here, once the solver is known).
 func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uint64) (*Binary, error) {
-	n, d := x.Dims()
+	_, d := x.Dims()
 	if o.Solver == Auto {
 		o.Solver = Dual
 		if o.Loss == SquaredHinge && d <= AutoPrimalMaxDim {
@@ -397,37 +396,17 @@ func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uin
 	if o.Tol == 0 {
 		o.Tol = DefaultTol
 	}
-	bias := o.Bias
-	hasBias := bias > 0
-	var bb float64 // B^2, contribution of the bias feature to x~'x~
-	if hasBias {
-		bb = bias * bias
-	}
+	return solveDual(ctx, x, y, o, stream)
+}
 
-	upper, diag := o.C, 0.0
-	if o.Loss == SquaredHinge {
-		upper, diag = math.Inf(1), 0.5/o.C
-	}
-
-	w := make([]float64, d)
-	var wb float64 // weight of the bias feature
-	alpha := make([]float64, n)
-	qd := make([]float64, n)
-	index := make([]int, n)
-	for i := range n {
-		var s float64
-		for _, v := range x.RawRowView(i) {
-			s += v * v
-		}
-		qd[i] = diag + s + bb
-		index[i] = i
-	}
-
-	raw := x.RawMatrix()
-	data, stride := raw.Data, raw.Stride
+// solveDual is the dual coordinate descent of LIBLINEAR's
+// solve_l2r_l1l2_svc: epochs over the variables in a random order (the PCG
+// stream (o.Seed, stream)), with shrinking, until the spread of the
+// projected gradient over an epoch is at most o.Tol on all the variables.
+func solveDual(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uint64) (*Binary, error) {
+	n := len(y)
+	s := newDualCD(x, y, o)
 	rng := rand.New(rand.NewPCG(o.Seed, stream))
-	shrink := !o.NoShrink
-	active := n
 	pgMaxOld, pgMinOld := math.Inf(1), math.Inf(-1)
 	res := &Binary{}
 	epoch := 0
@@ -435,73 +414,15 @@ func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uin
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		pgMaxNew, pgMinNew := math.Inf(-1), math.Inf(1)
-		for i := 0; i < active; i++ {
-			j := i + rng.IntN(active-i)
-			index[i], index[j] = index[j], index[i]
-		}
-		for s := 0; s < active; s++ {
-			i := index[s]
-			yi := y[i]
-			xi := data[i*stride : i*stride+d]
-			g := wb * bias
-			if !hasBias {
-				g = 0
-			}
-			for j, v := range xi {
-				g += w[j] * v
-			}
-			g = g*yi - 1 + diag*alpha[i]
-
-			var pg float64
-			a := alpha[i]
-			switch {
-			case a == 0:
-				if shrink && g > pgMaxOld {
-					active--
-					index[s], index[active] = index[active], index[s]
-					s--
-					continue
-				}
-				if g < 0 {
-					pg = g
-				}
-			case a == upper:
-				if shrink && g < pgMinOld {
-					active--
-					index[s], index[active] = index[active], index[s]
-					s--
-					continue
-				}
-				if g > 0 {
-					pg = g
-				}
-			default:
-				pg = g
-			}
-			pgMaxNew = math.Max(pgMaxNew, pg)
-			pgMinNew = math.Min(pgMinNew, pg)
-
-			if math.Abs(pg) > 1e-12 {
-				na := math.Min(math.Max(a-g/qd[i], 0), upper)
-				alpha[i] = na
-				step := (na - a) * yi
-				for j, v := range xi {
-					w[j] += step * v
-				}
-				if hasBias {
-					wb += step * bias
-				}
-			}
-		}
+		pgMaxNew, pgMinNew := s.epoch(rng, pgMaxOld, pgMinOld)
 		epoch++
 		if pgMaxNew-pgMinNew <= o.Tol {
-			if active == n {
+			if s.active == n {
 				res.Converged = true
 				break
 			}
 			// Converged on the shrunk problem: recheck all variables.
-			active = n
+			s.active = n
 			pgMaxOld, pgMinOld = math.Inf(1), math.Inf(-1)
 			continue
 		}
@@ -513,13 +434,129 @@ func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uin
 			pgMinOld = math.Inf(-1)
 		}
 	}
-	res.W = w
-	if hasBias {
-		res.Intercept = wb * bias
+	res.W = s.w
+	if s.hasBias {
+		res.Intercept = s.wb * s.bias
 	}
-	res.Alpha = alpha
+	res.Alpha = s.alpha
 	res.Epochs = epoch
 	return res, nil
+}
+
+// dualCD is the state of the dual coordinate descent: the weights w (and wb,
+// that of the bias feature) kept equal to sum_i alpha_i y_i x~_i, the dual
+// variables alpha in [0, upper], the diagonal qd of the dual Hessian, and
+// the order of the variables, the first active of which are not shrunk.
+type dualCD struct {
+	data        []float64 // rows of X
+	stride, d   int
+	y           []float64
+	bias        float64 // B, the value of the bias feature
+	hasBias     bool
+	upper, diag float64
+	shrink      bool
+	w           []float64
+	wb          float64
+	alpha, qd   []float64
+	index       []int
+	active      int
+}
+
+// newDualCD returns the state at alpha = 0 for the problem of o.
+func newDualCD(x *mat.Dense, y []float64, o Options) *dualCD {
+	n, d := x.Dims()
+	raw := x.RawMatrix()
+	s := &dualCD{data: raw.Data, stride: raw.Stride, d: d, y: y, bias: o.Bias, hasBias: o.Bias > 0,
+		upper: o.C, shrink: !o.NoShrink, w: make([]float64, d),
+		alpha: make([]float64, n), qd: make([]float64, n), index: make([]int, n), active: n}
+	var bb float64 // B^2, contribution of the bias feature to x~'x~
+	if s.hasBias {
+		bb = s.bias * s.bias
+	}
+	if o.Loss == SquaredHinge {
+		s.upper, s.diag = math.Inf(1), 0.5/o.C
+	}
+	for i := range n {
+		var sq float64
+		for _, v := range x.RawRowView(i) {
+			sq += v * v
+		}
+		s.qd[i] = s.diag + sq + bb
+		s.index[i] = i
+	}
+	return s
+}
+
+// epoch permutes the active variables with rng and updates each in turn
+// by a projected Newton step, shrinking (moving past the active ones) the
+// variables at a bound whose gradient lies beyond the previous epoch's
+// extremes pgMaxOld, pgMinOld of the projected gradient. It returns this
+// epoch's extremes.
+func (s *dualCD) epoch(rng *rand.Rand, pgMaxOld, pgMinOld float64) (pgMaxNew, pgMinNew float64) {
+	data, stride, d, y, bias := s.data, s.stride, s.d, s.y, s.bias
+	w, alpha, qd, index := s.w, s.alpha, s.qd, s.index
+	upper, diag, wb, active := s.upper, s.diag, s.wb, s.active
+	pgMaxNew, pgMinNew = math.Inf(-1), math.Inf(1)
+	for i := 0; i < active; i++ {
+		j := i + rng.IntN(active-i)
+		index[i], index[j] = index[j], index[i]
+	}
+	for k := 0; k < active; k++ {
+		i := index[k]
+		yi := y[i]
+		xi := data[i*stride : i*stride+d]
+		g := wb * bias
+		if !s.hasBias {
+			g = 0
+		}
+		for j, v := range xi {
+			g += w[j] * v
+		}
+		g = g*yi - 1 + diag*alpha[i]
+
+		var pg float64
+		a := alpha[i]
+		switch {
+		case a == 0:
+			if s.shrink && g > pgMaxOld {
+				active--
+				index[k], index[active] = index[active], index[k]
+				k--
+				continue
+			}
+			if g < 0 {
+				pg = g
+			}
+		case a == upper:
+			if s.shrink && g < pgMinOld {
+				active--
+				index[k], index[active] = index[active], index[k]
+				k--
+				continue
+			}
+			if g > 0 {
+				pg = g
+			}
+		default:
+			pg = g
+		}
+		pgMaxNew = math.Max(pgMaxNew, pg)
+		pgMinNew = math.Min(pgMinNew, pg)
+
+		if math.Abs(pg) > 1e-12 {
+			na := math.Min(math.Max(a-g/qd[i], 0), upper)
+			alpha[i] = na
+			step := (na - a) * yi
+			for j, v := range xi {
+				w[j] += step * v
+			}
+			if s.hasBias {
+				wb += step * bias
+			}
+		}
+	}
+	s.wb, s.active = wb, active
+	return pgMaxNew, pgMinNew
 }
 
 // Decision returns the n x NClass matrix of one-vs-rest decision values
