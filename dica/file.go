@@ -2,6 +2,7 @@ package dica
 
 import (
 	"bytes"
+	"encoding"
 	"fmt"
 	"io"
 	"os"
@@ -65,31 +66,38 @@ func readSealed(path, magic, what string, version uint32) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// writeFile writes b to path atomically (internal/atomicfile): the file at
-// path holds its previous contents until the new ones are complete.
-func writeFile(path string, b []byte) error {
-	return atomicfile.WriteFile(path, b)
-}
-
-// Save writes the statistics to a file (MarshalBinary), atomically.
-func (s *Stats) Save(path string) error {
-	b, err := s.MarshalBinary()
+// save writes v's binary encoding to path atomically (internal/atomicfile):
+// the file at path holds its previous contents until the new ones are
+// complete.
+func save(path string, v encoding.BinaryMarshaler) error {
+	b, err := v.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	return writeFile(path, b)
+	return atomicfile.WriteFile(path, b)
 }
+
+// load decodes into v the file at path, read by readSealed.
+func load(path, magic, what string, version uint32, v encoding.BinaryUnmarshaler) error {
+	b, err := readSealed(path, magic, what, version)
+	if err != nil {
+		return err
+	}
+	if err := v.UnmarshalBinary(b); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// Save writes the statistics to a file (MarshalBinary), atomically.
+func (s *Stats) Save(path string) error { return save(path, s) }
 
 // LoadStats reads statistics written by Stats.Save (or MarshalBinary),
 // reading no more than the file's header declares.
 func LoadStats(path string) (*Stats, error) {
-	b, err := readSealed(path, statsMagic, "statistics", statsVersion)
-	if err != nil {
-		return nil, err
-	}
 	var s Stats
-	if err := s.UnmarshalBinary(b); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := load(path, statsMagic, "statistics", statsVersion, &s); err != nil {
+		return nil, err
 	}
 	return &s, nil
 }

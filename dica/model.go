@@ -396,6 +396,13 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	}
 	var e encoder
 	m.plan.encode(&e)
+	m.encodeFields(&e, w)
+	return seal(ModelMagic, modelVersion, e.b), nil
+}
+
+// encodeFields writes the fields of a model file that follow its plan,
+// with the weights w.
+func (m *Model) encodeFields(e *encoder, w *mat.Dense) {
 	e.dense(w)
 	e.f64s(m.Mean)
 	e.f64s(m.Eigenvalues)
@@ -410,7 +417,6 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	e.strs(s.Targets)
 	e.f64(m.InputVariance)
 	e.f64(m.ProjectedVariance)
-	return seal(ModelMagic, modelVersion, e.b), nil
 }
 
 // UnmarshalBinary decodes a model written by MarshalBinary. A truncated,
@@ -458,25 +464,15 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 
 // Save writes the model to a file, atomically: the file holds its previous
 // contents, if any, until the new ones are complete and synced to disk.
-func (m *Model) Save(path string) error {
-	b, err := m.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	return writeFile(path, b)
-}
+func (m *Model) Save(path string) error { return save(path, m) }
 
 // Load reads a model written by Save. It reads no more than the file's
 // header declares, after checking the magic number and the version, so a
 // large file of another kind is refused after a few bytes.
 func Load(path string) (*Model, error) {
-	b, err := readSealed(path, ModelMagic, "model", modelVersion)
-	if err != nil {
-		return nil, err
-	}
 	var m Model
-	if err := m.UnmarshalBinary(b); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := load(path, ModelMagic, "model", modelVersion, &m); err != nil {
+		return nil, err
 	}
 	return &m, nil
 }

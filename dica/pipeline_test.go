@@ -121,20 +121,7 @@ func TestModelVersion1Loads(t *testing.T) {
 	var e encoder
 	m.plan.encode(&e)
 	e.b = e.b[:len(e.b)-8]
-	e.dense(m.W)
-	e.f64s(m.Mean)
-	e.f64s(m.Eigenvalues)
-	e.int(m.Positive)
-	s := m.Summary
-	e.u64(uint64(s.N))
-	e.strs(s.Features)
-	e.strs(s.Domains)
-	e.ints(int64s(s.DomainCounts))
-	e.strs(s.Classes)
-	e.ints(int64s(s.ClassCounts))
-	e.strs(s.Targets)
-	e.f64(m.InputVariance)
-	e.f64(m.ProjectedVariance)
+	m.encodeFields(&e, m.W)
 	var old Model
 	if err := old.UnmarshalBinary(seal(ModelMagic, 1, e.b)); err != nil {
 		t.Fatal(err)
