@@ -27,8 +27,8 @@ type Map interface {
 // Factored is implemented by maps that are a fixed linear transform of a
 // cheaper raw map: phi(x) = T^T raw(x), with T a RawDim x Dim matrix. Sums
 // of features can then be accumulated in raw coordinates and transformed
-// once at the end (MATH.md: for Nystrom, raw(x) is the kernel row k_m(x)
-// and T = K_mm^{-1/2}).
+// once at the end (docs/MATH.md, "4. Sufficient statistics": for Nystrom,
+// raw(x) is the kernel row k_m(x) and T = K_mm^{-1/2}).
 type Factored interface {
 	Map
 	// RawDim returns the dimension of the raw map.

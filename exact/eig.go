@@ -163,14 +163,9 @@ func cmplxAbs(z complex128) float64 { return math.Hypot(real(z), imag(z)) }
 // LanczosMin is the size from which the full-rank eigenproblems of the exact
 // path (UDICA, KPCA) use the Lanczos solver (lanczosTop) instead of the
 // dense eigendecomposition of C = U^{-T} G G^T U^{-1} (C formed,
-// mat.EigenSym with vectors). Measured by BenchmarkSymDefEigPaths on the
-// canonical UDICA pencil (RBF kernel, 10 domains, lambda 1e-3; 2 shared
-// cores, two runs): the crossover lies between n = 40 and 60 for k = 5 and
-// between 60 and 80 for k = 10. At n = 100 Lanczos takes 0.43-0.48 ms
-// (k = 5) and 0.83-1.7 ms (k = 10) against 1.8-3.9 ms dense; at n = 300,
-// 2.5-3.8 ms against 40-48 ms; at n = 600, 10-34 ms against 310-440 ms.
-// 100 keeps a margin of at least 2 over the crossover for k <= 10 (the
-// earlier value, 300, had no committed measurement).
+// mat.EigenSym with vectors): it lies above the size where the two paths
+// cost the same for k <= 10, with a margin of about 2, as
+// BenchmarkSymDefEigPaths measures on the canonical UDICA pencil.
 const LanczosMin = 100
 
 // lanczosTop returns the k largest eigenpairs of C = U^{-T} G G^T U^{-1}:

@@ -397,8 +397,8 @@ func denseGenEig(a, d *mat.Dense) []float64 {
 // COIR (D = K + lambda I commutes with K, so D^{-1} P K^2 has the spectrum
 // of K D^{-1} P K = D^{-1} K P K), and approximately for DICA with a real
 // target: there D^{-1} does not commute with K and the two problems differ
-// (MATH.md observed ~1e-4 relative on the toy data, 1.5e-3 here on 238
-// points; we allow 1e-2).
+// (about 1e-4 relative on the paper's toy data, docs/MATH.md, "2. Two
+// eigenproblems"; 1.5e-3 here on 238 points; we allow 1e-2).
 func TestCanonicalVsPaper(t *testing.T) {
 	ds := toy.Regression(toy.Options{Domains: 4, MeanSize: 60, Seed: 21})
 	n := float64(ds.N())

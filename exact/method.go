@@ -7,7 +7,8 @@
 // The cost is O(n^2 d) for the kernel matrix and O(n^3) for the solve, and
 // the memory O(n^2): this path is for small data and for measuring the
 // error of the low-rank approximations, which solve the same canonical
-// problem (see MATH.md in the design notes).
+// problem (docs/MATH.md, "2. Two eigenproblems" and "3. The low-rank
+// reduction").
 package exact
 
 import (

@@ -6,7 +6,9 @@
 // The map is an approx.Factored map: raw(x) = k_m(x) and
 // phi(x) = T^T k_m(x) with T = U_r S_r^{-1/2} (m x r), from the symmetric
 // eigendecomposition K_mm = U S U^T with the eigenvalues below
-// rcond * max(S) dropped (MATH.md). The relative cutoff keeps
+// rcond * max(S) dropped, or above EigenMax landmarks from a Cholesky
+// factor of K_mm (docs/MATH.md, "7. Kernels and feature maps"). The
+// relative cutoff keeps
 // duplicate or near-duplicate landmarks from blowing up the features: the
 // largest entry of T is at most (rcond s_max)^{-1/2}, and every feature
 // vector satisfies ||phi(x)||^2 <= k(x, x) (phi(x) is the projection of the
@@ -32,14 +34,14 @@ import (
 )
 
 // DefaultRCond is the default relative eigenvalue cutoff: eigenvalues of
-// K_mm below DefaultRCond * max eigenvalue are dropped (MATH.md: a relative
-// cutoff, not scikit-learn's absolute 1e-12, which amplifies near-duplicate
-// landmarks by up to 1e6).
+// K_mm below DefaultRCond * max eigenvalue are dropped: a relative cutoff,
+// not scikit-learn's absolute 1e-12, which amplifies near-duplicate
+// landmarks by up to 1e6 (docs/MATH.md, "7. Kernels and feature maps").
 //
 // The floor it sets: with every training point a landmark (m = n),
 // Phi Phi^T is K with its eigenvalues below 1e-10 s_max set to zero, so every
-// eigenvalue of Phi Phi^T is within 1e-10 ||K||_2 of K's (Weyl; measured
-// 9e-11 s_max on a wide-RBF matrix of numerical rank 70 of 150), and quantities
+// eigenvalue of Phi Phi^T is within 1e-10 ||K||_2 of K's (Weyl;
+// TestCutoffFloor checks it on a wide-RBF matrix), and quantities
 // of the fit that are well conditioned in K (the leading DICA eigenvalues)
 // agree with the exact path to about 1e-10 relative, below the 1e-8 the
 // project asks for. Features are amplified by at most

@@ -88,9 +88,9 @@ func solvePrimal(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 	return res, nil
 }
 
-// primalProblem is the problem of solvePrimal: the rows x~_i = (x_i, B) of X with
-// the bias feature B when there is one (p = d + 1 values), the labels y
-// and 2C.
+// primalProblem is the problem of solvePrimal: the rows x~_i = (x_i, B)
+// of X with the bias feature B when there is one (p = d + 1 values, else
+// p = d), the labels y, 2C, and a buffer of primalBlock scaled rows.
 type primalProblem struct {
 	x       *mat.Dense
 	y       []float64
@@ -101,6 +101,7 @@ type primalProblem struct {
 	block   []float64 // primalBlock rows of sqrt(2C) x~_i
 }
 
+// newPrimal returns the problem of solvePrimal for x, y and o.
 func newPrimal(x *mat.Dense, y []float64, o Options) *primalProblem {
 	_, d := x.Dims()
 	pr := &primalProblem{x: x, y: y, d: d, p: d, bias: o.Bias, hasBias: o.Bias > 0, c2: 2 * o.C}

@@ -69,9 +69,8 @@ const (
 	// On data with n >> d and overlapping classes the dual method can need
 	// thousands of epochs (LIBLINEAR then warns that it reached the maximum
 	// number of iterations and that -s 2 may be faster), while the primal
-	// Newton method converges in a few iterations: on 200k x 10 with 4
-	// overlapping classes, 0.3-0.5 s instead of 35-50 s (1000 epochs, not
-	// converged).
+	// Newton method converges in a few iterations (BenchmarkTrain200kx10x4
+	// compares them on 200,000 points of 4 overlapping classes).
 	Auto Solver = iota
 	// Dual is dual coordinate descent (LIBLINEAR -s 1 and -s 3).
 	Dual
