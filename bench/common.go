@@ -34,6 +34,7 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/kernel"
 )
 
 // options are the flags every experiment takes.
@@ -593,4 +594,80 @@ func col(m mat.Matrix, j int) []float64 {
 		c[i] = m.At(i, j)
 	}
 	return c
+}
+
+// The small helpers below serve several experiments: lists of counts,
+// seeded subsamples, means and medians, and the machine's load.
+
+// parseInts parses a comma-separated list of positive integers.
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty list")
+	}
+	return out, nil
+}
+
+// subsample returns a seeded subsample of k rows of ds (all when k <= 0 or
+// k >= n).
+func subsample(ds *dataset.Dataset, k int, seed uint64) *dataset.Dataset {
+	if k <= 0 || k >= ds.N() {
+		return ds
+	}
+	return ds.Subset(kernel.SampleRows(ds.N(), k, seed))
+}
+
+// head returns the first k values of v.
+func head(v []float64, k int) []float64 {
+	return append([]float64(nil), v[:min(k, len(v))]...)
+}
+
+// mean returns the mean of v (NaN when empty).
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// median returns the median of v.
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// loadAvg returns the first three fields of /proc/loadavg, or "n/a".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
 }

@@ -33,7 +33,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +41,6 @@ import (
 	"github.com/dicalab/dica/approx"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
-	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/svm"
 )
 
@@ -137,35 +135,6 @@ func runRank(args []string) error {
 	return rep.flush()
 }
 
-// parseInts parses a comma-separated list of positive integers.
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		v, err := strconv.Atoi(f)
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", f)
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("empty list")
-	}
-	return out, nil
-}
-
-// subsample returns a seeded subsample of k rows of ds (all when k <= 0 or
-// k >= n).
-func subsample(ds *dataset.Dataset, k int, seed uint64) *dataset.Dataset {
-	if k <= 0 || k >= ds.N() {
-		return ds
-	}
-	return ds.Subset(kernel.SampleRows(ds.N(), k, seed))
-}
-
 // svmAccuracy standardizes the training features, trains a one-vs-rest
 // linear SVM and returns its accuracy on the test features.
 func svmAccuracy(ctx context.Context, xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int, nc int, seed uint64) (float64, error) {
@@ -204,134 +173,191 @@ type rankPoint struct {
 	kernFrob float64
 }
 
+// rankRun is the state of one run of the rank experiment: its settings,
+// where it reports, and the results that the summary and the plots need.
+type rankRun struct {
+	ctx                context.Context
+	cfg                rankConfig
+	rep                *reporter
+	base               dica.Config
+	res                map[string]map[int]*rankPoint // by solver name and m
+	exactAcc, inputAcc []float64                     // per direction
+}
+
+// rankSets are the seeded subsamples of one direction: the training cells
+// of the low-rank fits, of the SVM, of the exact path and of the kernel
+// error, and the test cells, with the SVM's labels in a shared numbering.
+type rankSets struct {
+	fit, svm, test, exact *dataset.Dataset
+	kerrX                 *mat.Dense
+	ysvm, ytest           []int
+	nc                    int
+}
+
 // rank runs the experiment on the given directions.
 func rank(ctx context.Context, cfg rankConfig, splits []rankSplit, rep *reporter, out string) error {
-	base := rankBaseConfig(cfg)
-	res := map[string]map[int]*rankPoint{}
+	r := &rankRun{ctx: ctx, cfg: cfg, rep: rep, base: rankBaseConfig(cfg), res: map[string]map[int]*rankPoint{}}
 	for _, s := range rankSolvers {
-		res[s.name] = map[int]*rankPoint{}
+		r.res[s.name] = map[int]*rankPoint{}
 		for _, m := range cfg.ms {
-			res[s.name][m] = &rankPoint{eigErr: math.NaN(), kernFrob: math.NaN()}
+			r.res[s.name][m] = &rankPoint{eigErr: math.NaN(), kernFrob: math.NaN()}
 		}
 	}
-	var exactAcc, inputAcc []float64
 	for di, sp := range splits {
-		fitSet := subsample(sp.train, cfg.fitCells, cfg.seed+1)
-		svmSet := subsample(sp.train, cfg.svmCells, cfg.seed+2)
-		testSet := subsample(sp.test, cfg.testCells, cfg.seed+3)
-		exactSet := subsample(sp.train, cfg.exactN, cfg.seed+4)
-		kerrX := subsample(sp.train, cfg.kerrN, cfg.seed+5).X
-		ysvm, ytest, nc := sharedLabels(svmSet, testSet)
-		rep.note("%s: %d training cells (fits use %d, SVM %d, exact path %d), %d test cells (%d used)",
-			sp.name, sp.train.N(), fitSet.N(), svmSet.N(), exactSet.N(), sp.test.N(), testSet.N())
-
-		// Input baseline.
-		t0 := time.Now()
-		acc, err := svmAccuracy(ctx, svmSet.X, ysvm, testSet.X, ytest, nc, cfg.seed)
-		if err != nil {
-			return fmt.Errorf("input baseline: %w", err)
-		}
-		inputAcc = append(inputAcc, acc)
-		if err := rep.add("baselines", obj{{"direction", sp.name}, {"solver", "input (8 markers)"}, {"m", "-"}, {"fit_cells", 0}},
-			obj{{"accuracy", acc}, {"svm_s", time.Since(t0).Seconds()}}); err != nil {
+		if err := r.direction(di, sp); err != nil {
 			return err
 		}
-
-		// Exact baseline.
-		ec := base
-		ec.Solver = dica.Exact
-		resetPeakRSS()
-		t0 = time.Now()
-		em, err := dica.Fit(ctx, exactSet.Source(), ec)
-		if err != nil {
-			return fmt.Errorf("exact fit: %w", err)
-		}
-		efit := time.Since(t0).Seconds()
-		erss := peakRSS()
-		acc, err = projectedAccuracy(ctx, em, svmSet.X, ysvm, testSet.X, ytest, nc, cfg.seed)
-		if err != nil {
-			return fmt.Errorf("exact baseline: %w", err)
-		}
-		exactAcc = append(exactAcc, acc)
-		if err := rep.add("baselines", obj{{"direction", sp.name}, {"solver", "exact"}, {"m", "-"}, {"fit_cells", exactSet.N()}},
-			obj{{"accuracy", acc}, {"fit_s", efit}, {"peak_rss_mb", mb(erss)}, {"eigenvalues", head(em.Eigenvalues, em.Positive)}}); err != nil {
-			return err
-		}
-
-		for _, s := range rankSolvers {
-			for _, m := range cfg.ms {
-				c := base
-				c.Solver, c.Landmarks, c.Orthogonal, c.Rank = s.solver, s.landmarks, s.orthogonal, s.rank(m)
-				conf := obj{{"direction", sp.name}, {"solver", s.name}, {"m", c.Rank}, {"fit_cells", fitSet.N()}}
-
-				// Agreement with the exact path, once (first direction).
-				if di == 0 {
-					if c.Rank <= exactSet.N() {
-						v, err := exactAgreement(ctx, c, em, exactSet)
-						if err != nil {
-							return fmt.Errorf("%s m=%d agreement: %w", s.name, m, err)
-						}
-						res[s.name][m].eigErr = v[0].V.(float64)
-						if err := rep.add("agreement with the exact path", obj{{"solver", s.name}, {"m", c.Rank}, {"n", exactSet.N()}}, v); err != nil {
-							return err
-						}
-					}
-				}
-
-				resetPeakRSS()
-				t0 := time.Now()
-				model, err := dica.Fit(ctx, fitSet.Source(), c)
-				if err != nil {
-					return fmt.Errorf("%s m=%d: %w", s.name, m, err)
-				}
-				fitS := time.Since(t0).Seconds()
-				rss := peakRSS()
-				t0 = time.Now()
-				acc, err := projectedAccuracy(ctx, model, svmSet.X, ysvm, testSet.X, ytest, nc, cfg.seed)
-				if err != nil {
-					return fmt.Errorf("%s m=%d accuracy: %w", s.name, m, err)
-				}
-				evalS := time.Since(t0).Seconds()
-				frob, spec := approx.KernelError(model.Config().Kernel, model.Map(), kerrX)
-				p := res[s.name][m]
-				p.acc = append(p.acc, acc)
-				if di == 0 {
-					p.kernFrob = frob
-				}
-				if err := rep.add("leave-centers-out", conf, obj{
-					{"accuracy", acc}, {"kernel_frob", frob}, {"kernel_spec", spec},
-					{"fit_s", fitS}, {"eval_s", evalS}, {"peak_rss_mb", mb(rss)}, {"components", model.Positive},
-				}); err != nil {
-					return err
-				}
-			}
-		}
 	}
-
-	// Summary per solver and m: mean accuracy over the directions.
-	for _, s := range rankSolvers {
-		for _, m := range cfg.ms {
-			p := res[s.name][m]
-			if err := rep.add("summary (mean of both directions)", obj{{"solver", s.name}, {"m", s.rank(m)}},
-				obj{{"accuracy", mean(p.acc)}, {"eig_rel_err", p.eigErr}, {"kernel_frob", p.kernFrob}}); err != nil {
-				return err
-			}
-		}
-	}
-	if err := rep.add("summary (mean of both directions)", obj{{"solver", "exact"}, {"m", "-"}}, obj{{"accuracy", mean(exactAcc)}}); err != nil {
-		return err
-	}
-	if err := rep.add("summary (mean of both directions)", obj{{"solver", "input"}, {"m", "-"}}, obj{{"accuracy", mean(inputAcc)}}); err != nil {
+	if err := r.summary(); err != nil {
 		return err
 	}
 	if out == "" {
 		return nil
 	}
+	return r.plots(out)
+}
+
+// direction measures one direction: the input and exact baselines, then
+// every solver at every m. The first direction (di == 0) also measures
+// the agreement with the exact path and the kernel error.
+func (r *rankRun) direction(di int, sp rankSplit) error {
+	cfg := r.cfg
+	set := &rankSets{
+		fit:   subsample(sp.train, cfg.fitCells, cfg.seed+1),
+		svm:   subsample(sp.train, cfg.svmCells, cfg.seed+2),
+		test:  subsample(sp.test, cfg.testCells, cfg.seed+3),
+		exact: subsample(sp.train, cfg.exactN, cfg.seed+4),
+		kerrX: subsample(sp.train, cfg.kerrN, cfg.seed+5).X,
+	}
+	set.ysvm, set.ytest, set.nc = sharedLabels(set.svm, set.test)
+	r.rep.note("%s: %d training cells (fits use %d, SVM %d, exact path %d), %d test cells (%d used)",
+		sp.name, sp.train.N(), set.fit.N(), set.svm.N(), set.exact.N(), sp.test.N(), set.test.N())
+	if err := r.inputBaseline(sp, set); err != nil {
+		return err
+	}
+	em, err := r.exactBaseline(sp, set)
+	if err != nil {
+		return err
+	}
+	for _, s := range rankSolvers {
+		for _, m := range cfg.ms {
+			if err := r.solverFit(di, sp, set, em, s, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// inputBaseline measures the SVM on the inputs themselves.
+func (r *rankRun) inputBaseline(sp rankSplit, set *rankSets) error {
+	t0 := time.Now()
+	acc, err := svmAccuracy(r.ctx, set.svm.X, set.ysvm, set.test.X, set.ytest, set.nc, r.cfg.seed)
+	if err != nil {
+		return fmt.Errorf("input baseline: %w", err)
+	}
+	r.inputAcc = append(r.inputAcc, acc)
+	return r.rep.add("baselines", obj{{"direction", sp.name}, {"solver", "input (8 markers)"}, {"m", "-"}, {"fit_cells", 0}},
+		obj{{"accuracy", acc}, {"svm_s", time.Since(t0).Seconds()}})
+}
+
+// exactBaseline fits the exact path on its subsample, measures the SVM on
+// its components, and returns the model.
+func (r *rankRun) exactBaseline(sp rankSplit, set *rankSets) (*dica.Model, error) {
+	ec := r.base
+	ec.Solver = dica.Exact
+	resetPeakRSS()
+	t0 := time.Now()
+	em, err := dica.Fit(r.ctx, set.exact.Source(), ec)
+	if err != nil {
+		return nil, fmt.Errorf("exact fit: %w", err)
+	}
+	efit := time.Since(t0).Seconds()
+	erss := peakRSS()
+	acc, err := projectedAccuracy(r.ctx, em, set.svm.X, set.ysvm, set.test.X, set.ytest, set.nc, r.cfg.seed)
+	if err != nil {
+		return nil, fmt.Errorf("exact baseline: %w", err)
+	}
+	r.exactAcc = append(r.exactAcc, acc)
+	if err := r.rep.add("baselines", obj{{"direction", sp.name}, {"solver", "exact"}, {"m", "-"}, {"fit_cells", set.exact.N()}},
+		obj{{"accuracy", acc}, {"fit_s", efit}, {"peak_rss_mb", mb(erss)}, {"eigenvalues", head(em.Eigenvalues, em.Positive)}}); err != nil {
+		return nil, err
+	}
+	return em, nil
+}
+
+// solverFit measures solver s at rank m in one direction: in the first
+// (di == 0), the agreement with the exact model em on its cells (when m
+// does not exceed them); then the fit's time, peak memory, kernel error
+// and leave-centers-out accuracy.
+func (r *rankRun) solverFit(di int, sp rankSplit, set *rankSets, em *dica.Model, s rankSolver, m int) error {
+	c := r.base
+	c.Solver, c.Landmarks, c.Orthogonal, c.Rank = s.solver, s.landmarks, s.orthogonal, s.rank(m)
+	conf := obj{{"direction", sp.name}, {"solver", s.name}, {"m", c.Rank}, {"fit_cells", set.fit.N()}}
+	p := r.res[s.name][m]
+	if di == 0 && c.Rank <= set.exact.N() {
+		v, err := exactAgreement(r.ctx, c, em, set.exact)
+		if err != nil {
+			return fmt.Errorf("%s m=%d agreement: %w", s.name, m, err)
+		}
+		p.eigErr = v[0].V.(float64)
+		if err := r.rep.add("agreement with the exact path", obj{{"solver", s.name}, {"m", c.Rank}, {"n", set.exact.N()}}, v); err != nil {
+			return err
+		}
+	}
+	resetPeakRSS()
+	t0 := time.Now()
+	model, err := dica.Fit(r.ctx, set.fit.Source(), c)
+	if err != nil {
+		return fmt.Errorf("%s m=%d: %w", s.name, m, err)
+	}
+	fitS := time.Since(t0).Seconds()
+	rss := peakRSS()
+	t0 = time.Now()
+	acc, err := projectedAccuracy(r.ctx, model, set.svm.X, set.ysvm, set.test.X, set.ytest, set.nc, r.cfg.seed)
+	if err != nil {
+		return fmt.Errorf("%s m=%d accuracy: %w", s.name, m, err)
+	}
+	evalS := time.Since(t0).Seconds()
+	frob, spec := approx.KernelError(model.Config().Kernel, model.Map(), set.kerrX)
+	p.acc = append(p.acc, acc)
+	if di == 0 {
+		p.kernFrob = frob
+	}
+	return r.rep.add("leave-centers-out", conf, obj{
+		{"accuracy", acc}, {"kernel_frob", frob}, {"kernel_spec", spec},
+		{"fit_s", fitS}, {"eval_s", evalS}, {"peak_rss_mb", mb(rss)}, {"components", model.Positive},
+	})
+}
+
+// summary reports each solver at each m, and the baselines, as means over
+// the directions.
+func (r *rankRun) summary() error {
+	const kind = "summary (mean of both directions)"
+	for _, s := range rankSolvers {
+		for _, m := range r.cfg.ms {
+			p := r.res[s.name][m]
+			if err := r.rep.add(kind, obj{{"solver", s.name}, {"m", s.rank(m)}},
+				obj{{"accuracy", mean(p.acc)}, {"eig_rel_err", p.eigErr}, {"kernel_frob", p.kernFrob}}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.rep.add(kind, obj{{"solver", "exact"}, {"m", "-"}}, obj{{"accuracy", mean(r.exactAcc)}}); err != nil {
+		return err
+	}
+	return r.rep.add(kind, obj{{"solver", "input"}, {"m", "-"}}, obj{{"accuracy", mean(r.inputAcc)}})
+}
+
+// plots draws rank_accuracy.png, rank_error.png and rank_kernel_error.png
+// into the folder out.
+func (r *rankRun) plots(out string) error {
+	cfg := r.cfg
 	var accS, errS, kerS []series
 	for _, s := range rankSolvers {
 		var xs, acc, ee, ke []float64
 		for _, m := range cfg.ms {
-			p := res[s.name][m]
+			p := r.res[s.name][m]
 			xs = append(xs, float64(s.rank(m)))
 			acc = append(acc, mean(p.acc))
 			ee = append(ee, p.eigErr)
@@ -343,7 +369,7 @@ func rank(ctx context.Context, cfg rankConfig, splits []rankSplit, rep *reporter
 	}
 	files := []string{filepath.Join(out, "rank_accuracy.png"), filepath.Join(out, "rank_error.png"), filepath.Join(out, "rank_kernel_error.png")}
 	if err := linePlot(files[0], "Leave-centers-out accuracy (linear SVM on DICA components, "+sigmaText(cfg.sigma)+")", "rank m", "accuracy (mean of 2 directions)", plotOpts{logX: true, legendBottom: true, yMin: 0, yMax: 1},
-		accS, []hline{{fmt.Sprintf("exact DICA (n=%d)", cfg.exactN), mean(exactAcc)}, {"input (8 markers)", mean(inputAcc)}}); err != nil {
+		accS, []hline{{fmt.Sprintf("exact DICA (n=%d)", cfg.exactN), mean(r.exactAcc)}, {"input (8 markers)", mean(r.inputAcc)}}); err != nil {
 		return err
 	}
 	if err := linePlot(files[1], fmt.Sprintf("Eigenvalue relative error vs exact (n=%d)", cfg.exactN), "rank m", "max relative error of the positive eigenvalues", plotOpts{logX: true, logY: true, yMin: 1e-3, yMax: 10}, errS, nil); err != nil {
@@ -352,7 +378,7 @@ func rank(ctx context.Context, cfg rankConfig, splits []rankSplit, rep *reporter
 	if err := linePlot(files[2], "Kernel approximation error", "rank m", "||K - Phi Phi^T||_F / ||K||_F", plotOpts{logX: true, logY: true}, kerS, nil); err != nil {
 		return err
 	}
-	rep.note("plots: %s", strings.Join(files, ", "))
+	r.rep.note("plots: %s", strings.Join(files, ", "))
 	return nil
 }
 
@@ -408,23 +434,6 @@ func exactAgreement(ctx context.Context, c dica.Config, em *dica.Model, ds *data
 		angles[i] = math.Acos(math.Min(1, c)) * 180 / math.Pi
 	}
 	return obj{{"eig_rel_err_max", worst}, {"eig_rel_err", rel}, {"max_angle_deg", angles[len(angles)-1]}, {"angles_deg", angles}}, nil
-}
-
-// head returns the first k values of v.
-func head(v []float64, k int) []float64 {
-	return append([]float64(nil), v[:min(k, len(v))]...)
-}
-
-// mean returns the mean of v (NaN when empty).
-func mean(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 // sigmaText describes the bandwidth setting of a plot.

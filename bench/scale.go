@@ -11,7 +11,8 @@
 // (../shared/data or $DICA_DATA), held in memory by the child; supervised DICA
 // uses the 693,643 labelled cells, UDICA all 929,685 (ungated included);
 // smaller n are seeded subsamples. Fits: Nystrom, uniform landmarks, RBF
-// sigma = 1, eps = 1e-4, lambda = 0, k = 10 (the setting of PERFORMANCE.md).
+// sigma = 1, eps = 1e-4, lambda = 0, k = 10 (the README's flagship
+// setting; docs/PERFORMANCE.md, "One fit, step by step", gives its cost).
 //
 // Measured:
 //   - fit time and peak RSS vs n for DICA and UDICA at m = -rank;
@@ -22,8 +23,8 @@
 //   - GOMAXPROCS 1 vs 2 for DICA at m = -rank on all labelled cells;
 //   - the transform throughput (cells/s at m = -rank) and the time of one
 //     bare pass computing the same kernel rows (nystrom MapRaw over all cells
-//     in blocks on all cores) against the whole fit (target fit <= 1.3 x the
-//     bare pass);
+//     in blocks on all cores) against the whole fit (docs/PERFORMANCE.md,
+//     "Targets": a fit within 1.3 times the bare pass);
 //   - when /usr/bin/python3 imports numpy, scipy and scikit-learn,
 //     ../shared/peers/numpy_dica.py on the same number of labelled cells (its
 //     own seeded subsample below all cells), its timing lines parsed and its
@@ -46,7 +47,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -238,20 +238,6 @@ func (cfg scaleConfig) runChild(ctx context.Context, job scaleJob) (*scaleResult
 	best.FitTimesS = times
 	best.FitS = median(times)
 	return best, nil
-}
-
-// median returns the median of v.
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // scaleChild makes one measurement in this process.
@@ -525,83 +511,138 @@ func runPeer(ctx context.Context, script string, n, m int, method string) (*peer
 	return r, nil
 }
 
+// scaleParent is the state of the parent of a scale run: the settings,
+// where it reports, and the points the plots need.
+type scaleParent struct {
+	ctx      context.Context
+	cfg      scaleConfig
+	rep      *reporter
+	allProcs int // GOMAXPROCS of the runs that do not vary it
+}
+
+// scalePt is a point of a plot: x (cells or m), fit seconds and peak RSS
+// in MB.
+type scalePt struct{ x, t, rss float64 }
+
 // scaleRun runs the parent: every measurement in a child.
 func scaleRun(ctx context.Context, cfg scaleConfig, rep *reporter, out string) error {
 	nproc := runtime.NumCPU()
 	rep.note("machine: %d CPUs, load average at start %s", nproc, loadAvg())
-	allProcs := runtime.GOMAXPROCS(0)
-	job := func(kind, method string, n int, all bool, m, procs int, extras bool) scaleJob {
-		return scaleJob{Kind: kind, Method: method, N: n, All: all, M: m, Procs: procs, Extras: extras, Seed: cfg.seed}
+	p := &scaleParent{ctx: ctx, cfg: cfg, rep: rep, allProcs: runtime.GOMAXPROCS(0)}
+	curves, dicaAll, err := p.vsN()
+	if err != nil {
+		return err
 	}
-	fitRow := func(kind string, r *scaleResult, extra obj) error {
-		conf := obj{{"method", r.Job.Method}, {"data", dataName(r.Job)}, {"cells", r.Cells}, {"m", r.Job.M}, {"gomaxprocs", r.GOMAXPROCS}}
-		vals := obj{{"fit_s", r.FitS}, {"peak_rss_mb", mb(r.PeakRSS)}, {"rss_before_fit_mb", mb(r.RSSBefore)}}
-		if r.GenPassS > 0 {
-			vals = append(vals, field{"gen_pass_s", r.GenPassS})
+	if dicaAll != nil && dicaAll.BarePassS > 0 {
+		if err := p.transformRow(dicaAll); err != nil {
+			return err
 		}
-		if len(r.FitTimesS) > 1 {
-			vals = append(vals, field{"fit_times_s", r.FitTimesS})
-		}
-		return rep.add(kind, conf, append(vals, extra...))
 	}
+	vsM, err := p.vsM()
+	if err != nil {
+		return err
+	}
+	if err := p.vsProcs(); err != nil {
+		return err
+	}
+	var peerPts []scalePt
+	if cfg.peer {
+		if peerPts, err = p.peer(); err != nil {
+			return err
+		}
+	}
+	rep.note("load average at end %s", loadAvg())
+	if out == "" {
+		return nil
+	}
+	return p.plots(out, curves, vsM, peerPts)
+}
 
-	// Time vs n.
-	type pt struct{ x, t, rss float64 }
-	curves := map[string][]pt{}
-	var dicaAll *scaleResult // the run with the transform and the bare pass
+// job describes a child measurement with the run's seed.
+func (p *scaleParent) job(kind, method string, n int, all bool, m, procs int, extras bool) scaleJob {
+	return scaleJob{Kind: kind, Method: method, N: n, All: all, M: m, Procs: procs, Extras: extras, Seed: p.cfg.seed}
+}
+
+// fitRow reports a fit measured by a child, under kind, with extra values.
+func (p *scaleParent) fitRow(kind string, r *scaleResult, extra obj) error {
+	conf := obj{{"method", r.Job.Method}, {"data", dataName(r.Job)}, {"cells", r.Cells}, {"m", r.Job.M}, {"gomaxprocs", r.GOMAXPROCS}}
+	vals := obj{{"fit_s", r.FitS}, {"peak_rss_mb", mb(r.PeakRSS)}, {"rss_before_fit_mb", mb(r.RSSBefore)}}
+	if r.GenPassS > 0 {
+		vals = append(vals, field{"gen_pass_s", r.GenPassS})
+	}
+	if len(r.FitTimesS) > 1 {
+		vals = append(vals, field{"fit_times_s", r.FitTimesS})
+	}
+	return p.rep.add(kind, conf, append(vals, extra...))
+}
+
+// vsN measures DICA (labelled cells) and UDICA (all cells) at each n, and
+// the synthetic stream; the last DICA run also measures the transform and
+// the bare pass, and is returned. The curves are keyed "dica", "udica"
+// and "stream".
+func (p *scaleParent) vsN() (map[string][]scalePt, *scaleResult, error) {
+	cfg := p.cfg
+	curves := map[string][]scalePt{}
+	var dicaAll *scaleResult
 	for _, method := range []string{"dica", "udica"} {
 		for i, n := range cfg.ns {
 			last := i == len(cfg.ns)-1
-			r, err := cfg.runChild(ctx, job("cytof", method, n, method == "udica", cfg.rank, allProcs, method == "dica" && last))
+			r, err := cfg.runChild(p.ctx, p.job("cytof", method, n, method == "udica", cfg.rank, p.allProcs, method == "dica" && last))
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			if method == "dica" && last {
 				dicaAll = r
 			}
-			curves[method] = append(curves[method], pt{float64(r.Cells), r.FitS, mb(r.PeakRSS)})
-			if err := fitRow("fit vs n", r, nil); err != nil {
-				return err
+			curves[method] = append(curves[method], scalePt{float64(r.Cells), r.FitS, mb(r.PeakRSS)})
+			if err := p.fitRow("fit vs n", r, nil); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
 	if cfg.stream > 0 {
-		r, err := cfg.runChild(ctx, job("stream", "dica", cfg.stream, false, cfg.rank, allProcs, false))
+		r, err := cfg.runChild(p.ctx, p.job("stream", "dica", cfg.stream, false, cfg.rank, p.allProcs, false))
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		curves["stream"] = append(curves["stream"], pt{float64(r.Cells), r.FitS, mb(r.PeakRSS)})
-		if err := fitRow("fit vs n", r, nil); err != nil {
-			return err
-		}
-	}
-
-	// Transform throughput and the bare pass.
-	if dicaAll != nil && dicaAll.BarePassS > 0 {
-		if err := rep.add("transform and bare kernel-row pass", obj{{"method", "dica"}, {"cells", dicaAll.Cells}, {"m", cfg.rank}, {"gomaxprocs", dicaAll.GOMAXPROCS}},
-			obj{{"transform_cells_per_s", float64(dicaAll.Cells) / dicaAll.TransformS}, {"transform_s", dicaAll.TransformS},
-				{"bare_pass_s", dicaAll.BarePassS}, {"fit_s", dicaAll.FitS}, {"fit_over_bare_pass", dicaAll.FitS / dicaAll.BarePassS}}); err != nil {
-			return err
+		curves["stream"] = append(curves["stream"], scalePt{float64(r.Cells), r.FitS, mb(r.PeakRSS)})
+		if err := p.fitRow("fit vs n", r, nil); err != nil {
+			return nil, nil, err
 		}
 	}
+	return curves, dicaAll, nil
+}
 
-	// Time vs m.
-	var vsM []pt
-	for _, m := range cfg.ms {
-		r, err := cfg.runChild(ctx, job("cytof", "dica", cfg.fixedN, false, m, allProcs, false))
+// transformRow reports the transform throughput and the bare kernel-row
+// pass of the run r, against its fit.
+func (p *scaleParent) transformRow(r *scaleResult) error {
+	return p.rep.add("transform and bare kernel-row pass", obj{{"method", "dica"}, {"cells", r.Cells}, {"m", p.cfg.rank}, {"gomaxprocs", r.GOMAXPROCS}},
+		obj{{"transform_cells_per_s", float64(r.Cells) / r.TransformS}, {"transform_s", r.TransformS},
+			{"bare_pass_s", r.BarePassS}, {"fit_s", r.FitS}, {"fit_over_bare_pass", r.FitS / r.BarePassS}})
+}
+
+// vsM measures DICA on the fixed cells at each m.
+func (p *scaleParent) vsM() ([]scalePt, error) {
+	var vsM []scalePt
+	for _, m := range p.cfg.ms {
+		r, err := p.cfg.runChild(p.ctx, p.job("cytof", "dica", p.cfg.fixedN, false, m, p.allProcs, false))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		vsM = append(vsM, pt{float64(m), r.FitS, mb(r.PeakRSS)})
-		if err := fitRow("fit vs m", r, nil); err != nil {
-			return err
+		vsM = append(vsM, scalePt{float64(m), r.FitS, mb(r.PeakRSS)})
+		if err := p.fitRow("fit vs m", r, nil); err != nil {
+			return nil, err
 		}
 	}
+	return vsM, nil
+}
 
-	// GOMAXPROCS.
+// vsProcs measures DICA on the fixed cells at each GOMAXPROCS, each time
+// against the first.
+func (p *scaleParent) vsProcs() error {
 	var byProcs []*scaleResult
-	for _, p := range cfg.procs {
-		r, err := cfg.runChild(ctx, job("cytof", "dica", cfg.fixedN, false, cfg.rank, p, false))
+	for _, procs := range p.cfg.procs {
+		r, err := p.cfg.runChild(p.ctx, p.job("cytof", "dica", p.cfg.fixedN, false, p.cfg.rank, procs, false))
 		if err != nil {
 			return err
 		}
@@ -610,64 +651,71 @@ func scaleRun(ctx context.Context, cfg scaleConfig, rep *reporter, out string) e
 		if len(byProcs) > 1 {
 			extra = obj{{"time_over_first", r.FitS / byProcs[0].FitS}}
 		}
-		if err := fitRow("GOMAXPROCS", r, extra); err != nil {
+		if err := p.fitRow("GOMAXPROCS", r, extra); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	// The peer.
-	var peerPts []pt
-	if cfg.peer {
-		script, err := peerAvailable()
+// peer runs the numpy peer, when it is available, on the cells of each n
+// (DICA) and on the fixed cells (UDICA), each beside a Go fit on the same
+// number of labelled cells, and returns the peer's DICA points.
+func (p *scaleParent) peer() ([]scalePt, error) {
+	cfg := p.cfg
+	script, err := peerAvailable()
+	if err != nil {
+		p.rep.note("peer skipped: %v", err)
+		return nil, nil
+	}
+	type pj struct {
+		method string
+		n      int
+	}
+	var pjs []pj
+	for _, n := range cfg.ns {
+		pjs = append(pjs, pj{"dica", n})
+	}
+	pjs = append(pjs, pj{"udica", cfg.fixedN})
+	var pts []scalePt
+	for _, j := range pjs {
+		pr, err := runPeer(p.ctx, script, j.n, cfg.rank, j.method)
 		if err != nil {
-			rep.note("peer skipped: %v", err)
-		} else {
-			type pj struct {
-				method string
-				n      int
-			}
-			var pjs []pj
-			for _, n := range cfg.ns {
-				pjs = append(pjs, pj{"dica", n})
-			}
-			pjs = append(pjs, pj{"udica", cfg.fixedN})
-			for _, p := range pjs {
-				pr, err := runPeer(ctx, script, p.n, cfg.rank, p.method)
-				if err != nil {
-					return err
-				}
-				// Go on the same number of labelled cells (UDICA too: the peer
-				// drops ungated cells).
-				gr, err := cfg.runChild(ctx, job("cytof", p.method, p.n, false, cfg.rank, allProcs, false))
-				if err != nil {
-					return err
-				}
-				if p.method == "dica" {
-					peerPts = append(peerPts, pt{float64(pr.n), pr.fitS, mb(pr.peakRSS)})
-				}
-				if err := rep.add("peer (numpy_dica.py, same run)", obj{{"method", p.method}, {"cells", pr.n}, {"m", cfg.rank}},
-					obj{{"peer_fit_s", pr.fitS}, {"peer_features_s", pr.featS}, {"peer_stats_solve_s", pr.solveS}, {"peer_load_s", pr.loadS},
-						{"peer_peak_rss_mb", mb(pr.peakRSS)}, {"go_fit_s", gr.FitS}, {"go_peak_rss_mb", mb(gr.PeakRSS)},
-						{"time_ratio_go_over_peer", gr.FitS / pr.fitS}, {"rss_ratio_go_over_peer", float64(gr.PeakRSS) / float64(pr.peakRSS)}}); err != nil {
-					return err
-				}
-			}
+			return nil, err
+		}
+		// Go on the same number of labelled cells (UDICA too: the peer
+		// drops ungated cells).
+		gr, err := cfg.runChild(p.ctx, p.job("cytof", j.method, j.n, false, cfg.rank, p.allProcs, false))
+		if err != nil {
+			return nil, err
+		}
+		if j.method == "dica" {
+			pts = append(pts, scalePt{float64(pr.n), pr.fitS, mb(pr.peakRSS)})
+		}
+		if err := p.rep.add("peer (numpy_dica.py, same run)", obj{{"method", j.method}, {"cells", pr.n}, {"m", cfg.rank}},
+			obj{{"peer_fit_s", pr.fitS}, {"peer_features_s", pr.featS}, {"peer_stats_solve_s", pr.solveS}, {"peer_load_s", pr.loadS},
+				{"peer_peak_rss_mb", mb(pr.peakRSS)}, {"go_fit_s", gr.FitS}, {"go_peak_rss_mb", mb(gr.PeakRSS)},
+				{"time_ratio_go_over_peer", gr.FitS / pr.fitS}, {"rss_ratio_go_over_peer", float64(gr.PeakRSS) / float64(pr.peakRSS)}}); err != nil {
+			return nil, err
 		}
 	}
-	rep.note("load average at end %s", loadAvg())
-	if out == "" {
-		return nil
-	}
-	toSeries := func(name string, ps []pt, y func(pt) float64) series {
+	return pts, nil
+}
+
+// plots draws scale_time_vs_n.png and scale_rss_vs_n.png (the curves, and
+// the peer's points) and, with runs vs m, scale_time_vs_m.png into the
+// folder out.
+func (p *scaleParent) plots(out string, curves map[string][]scalePt, vsM, peerPts []scalePt) error {
+	toSeries := func(name string, ps []scalePt, y func(scalePt) float64) series {
 		s := series{name: name}
-		for _, p := range ps {
-			s.x = append(s.x, p.x)
-			s.y = append(s.y, y(p))
+		for _, q := range ps {
+			s.x = append(s.x, q.x)
+			s.y = append(s.y, y(q))
 		}
 		return s
 	}
-	t := func(p pt) float64 { return p.t }
-	rss := func(p pt) float64 { return p.rss }
+	t := func(q scalePt) float64 { return q.t }
+	rss := func(q scalePt) float64 { return q.rss }
 	nameOf := map[string]string{"dica": "Go DICA (labelled cells)", "udica": "Go UDICA (all cells)", "stream": "Go DICA, synthetic stream"}
 	var ts, rs []series
 	for _, k := range []string{"dica", "udica", "stream"} {
@@ -680,11 +728,12 @@ func scaleRun(ctx context.Context, cfg scaleConfig, rep *reporter, out string) e
 		ts = append(ts, toSeries("numpy peer DICA", peerPts, t))
 		rs = append(rs, toSeries("numpy peer DICA", peerPts, rss))
 	}
+	rank := p.cfg.rank
 	files := []string{filepath.Join(out, "scale_time_vs_n.png"), filepath.Join(out, "scale_rss_vs_n.png")}
-	if err := linePlot(files[0], fmt.Sprintf("Fit time vs n (Nystrom m = %d)", cfg.rank), "cells n", "fit wall seconds", plotOpts{logX: true, logY: true, legendLeft: true}, ts, nil); err != nil {
+	if err := linePlot(files[0], fmt.Sprintf("Fit time vs n (Nystrom m = %d)", rank), "cells n", "fit wall seconds", plotOpts{logX: true, logY: true, legendLeft: true}, ts, nil); err != nil {
 		return err
 	}
-	if err := linePlot(files[1], fmt.Sprintf("Peak RSS vs n (Nystrom m = %d)", cfg.rank), "cells n", "peak RSS (MB)", plotOpts{logX: true, logY: true, legendLeft: true}, rs, nil); err != nil {
+	if err := linePlot(files[1], fmt.Sprintf("Peak RSS vs n (Nystrom m = %d)", rank), "cells n", "peak RSS (MB)", plotOpts{logX: true, logY: true, legendLeft: true}, rs, nil); err != nil {
 		return err
 	}
 	if len(vsM) > 0 {
@@ -695,7 +744,7 @@ func scaleRun(ctx context.Context, cfg scaleConfig, rep *reporter, out string) e
 		}
 		files = append(files, f)
 	}
-	rep.note("plots: %s", strings.Join(files, ", "))
+	p.rep.note("plots: %s", strings.Join(files, ", "))
 	return nil
 }
 
@@ -709,17 +758,4 @@ func dataName(j scaleJob) string {
 	default:
 		return "cytof labelled"
 	}
-}
-
-// loadAvg returns the first three fields of /proc/loadavg, or "n/a".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "n/a"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "n/a"
-	}
-	return strings.Join(f[:3], " ")
 }
