@@ -77,6 +77,14 @@ type Projection struct {
 	Z      []float64
 }
 
+// registerDoFns registers the types of the DoFns given as nil pointers, so
+// that runners can rebuild them.
+func registerDoFns(fns ...any) {
+	for _, f := range fns {
+		beam.RegisterType(reflect.TypeOf(f).Elem())
+	}
+}
+
 func init() {
 	beam.RegisterType(reflect.TypeOf(Cell{}))
 	beam.RegisterType(reflect.TypeOf(Projection{}))
@@ -204,48 +212,55 @@ func (r *reader) done() error {
 	return r.err
 }
 
+// appendHead encodes what cells and projections begin with: the key, the
+// domain and the label; extra is the number of float64 values that follow.
+func appendHead(key int64, domain, label string, extra int) []byte {
+	b := make([]byte, 0, 16+len(domain)+len(label)+8*extra)
+	b = binary.AppendVarint(b, key)
+	b = appendStr(b, domain)
+	return appendStr(b, label)
+}
+
+// readHead decodes what appendHead encodes and returns a reader of the
+// rest.
+func readHead(b []byte, what string) (key int64, domain, label string, r *reader, err error) {
+	k, n := binary.Varint(b)
+	if n <= 0 {
+		return 0, "", "", nil, fmt.Errorf("dicabeam: truncated %s", what)
+	}
+	r = &reader{b: b[n:]}
+	return k, r.str(), r.str(), r, nil
+}
+
 func encodeCell(c Cell) []byte {
-	b := make([]byte, 0, 16+len(c.Domain)+len(c.Label)+8*(len(c.Features)+len(c.Targets)))
-	b = binary.AppendVarint(b, c.Key)
-	b = appendStr(b, c.Domain)
-	b = appendStr(b, c.Label)
+	b := appendHead(c.Key, c.Domain, c.Label, len(c.Features)+len(c.Targets))
 	b = appendF64s(b, c.Features)
 	return appendF64s(b, c.Targets)
 }
 
 func decodeCell(b []byte) (Cell, error) {
 	var c Cell
-	k, n := binary.Varint(b)
-	if n <= 0 {
-		return c, fmt.Errorf("dicabeam: truncated cell")
+	var r *reader
+	var err error
+	if c.Key, c.Domain, c.Label, r, err = readHead(b, "cell"); err != nil {
+		return c, err
 	}
-	r := &reader{b: b[n:]}
-	c.Key = k
-	c.Domain = r.str()
-	c.Label = r.str()
 	c.Features = r.f64s()
 	c.Targets = r.f64s()
 	return c, r.done()
 }
 
 func encodeProjection(p Projection) []byte {
-	b := make([]byte, 0, 16+len(p.Domain)+len(p.Label)+8*len(p.Z))
-	b = binary.AppendVarint(b, p.Key)
-	b = appendStr(b, p.Domain)
-	b = appendStr(b, p.Label)
-	return appendF64s(b, p.Z)
+	return appendF64s(appendHead(p.Key, p.Domain, p.Label, len(p.Z)), p.Z)
 }
 
 func decodeProjection(b []byte) (Projection, error) {
 	var p Projection
-	k, n := binary.Varint(b)
-	if n <= 0 {
-		return p, fmt.Errorf("dicabeam: truncated projection")
+	var r *reader
+	var err error
+	if p.Key, p.Domain, p.Label, r, err = readHead(b, "projection"); err != nil {
+		return p, err
 	}
-	r := &reader{b: b[n:]}
-	p.Key = k
-	p.Domain = r.str()
-	p.Label = r.str()
 	p.Z = r.f64s()
 	return p, r.done()
 }

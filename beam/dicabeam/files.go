@@ -24,9 +24,7 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*readFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*sampleFilesFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*accumFilesFn)(nil)).Elem())
+	registerDoFns((*readFn)(nil), (*sampleFilesFn)(nil), (*accumFilesFn)(nil))
 	beam.RegisterType(reflect.TypeOf(fileTask{}))
 }
 

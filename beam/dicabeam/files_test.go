@@ -116,27 +116,7 @@ func TestReadFilesCSV(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(ds.N()), want.Summary.N, "label 0 rows dropped")
 
-	p, s := beam.NewPipelineWithRoot()
-	cells, schema, err := ReadFiles(s, o)
-	require.NoError(t, err)
-	require.Equal(t, src.Schema(), schema)
-	got, z := beamFit(t, cells, s, p, Options{Config: cfg, Schema: schema, BlockRows: 64})
-	require.Equal(t, want.Summary.Classes, got.Summary.Classes, "classes in order of first appearance")
-	require.Equal(t, want.Summary.ClassCounts, got.Summary.ClassCounts)
-	x, keys := streamKeys(t, src)
-	requireSameModel(t, want, got, x, keys, z, 1e-10)
-
-	// FitFiles reads the files twice instead of keeping the cells: the
-	// same model.
-	p, s = beam.NewPipelineWithRoot()
-	model, err := FitFiles(s, o, Options{Config: cfg, BlockRows: 64, Workers: 2})
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "m.dica")
-	WriteModel(s, path, model)
-	require.NoError(t, ptest.Run(p))
-	got2, err := dica.Load(path)
-	require.NoError(t, err)
-	requireSameModel(t, want, got2, x, keys, nil, 1e-10)
+	got2, x, keys := requireFilesFit(t, o, src, cfg, want)
 	// The model records the preprocessing of the files, as dica fit does.
 	require.Equal(t, "csv; 5 channels m1, m2, m3, m4, m5; asinh:2 on all channels", got2.Preprocessing().String())
 
@@ -152,9 +132,10 @@ func TestReadFilesCSV(t *testing.T) {
 	want3, err := st.Solve()
 	require.NoError(t, err)
 	require.NotEqual(t, want.Config().Kernel, want3.Config().Kernel, "the small sample gives another bandwidth")
-	p, s = beam.NewPipelineWithRoot()
-	model, err = FitFiles(s, o, Options{Config: small, BlockRows: 64})
+	p, s := beam.NewPipelineWithRoot()
+	model, err := FitFiles(s, o, Options{Config: small, BlockRows: 64})
 	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "m3.dica")
 	WriteModel(s, path, model)
 	require.NoError(t, ptest.Run(p))
 	got3, err := dica.Load(path)
@@ -257,4 +238,32 @@ func TestReadFilesRemote(t *testing.T) {
 	require.Equal(t, want.Summary.Domains, got.Summary.Domains)
 	x, keys := streamKeys(t, src)
 	requireSameModel(t, want, got, x, keys, z, 1e-10)
+}
+
+// requireFilesFit fits the files of o in a pipeline twice, from ReadFiles'
+// cells and with FitFiles (which reads the files twice instead of keeping
+// the cells), checks both models against want (fitted in process on src),
+// and returns the FitFiles model with src's points and their keys.
+func requireFilesFit(t *testing.T, o FileOptions, src dataset.Source, cfg dica.Config, want *dica.Model) (*dica.Model, *mat.Dense, []int64) {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	cells, schema, err := ReadFiles(s, o)
+	require.NoError(t, err)
+	require.Equal(t, src.Schema(), schema)
+	got, z := beamFit(t, cells, s, p, Options{Config: cfg, Schema: schema, BlockRows: 64})
+	require.Equal(t, want.Summary.Classes, got.Summary.Classes, "classes in order of first appearance")
+	require.Equal(t, want.Summary.ClassCounts, got.Summary.ClassCounts)
+	x, keys := streamKeys(t, src)
+	requireSameModel(t, want, got, x, keys, z, 1e-10)
+
+	p, s = beam.NewPipelineWithRoot()
+	model, err := FitFiles(s, o, Options{Config: cfg, BlockRows: 64, Workers: 2})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "m.dica")
+	WriteModel(s, path, model)
+	require.NoError(t, ptest.Run(p))
+	got2, err := dica.Load(path)
+	require.NoError(t, err)
+	requireSameModel(t, want, got2, x, keys, nil, 1e-10)
+	return got2, x, keys
 }

@@ -16,10 +16,7 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*accumFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*mergePartFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*gatherFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*solveFn)(nil)).Elem())
+	registerDoFns((*accumFn)(nil), (*mergePartFn)(nil), (*gatherFn)(nil), (*solveFn)(nil))
 	beam.RegisterFunction(dropKey)
 	beam.RegisterCoder(reflect.TypeOf(Part{}), encodePart, decodePart)
 	beam.RegisterCoder(reflect.TypeOf(Gathered{}), encodeGathered, decodeGathered)

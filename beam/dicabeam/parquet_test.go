@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dicalab/dica/dataset"
@@ -57,25 +55,7 @@ func TestReadFilesParquet(t *testing.T) {
 	want, err := dica.Fit(ctx, src, cfg)
 	require.NoError(t, err)
 
-	p, s := beam.NewPipelineWithRoot()
-	cells, schema, err := ReadFiles(s, o)
-	require.NoError(t, err)
-	require.Equal(t, src.Schema(), schema)
-	got, z := beamFit(t, cells, s, p, Options{Config: cfg, Schema: schema, BlockRows: 64})
-	require.Equal(t, want.Summary.Classes, got.Summary.Classes)
-	require.Equal(t, want.Summary.ClassCounts, got.Summary.ClassCounts)
-	x, keys := streamKeys(t, src)
-	requireSameModel(t, want, got, x, keys, z, 1e-10)
-
-	p, s = beam.NewPipelineWithRoot()
-	model, err := FitFiles(s, o, Options{Config: cfg, BlockRows: 64, Workers: 2})
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "m.dica")
-	WriteModel(s, path, model)
-	require.NoError(t, ptest.Run(p))
-	got2, err := dica.Load(path)
-	require.NoError(t, err)
-	requireSameModel(t, want, got2, x, keys, nil, 1e-10)
+	requireFilesFit(t, o, src, cfg, want)
 
 	// Options of other kinds of files are errors.
 	_, err = FileOptions{Files: files, Channels: []string{"m1"}}.Source()

@@ -16,9 +16,7 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*sampleFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*mergeSampleFn)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*planFn)(nil)).Elem())
+	registerDoFns((*sampleFn)(nil), (*mergeSampleFn)(nil), (*planFn)(nil))
 	beam.RegisterCoder(reflect.TypeOf(sampleAcc{}), encodeSample, decodeSample)
 }
 
