@@ -106,7 +106,7 @@ func requireSameModel(t *testing.T, ds *dataset.Dataset, a, b *Model, k int, tol
 // is right: with every point a landmark, K = Phi Phi^T up to the cutoff
 // RCond, and the reduced problem must reproduce the exact canonical n x n
 // solution: eigenvalues to 1e-8 relative and principal-angle cosines of the
-// leading components >= 1 - 1e-8 (issue 3).
+// leading components >= 1 - 1e-8.
 //
 // With lambda = 0 the exact path cannot factor the singular centered
 // denominator and uses the ridge em.Jitter (exact.JitterScale tr(K)/n), so
@@ -299,8 +299,8 @@ func requireAgree(t *testing.T, x *mat.Dense, a, b *Model, tol float64, msg stri
 
 // TestShardsMerge checks that statistics of 1, 2 and 7 shards, each
 // accumulated separately and sent through the binary encoding, merge into
-// the model of the whole (eigenvalues and projections to 1e-10 relative,
-// issue 3), and that a merge across configurations fails.
+// the model of the whole (eigenvalues and projections to 1e-10 relative),
+// and that a merge across configurations fails.
 func TestShardsMerge(t *testing.T) {
 	ctx := context.Background()
 	var worst float64

@@ -4,8 +4,8 @@
 //
 // A DICA fit is a plan chosen from a sample (kernel bandwidths by the
 // median heuristic, Nystrom landmarks or random Fourier features), one pass
-// of mergeable sufficient statistics and a small solve (MATH.md, "The
-// low-rank reduction"). On Beam:
+// of mergeable sufficient statistics and a small solve (docs/MATH.md, "3.
+// The low-rank reduction", in the core module). On Beam:
 //
 //  1. NewPlan draws a bottom-k sample of the cells by a seeded hash of each
 //     cell (deterministic whatever the bundling), orders it by Cell.Key and
