@@ -3,9 +3,9 @@
 // raw feature rows (Syrk), the Cholesky factorization of a dense symmetric
 // positive definite matrix (Potrf, and CholeskyTo for a mat.Cholesky), the
 // triangular solves with many right-hand sides that go with it (Trsm) and
-// the general product (Gemm). Each mirrors the blas64 or lapack64 function
-// of the same name, with one more argument, the number of goroutines, and
-// fewer cases (see each function).
+// the general product (Gemm). Gemm, Syrk, Trsm and Potrf mirror the blas64
+// or lapack64 function of the same name, with one more argument, the number
+// of goroutines, and fewer cases (see each function).
 //
 // Conventions: matrices are blas64.General, blas64.Symmetric and
 // blas64.Triangular values (row-major, Stride >= number of columns; an
