@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dicalab/dica/internal/atomicfile"
 	"image/color"
 	"io"
 	"math"
@@ -578,15 +579,23 @@ func linePlot(path, title, xlabel, ylabel string, o plotOpts, ss []series, hs []
 	return savePlot(p, path, 6*vg.Inch, 4*vg.Inch)
 }
 
-// savePlot writes the plot as a PNG, creating the folder.
+// savePlot writes the plot as a PNG, creating the folder; the file is
+// written atomically (internal/atomicfile).
 func savePlot(p *plot.Plot, path string, w, h vg.Length) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return p.Save(w, h, path)
+	wt, err := p.WriterTo(w, h, "png")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, func(f io.Writer) error {
+		_, err := wt.WriteTo(f)
+		return err
+	})
 }
 
-// colMajor copies column j of m.
+// col copies column j of m.
 func col(m mat.Matrix, j int) []float64 {
 	r, _ := m.Dims()
 	c := make([]float64, r)
