@@ -169,27 +169,7 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 	p.Config.Kernel = k
 	switch cfg.Solver {
 	case Nystrom:
-		var lm *mat.Dense
-		var err error
-		switch cfg.Landmarks {
-		case UniformLandmarks:
-			if int64(cfg.Rank) > n {
-				return nil, fmt.Errorf("dica: m = %d landmarks but only %d points", cfg.Rank, n)
-			}
-			lm, err = nystrom.Uniform(xs, cfg.Rank, cfg.Seed)
-		case KMeansLandmarks:
-			if int64(cfg.Rank) > n {
-				return nil, fmt.Errorf("dica: m = %d landmarks but only %d points", cfg.Rank, n)
-			}
-			lm, err = nystrom.KMeansPP(xs, cfg.Rank, cfg.LloydIters, cfg.Seed)
-		case GivenLandmarks:
-			lm = mat.DenseCopyOf(cfg.LandmarkPoints)
-			if _, d := lm.Dims(); d != sc.D() {
-				return nil, fmt.Errorf("dica: landmarks have %d columns, the data %d", d, sc.D())
-			}
-		default:
-			return nil, fmt.Errorf("dica: unknown landmark choice %v", cfg.Landmarks)
-		}
+		lm, err := landmarks(cfg, xs, n, sc.D())
 		if err != nil {
 			return nil, err
 		}
@@ -218,6 +198,29 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 		return nil, err
 	}
 	return p, nil
+}
+
+// landmarks returns the Nystrom landmarks of cfg: drawn from the sample xs
+// of the n points (uniformly or by k-means++), or the given ones, which must
+// have d columns.
+func landmarks(cfg Config, xs *mat.Dense, n int64, d int) (*mat.Dense, error) {
+	switch cfg.Landmarks {
+	case UniformLandmarks, KMeansLandmarks:
+		if int64(cfg.Rank) > n {
+			return nil, fmt.Errorf("dica: m = %d landmarks but only %d points", cfg.Rank, n)
+		}
+		if cfg.Landmarks == UniformLandmarks {
+			return nystrom.Uniform(xs, cfg.Rank, cfg.Seed)
+		}
+		return nystrom.KMeansPP(xs, cfg.Rank, cfg.LloydIters, cfg.Seed)
+	case GivenLandmarks:
+		lm := mat.DenseCopyOf(cfg.LandmarkPoints)
+		if _, c := lm.Dims(); c != d {
+			return nil, fmt.Errorf("dica: landmarks have %d columns, the data %d", c, d)
+		}
+		return lm, nil
+	}
+	return nil, fmt.Errorf("dica: unknown landmark choice %v", cfg.Landmarks)
 }
 
 // bindPipeline returns a copy of the recorded preprocessing p for data of

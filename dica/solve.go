@@ -136,37 +136,48 @@ func (s *Stats) features() (*featureStats, error) {
 		fs.c = c
 	}
 	if cfg.supervised() {
-		var f, sm *mat.Dense
-		if s.plan.outMap != nil {
-			f, sm = s.regressionFactor(t, dbar, fs)
-		} else {
-			var err error
-			f, sm, err = s.classFactor(t, dbar, fs)
-			if err != nil {
-				return nil, err
-			}
+		g, err := s.numeratorFactor(t, dbar, fs, n*cfg.Epsilon)
+		if err != nil {
+			return nil, err
 		}
-		// S + n eps I, then g = F R^{-1} with S = R^T R.
-		r, _ := sm.Dims()
-		for i := 0; i < r; i++ {
-			sm.Set(i, i, sm.At(i, i)+n*cfg.Epsilon)
-		}
-		var chol mat.Cholesky
-		if !chol.Factorize(symOf(sm)) {
-			return nil, fmt.Errorf("dica: the output Gram matrix is not positive definite; increase epsilon")
-		}
-		var rr mat.TriDense
-		chol.UTo(&rr)
-		// g = F R^{-1}: solve g R = F, i.e. R^T g^T = F^T.
-		g := mat.DenseCopyOf(f)
-		gr := g.RawMatrix()
-		blas64.Trsm(blas.Right, blas.NoTrans, 1, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: r, Stride: rr.RawTriangular().Stride, Data: rr.RawTriangular().Data}, gr)
 		fs.g = g
 	}
 	if finite(fs.mc) != nil || fs.g != nil && finite(fs.g) != nil || fs.c != nil && !finiteSym(fs.c) || !finiteVec(fs.mu) {
 		return nil, errNotFinite
 	}
 	return fs, nil
+}
+
+// numeratorFactor returns g = F R^{-1}, the factor of the numerator
+// G = g g^T, from F (m x r) and S = R^T R + ridge I of the output features
+// (class labels or real targets).
+func (s *Stats) numeratorFactor(t *mat.Dense, dbar []float64, fs *featureStats, ridge float64) (*mat.Dense, error) {
+	var f, sm *mat.Dense
+	if s.plan.outMap != nil {
+		f, sm = s.regressionFactor(t, dbar, fs)
+	} else {
+		var err error
+		f, sm, err = s.classFactor(t, dbar, fs)
+		if err != nil {
+			return nil, err
+		}
+	}
+	// S + n eps I, then g = F R^{-1} with S = R^T R.
+	r, _ := sm.Dims()
+	for i := 0; i < r; i++ {
+		sm.Set(i, i, sm.At(i, i)+ridge)
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(symOf(sm)) {
+		return nil, fmt.Errorf("dica: the output Gram matrix is not positive definite; increase epsilon")
+	}
+	var rr mat.TriDense
+	chol.UTo(&rr)
+	// g = F R^{-1}: solve g R = F, i.e. R^T g^T = F^T.
+	g := mat.DenseCopyOf(f)
+	gr := g.RawMatrix()
+	blas64.Trsm(blas.Right, blas.NoTrans, 1, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: r, Stride: rr.RawTriangular().Stride, Data: rr.RawTriangular().Data}, gr)
+	return g, nil
 }
 
 // classFactor returns F = Phi_c^T Psi (m x c) and S = Psi^T Psi (c x c) for
