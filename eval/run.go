@@ -792,6 +792,12 @@ func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGr
 			}
 		}
 	}
+	return e.choose(name, points, sum, count, errs, sr)
+}
+
+// choose records every grid point's mean inner score (or error) in sr and
+// chooses the best point.
+func (e *evaluator) choose(name string, points []Params, sum []float64, count []int, errs []string, sr *SplitResult) error {
 	best := -1
 	for i, p := range points {
 		gp := GridPoint{Params: p, Err: errs[i]}
