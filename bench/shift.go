@@ -525,9 +525,10 @@ func shiftCheckCommand(cfg shiftConfig, res *shiftResult) error {
 	return nil
 }
 
-// writeJSONFile writes v as indented JSON, atomically.
+// writeJSONFile writes v as JSON on one line (the results of every split
+// make the files large; jq or python -m json.tool indent them), atomically.
 func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
