@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/apitest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -230,70 +227,21 @@ func nilCalls(t *testing.T) []nilCall {
 // one cannot be left out.
 func TestNilAndZero(t *testing.T) {
 	calls := nilCalls(t)
-	covered := map[string]bool{}
+	var names []string
 	for _, c := range calls {
-		name, _, _ := strings.Cut(c.name, "/")
-		covered[name] = true
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					t.Errorf("%s panicked: %v", c.name, r)
-				}
-			}()
-			if err := c.call(); err != nil {
-				t.Errorf("%s: %v", c.name, err)
-			}
-		}()
-	}
-	var missing []string
-	for _, name := range exportedFuncs(t) {
-		if !covered[name] {
-			missing = append(missing, name)
+		names = append(names, c.name)
+		if err := apitest.Call(c.call); err != nil {
+			t.Errorf("%s: %v", c.name, err)
 		}
 	}
-	sort.Strings(missing)
-	if len(missing) > 0 {
-		t.Errorf("no nil or zero call of %s", strings.Join(missing, ", "))
-	}
-	if len(covered) < 50 {
-		t.Errorf("only %d names covered", len(covered))
-	}
-}
-
-// exportedFuncs lists the exported functions and methods of exported types
-// of the package's (non-test) source, as "Func" and "Type.Method".
-func exportedFuncs(t *testing.T) []string {
-	files, err := filepath.Glob("*.go")
+	want, err := apitest.ExportedFuncs(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	var names []string
-	for _, p := range files {
-		if strings.HasSuffix(p, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, p, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || !fd.Name.IsExported() {
-				continue
-			}
-			if fd.Recv == nil {
-				names = append(names, fd.Name.Name)
-				continue
-			}
-			typ := fd.Recv.List[0].Type
-			if s, ok := typ.(*ast.StarExpr); ok {
-				typ = s.X
-			}
-			if id, ok := typ.(*ast.Ident); ok && id.IsExported() {
-				names = append(names, id.Name+"."+fd.Name.Name)
-			}
-		}
+	if missing := apitest.Missing(want, names); len(missing) > 0 {
+		t.Errorf("no nil or zero call of %s", strings.Join(missing, ", "))
 	}
-	return names
+	if len(want)-len(apitest.Missing(want, names)) < 50 {
+		t.Errorf("only %d names covered", len(want))
+	}
 }

@@ -321,10 +321,21 @@ func (d *dataFlags) csvSource(in *input, tr preprocess.Func) error {
 		return err
 	}
 	in.src = src
-	pipe := &preprocess.Pipeline{Format: "csv", Transform: tr.String()}
 	fileCols := src.FeatureColumns()
-	for j, f := range src.Schema().Features {
-		c := preprocess.Channel{Name: f, Index: fileCols[j] + 1}
+	return d.recordPipeline(in, "csv", tr, refs, ch, func(j int) int { return fileCols[j] + 1 })
+}
+
+// recordPipeline records in in.pipe the preprocessing of a CSV, Parquet or
+// AnnData input: the channels (their references, and their 1-based column
+// when index is not nil), the transform and the channels it applies to,
+// which it also sets in ch.
+func (d *dataFlags) recordPipeline(in *input, format string, tr preprocess.Func, refs []string, ch *preprocess.Channels, index func(j int) int) error {
+	pipe := &preprocess.Pipeline{Format: format, Transform: tr.String()}
+	for j, f := range in.src.Schema().Features {
+		c := preprocess.Channel{Name: f}
+		if index != nil {
+			c.Index = index(j)
+		}
 		if j < len(refs) {
 			c.Ref = refs[j]
 		}
@@ -461,23 +472,7 @@ func (d *dataFlags) tableSource(in *input, tr preprocess.Func) error {
 		return err
 	}
 	in.src = src
-	pipe := &preprocess.Pipeline{Format: in.kind, Transform: tr.String()}
-	for j, f := range src.Schema().Features {
-		c := preprocess.Channel{Name: f}
-		if j < len(refs) {
-			c.Ref = refs[j]
-		}
-		pipe.Channels = append(pipe.Channels, c)
-	}
-	cols, err := transformChannels(pipe, splitList(d.transformChans))
-	if err != nil {
-		return err
-	}
-	if cols != nil {
-		ch.Cols = cols
-	}
-	in.pipe = pipe
-	return nil
+	return d.recordPipeline(in, in.kind, tr, refs, ch, nil)
 }
 
 // fcsSource opens FCS files, one domain per file, into in.
