@@ -355,18 +355,18 @@ func TestLineReaderBounded(t *testing.T) {
 
 // TestTrailingSeparator reads files whose lines end with the separator.
 func TestTrailingSeparator(t *testing.T) {
-	fsys := fstest.MapFS{
-		"trail.csv":  {Data: []byte("1,2,3,\n4,5,6,\n7,8,9,\n")},
-		"header.csv": {Data: []byte("CD4,CD8,\n1,2,\n3,4,\n")},
-		"rows.csv":   {Data: []byte("CD4,CD8\n1,2,\n3,4\n5,6, \n")},
-		"mixed1.csv": {Data: []byte("1,2,\r\n3,4,\r\n")},
-		"mixed2.csv": {Data: []byte("5,6\n7,8,\"\"\n")},
-		"semi.csv":   {Data: []byte("1;2;\n3;4;\n")},
-		"gap.csv":    {Data: []byte("1,,3\n4,5,6\n")},
-		"named.csv":  {Data: []byte("a,b,\n1,2,\n")},
-		"tab.tsv":    {Data: []byte("1\t2\t\n3\t4\t\n")},
-		"one.csv":    {Data: []byte("1,\n2,\n")},
-	}
+	fsys := mapFS(
+		"trail.csv", "1,2,3,\n4,5,6,\n7,8,9,\n",
+		"header.csv", "CD4,CD8,\n1,2,\n3,4,\n",
+		"rows.csv", "CD4,CD8\n1,2,\n3,4\n5,6, \n",
+		"mixed1.csv", "1,2,\r\n3,4,\r\n",
+		"mixed2.csv", "5,6\n7,8,\"\"\n",
+		"semi.csv", "1;2;\n3;4;\n",
+		"gap.csv", "1,,3\n4,5,6\n",
+		"named.csv", "a,b,\n1,2,\n",
+		"tab.tsv", "1\t2\t\n3\t4\t\n",
+		"one.csv", "1,\n2,\n",
+	)
 	for _, tc := range []struct {
 		files    []string
 		o        Options
@@ -704,4 +704,13 @@ func TestNilAndZero(t *testing.T) {
 			}
 		}()
 	}
+}
+
+// mapFS returns a file system of the given name and contents pairs.
+func mapFS(pairs ...string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		fsys[pairs[i]] = &fstest.MapFile{Data: []byte(pairs[i+1])}
+	}
+	return fsys
 }

@@ -747,64 +747,41 @@ func (f *File) Params() []Param {
 	return ps
 }
 
-// NumParams returns $PAR.
-func (f *File) NumParams() int {
+// zeroFile stands for a nil *File in the accessors: its fields are the
+// zero results they document.
+var zeroFile File
+
+// or returns f, or the zero File when f is nil.
+func (f *File) or() *File {
 	if f == nil {
-		return 0
+		return &zeroFile
 	}
-	return len(f.params)
+	return f
 }
+
+// NumParams returns $PAR.
+func (f *File) NumParams() int { return len(f.or().params) }
 
 // NumEvents returns $TOT, the number of events the data set declares.
-func (f *File) NumEvents() int {
-	if f == nil {
-		return 0
-	}
-	return f.tot
-}
+func (f *File) NumEvents() int { return f.or().tot }
 
 // DataType returns $DATATYPE: 'I', 'F' or 'D' (0 for a nil File).
-func (f *File) DataType() byte {
-	if f == nil {
-		return 0
-	}
-	return f.dataType
-}
+func (f *File) DataType() byte { return f.or().dataType }
 
 // ByteOrder returns $BYTEORD as written in the file, e.g. "4,3,2,1".
-func (f *File) ByteOrder() string {
-	if f == nil {
-		return ""
-	}
-	return f.byteOrd
-}
+func (f *File) ByteOrder() string { return f.or().byteOrd }
 
 // EventBytes returns the bytes of one event in the DATA segment.
-func (f *File) EventBytes() int {
-	if f == nil {
-		return 0
-	}
-	return int(f.evBytes)
-}
+func (f *File) EventBytes() int { return int(f.or().evBytes) }
 
 // DataOffset returns the file offset of the first byte of the DATA segment
 // chosen by the reader (0 when there is none).
-func (f *File) DataOffset() int64 {
-	if f == nil {
-		return 0
-	}
-	return f.begin
-}
+func (f *File) DataOffset() int64 { return f.or().begin }
 
 // NextData returns $NEXTDATA, the offset of the next data set of the file
 // from this one's HEADER, or 0 when this data set is the last one (OpenAll
 // and ParseAll read them all).
-func (f *File) NextData() int64 {
-	if f == nil {
-		return 0
-	}
-	return f.next
-}
+func (f *File) NextData() int64 { return f.or().next }
 
 // Warnings returns the deviations from the standard that the reader worked
 // around or that the caller should know of: ignored keywords or segments,
