@@ -680,3 +680,14 @@ func loadAvg() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// hasQuick reports whether args ask for a quick run (-quick), which sets the
+// defaults of the other flags before they are parsed.
+func hasQuick(args []string) bool {
+	for _, a := range args {
+		if a == "-quick" || a == "--quick" || a == "-quick=true" || a == "--quick=true" {
+			return true
+		}
+	}
+	return false
+}

@@ -94,12 +94,7 @@ func defaultPaperConfig(quick bool) paperConfig {
 }
 
 func runPaper(args []string) error {
-	quick := false
-	for _, a := range args {
-		if a == "-quick" || a == "--quick" || a == "-quick=true" || a == "--quick=true" {
-			quick = true
-		}
-	}
+	quick := hasQuick(args)
 	cfg := defaultPaperConfig(quick)
 	fs, o := newFlags("paper", paperUsage)
 	fs.Bool("quick", false, "a small run (2 toy seeds, n_i = 100, 2 repeats, small grid)")

@@ -124,12 +124,7 @@ func defaultShiftConfig(quick bool) shiftConfig {
 }
 
 func runShift(args []string) error {
-	quick := false
-	for _, a := range args {
-		if a == "-quick" || a == "--quick" || a == "-quick=true" || a == "--quick=true" {
-			quick = true
-		}
-	}
+	quick := hasQuick(args)
 	cfg := defaultShiftConfig(quick)
 	fs, o := newFlags("shift", shiftUsage)
 	fs.Bool("quick", false, "the CI run: s in {0, 1}, 300 cells per sample, one split, a small grid (under a minute)")
