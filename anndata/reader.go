@@ -217,8 +217,7 @@ func (s *Source) openObs(o Options, name string) error {
 			return err
 		}
 	} else {
-		base := filepath.Base(filepath.Clean(name))
-		s.domName = strings.TrimSuffix(base, filepath.Ext(base))
+		s.domName = dataset.DomainName(name)
 	}
 	if o.Label != "" {
 		if s.label, err = s.obsColumn(o.Label, false); err != nil {
@@ -452,6 +451,15 @@ func (s *Source) countKept() (int64, error) {
 
 // Schema describes the columns (it implements dataset.Source).
 func (s *Source) Schema() dataset.Schema { return s.schema }
+
+// Files returns the store's path (it implements dataset.Origins): Block.Event
+// numbers the cells from 1 in the store's order (the rows of X).
+func (s *Source) Files() []string {
+	if s == nil || s.path == "" {
+		return nil
+	}
+	return []string{s.path}
+}
 
 // Len returns the number of cells a pass gives (it implements
 // dataset.Sizer): the store's, less those whose label is ignored.
@@ -693,6 +701,7 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 	s := r.s
 	nf, nt := len(s.feat), len(s.targets)
 	b.Reset(max, nf, s.label != nil, nt)
+	b.ResetOrigins(max)
 	k := 0
 	for k < max && r.row < s.n {
 		i := r.row
@@ -747,6 +756,7 @@ func (r *reader) read(b *dataset.Block, max int) (int, error) {
 				}
 			}
 		}
+		b.File[k], b.Event[k] = 0, i+1
 		k++
 		r.row++
 	}

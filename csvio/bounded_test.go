@@ -454,7 +454,7 @@ func TestMessagesQuoteSafely(t *testing.T) {
 		{[]string{"wide.csv"}, Options{Features: []string{"CD4\a"}}, `csvio: no column "CD4\a" in wide.csv; available: "` + strings.Repeat(`n\a`, 16) + `"... (169 more bytes), "`},
 		{[]string{"trail.csv"}, Options{}, `trail.csv:2: column 3: value "\x1b[2J\a\xff\x00\u009bxxxxx`},
 		{[]string{"data100.csv"}, Options{LabelFiles: []string{"lab100.csv"}, LabelsIgnore: []string{"O\a"}},
-			`csvio: LabelsIgnore (--labels-ignore) value "O\a" matches no label (labels seen: "label\x1b0", "label\x1b1", "label\x1b2", `},
+			`csvio: LabelsIgnore: value "O\a" matches no label (labels seen: "label\x1b0", "label\x1b1", "label\x1b2", `},
 		{[]string{"lines.csv"}, Options{MaxLineBytes: 100}, `lines.csv:2: line longer than 100 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts "\x1b[2J\a\xff\x00\u009bxxxxxxxxxxxxxxx"...`},
 	} {
 		src, err := NewSourceFS(fsys, tc.files, tc.o)
@@ -493,13 +493,13 @@ func TestLabelsIgnoreMatchesNothing(t *testing.T) {
 		skimOK bool
 	}{
 		{files, Options{LabelFiles: labels, LabelsIgnore: []string{"O"}},
-			`csvio: LabelsIgnore (--labels-ignore) value "O" matches no label (labels seen: "0", "1", "2", "3", "10")`, 5, false},
+			`csvio: LabelsIgnore: value "O" matches no label (labels seen: "0", "1", "2", "3", "10")`, 5, false},
 		{files, Options{LabelFiles: labels, LabelsIgnore: []string{"x", "0", " O ", "x"}},
-			`csvio: LabelsIgnore (--labels-ignore) values "x", "O" match no label (labels seen: "0", "1", "2", "3", "10")`, 4, false},
+			`csvio: LabelsIgnore: values "x", "O" match no label (labels seen: "0", "1", "2", "3", "10")`, 4, false},
 		{files, Options{LabelFiles: labels, LabelsIgnore: []string{"0", "10"}}, "", 3, true},
 		{files, Options{LabelFiles: labels, LabelsIgnore: []string{"O", "10"}, AllowUnmatchedIgnore: true}, "", 4, true},
 		{[]string{"c.csv"}, Options{Label: "lab", LabelsIgnore: []string{"a"}},
-			`csvio: LabelsIgnore (--labels-ignore) value "a" matches no label (labels seen: "A", "B")`, 3, false},
+			`csvio: LabelsIgnore: value "a" matches no label (labels seen: "A", "B")`, 3, false},
 	} {
 		for _, src := range bothPasses(t, fsys, tc.files, tc.o) {
 			for range 2 { // every pass

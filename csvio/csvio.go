@@ -58,7 +58,6 @@ package csvio
 
 import (
 	"bytes"
-	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -67,7 +66,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -528,7 +526,7 @@ func (s *Source) assignColumns(o Options) error {
 func (s *Source) nameFileDomains() error {
 	seen := map[string]string{}
 	for _, name := range s.files {
-		d := domainName(name)
+		d := dataset.DomainName(name)
 		if prev, dup := seen[d]; dup {
 			return fmt.Errorf("csvio: files %s and %s would both be domain %q; rename one or use a domain column", prev, name, d)
 		}
@@ -670,16 +668,6 @@ func list(names []string) string {
 	return b.String()
 }
 
-// domainName is the base name of a file without ".gz" and its extension.
-func domainName(name string) string {
-	b := path.Base(filepath.ToSlash(name))
-	b = strings.TrimSuffix(b, ".gz")
-	if e := filepath.Ext(b); e != "" && e != b {
-		b = strings.TrimSuffix(b, e)
-	}
-	return b
-}
-
 type gzipFile struct {
 	*gzip.Reader
 	f io.Closer
@@ -754,40 +742,5 @@ func Glob(patterns []string) ([]string, error) {
 }
 
 // NaturalCompare compares strings with runs of digits compared by numeric
-// value ("sample2" < "sample10"); it returns -1, 0 or +1. Equal-valued runs
-// with different zero padding, and ties, are broken by plain comparison.
-func NaturalCompare(a, b string) int {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		ca, cb := a[i], b[j]
-		if isDigit(ca) && isDigit(cb) {
-			si, sj := i, j
-			for i < len(a) && isDigit(a[i]) {
-				i++
-			}
-			for j < len(b) && isDigit(b[j]) {
-				j++
-			}
-			da := strings.TrimLeft(a[si:i], "0")
-			db := strings.TrimLeft(b[sj:j], "0")
-			if c := cmp.Compare(len(da), len(db)); c != 0 {
-				return c
-			}
-			if c := strings.Compare(da, db); c != 0 {
-				return c
-			}
-			continue
-		}
-		if ca != cb {
-			return cmp.Compare(ca, cb)
-		}
-		i++
-		j++
-	}
-	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+// value ("sample2" < "sample10"), as dataset.NaturalCompare does.
+func NaturalCompare(a, b string) int { return dataset.NaturalCompare(a, b) }

@@ -160,5 +160,5 @@ func ExampleSource_EmptiedDomains() {
 	// [] false
 	// [s1] 3
 	// [s2] true
-	// csvio: LabelsIgnore (--labels-ignore) value "O" matches no label (labels seen: "0", "1", "2")
+	// csvio: LabelsIgnore: value "O" matches no label (labels seen: "0", "1", "2")
 }

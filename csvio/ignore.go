@@ -1,6 +1,8 @@
 package csvio
 
 import (
+	"github.com/dicalab/dica/dataset"
+
 	"fmt"
 	"maps"
 	"slices"
@@ -113,6 +115,6 @@ func (s *Source) unmatched(classes []string, d *dropped) error {
 	if len(seen) > 0 {
 		labels = "labels seen: " + list(seen)
 	}
-	return fmt.Errorf("csvio: LabelsIgnore (--labels-ignore) %s %s %s no label (%s)",
-		what, list(missing), verb, labels)
+	return &dataset.OptionError{Pkg: "csvio", Option: "LabelsIgnore", Value: missing,
+		Err: fmt.Errorf("%s %s %s no label (%s)", what, list(missing), verb, labels)}
 }

@@ -56,6 +56,8 @@ type chunk struct {
 	n                  int
 	x, tg              []float64
 	lab, dom           []int32 // local numbers of the rows' class and domain
+	ev                 []int32 // 1-based number of each row among the chunk's non-empty lines
+	lines              int     // non-empty lines parsed (rows kept and dropped)
 	labNames, domNames nameTable
 	err                error // error after the n rows
 	errLab             int32 // local class of the row of err, -1 if none
@@ -672,6 +674,7 @@ func (s *Source) parseChunk(c *chunk) {
 			continue
 		}
 		k++
+		c.lines = k
 		c.x = slices.Grow(c.x, d)
 		x := c.x[len(c.x) : len(c.x)+d]
 		var tg []float64
@@ -708,6 +711,7 @@ func (s *Source) parseChunk(c *chunk) {
 		if s.domainCol >= 0 {
 			c.dom = append(c.dom, c.domID(dom))
 		}
+		c.ev = append(c.ev, int32(k))
 		c.n++
 	}
 	c.err = s.endChunk(c, data, ln)
@@ -715,13 +719,14 @@ func (s *Source) parseChunk(c *chunk) {
 
 // resetChunk empties the rows of c and makes room for those of its lines.
 func (s *Source) resetChunk(c *chunk) {
-	c.n, c.err, c.errLab = 0, nil, -1
+	c.n, c.err, c.errLab, c.lines = 0, nil, -1, 0
 	rows := min(countLines(c.data), len(c.data)/len(s.roles)+1)
 	if c.limit >= 0 {
 		rows = min(rows, c.limit)
 	}
 	c.x, c.tg = slices.Grow(c.x[:0], rows*len(s.schema.Features)), slices.Grow(c.tg[:0], rows*len(s.schema.Targets))
 	c.lab, c.dom = c.lab[:0], c.dom[:0]
+	c.ev = slices.Grow(c.ev[:0], rows)
 	if s.schema.Labelled {
 		c.lab = slices.Grow(c.lab, rows)
 	}
@@ -839,6 +844,8 @@ type preader struct {
 	labMap, domMap []int // global numbers of cur's local names, -1 until used
 	fileDom        int   // domain of cur's file; -1 until used
 	fileDomFi      int
+	rowsFi         int   // the file of the chunks whose rows rowsBefore counts
+	rowsBefore     int64 // non-empty lines of file rowsFi before cur
 
 	doms, classes    dataset.Index
 	domIDs, classIDs map[string]int
@@ -931,6 +938,7 @@ func (r *preader) read(b *dataset.Block, max int) (int, error) {
 	t := len(s.schema.Targets)
 	labelled := s.schema.Labelled
 	b.Reset(max, d, labelled, t)
+	b.ResetOrigins(max)
 	k := 0
 	for k < max {
 		if r.cur == nil {
@@ -943,6 +951,9 @@ func (r *preader) read(b *dataset.Block, max int) (int, error) {
 			}
 		}
 		c := r.cur
+		if c.fi != r.rowsFi {
+			r.rowsFi, r.rowsBefore = c.fi, 0
+		}
 		m := min(c.n-r.pos, max-k)
 		if m == 0 {
 			if c.err != nil {
@@ -952,11 +963,15 @@ func (r *preader) read(b *dataset.Block, max int) (int, error) {
 				return 0, c.err
 			}
 			r.drop.fold(s, c)
+			r.rowsBefore += int64(c.lines)
 			r.cur = nil
 			r.p.free <- c
 			continue
 		}
 		i0 := r.pos
+		for i, e := range c.ev[i0 : i0+m] {
+			b.File[k+i], b.Event[k+i] = c.fi, r.rowsBefore+int64(e)
+		}
 		copy(b.X[k*d:(k+m)*d], c.x[i0*d:(i0+m)*d])
 		if t > 0 {
 			copy(b.Target[k*t:(k+m)*t], c.tg[i0*t:(i0+m)*t])

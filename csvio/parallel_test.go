@@ -275,6 +275,9 @@ func lockstep(t *testing.T, want, got dataset.Source, max int) (int, error) {
 		if (bg.Label == nil) != (bw.Label == nil) || bw.Label != nil && !slices.Equal(bg.Label[:nw], bw.Label[:nw]) {
 			t.Fatalf("Read %d: classes %v, want %v", step, bg.Label, bw.Label)
 		}
+		if !bw.HasOrigins() || !bg.HasOrigins() || !slices.Equal(bg.File[:nw], bw.File[:nw]) || !slices.Equal(bg.Event[:nw], bw.Event[:nw]) {
+			t.Fatalf("Read %d: files %v events %v, want %v %v", step, bg.File, bg.Event, bw.File, bw.Event)
+		}
 		rows += nw
 	}
 }

@@ -301,6 +301,7 @@ func checkRead(b *dataset.Block, max int) error {
 func (r *reader) read(b *dataset.Block, max int) (int, error) {
 	s := r.s
 	b.Reset(max, len(s.schema.Features), s.schema.Labelled, len(s.schema.Targets))
+	b.ResetOrigins(max)
 	k := 0
 	for k < max {
 		line, ok, err := r.nextLine()
@@ -399,6 +400,7 @@ func (r *reader) row(b *dataset.Block, k int, line []byte) (bool, error) {
 		}
 		b.Domain[k] = r.fileDom
 	}
+	b.File[k], b.Event[k] = r.fi, int64(r.rows)
 	return true, nil
 }
 

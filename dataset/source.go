@@ -1,10 +1,13 @@
 package dataset
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -25,6 +28,15 @@ type Block struct {
 	// row-major; nil when the stream has no real targets.
 	T      int
 	Target []float64
+	// File and Event say where each row came from, for sources that know
+	// (they implement Origins): File[i] indexes the source's Files, and
+	// Event[i] is the 1-based number of row i in that file (a data row of
+	// a CSV or Parquet file, an event of an FCS data set, a cell of an
+	// AnnData store), counting the rows the source left out
+	// (LabelsIgnore), so that a row can be joined back to its file. Both
+	// are empty (length 0) when the source does not say.
+	File  []int
+	Event []int64
 }
 
 // Row returns row i of the block's inputs, i in [0, Rows). It panics, as a
@@ -34,9 +46,15 @@ type Block struct {
 func (b *Block) Row(i int) []float64 { return b.X[i*b.D : (i+1)*b.D] }
 
 // Reset prepares b to hold up to rows rows of d inputs and t targets,
-// reusing its storage where possible. Negative sizes count as 0.
+// reusing its storage where possible. Negative sizes count as 0. It
+// empties File and Event (ResetOrigins sizes them). A nil b is left as it
+// is.
 func (b *Block) Reset(rows, d int, labels bool, t int) {
+	if b == nil {
+		return
+	}
 	rows, d, t = max(rows, 0), max(d, 0), max(t, 0)
+	b.File, b.Event = b.File[:0], b.Event[:0]
 	b.Rows, b.D, b.T = 0, d, t
 	b.X = grow(b.X, rows*d)
 	b.Domain = growInt(b.Domain, rows)
@@ -50,6 +68,27 @@ func (b *Block) Reset(rows, d int, labels bool, t int) {
 	} else {
 		b.Target = nil
 	}
+}
+
+// ResetOrigins sizes File and Event to hold rows rows, reusing their
+// storage: a source that knows where its rows come from calls it after
+// Reset. A nil b is left as it is.
+func (b *Block) ResetOrigins(rows int) {
+	if b == nil {
+		return
+	}
+	rows = max(rows, 0)
+	b.File = growInt(b.File, rows)
+	if cap(b.Event) < rows {
+		b.Event = make([]int64, rows)
+	}
+	b.Event = b.Event[:rows]
+}
+
+// HasOrigins reports whether the block says where each of its rows came
+// from (File and Event hold Rows values).
+func (b *Block) HasOrigins() bool {
+	return b != nil && len(b.File) >= b.Rows && len(b.Event) >= b.Rows
 }
 
 func grow(s []float64, n int) []float64 {
@@ -109,6 +148,15 @@ type Reader interface {
 // pass.
 type Sizer interface {
 	Len() int
+}
+
+// Origins is implemented by sources that say where each row came from: the
+// files they read, which Block.File indexes (Block.Event numbers the rows
+// within a file).
+type Origins interface {
+	// Files returns the paths of the files the source reads, in reading
+	// order.
+	Files() []string
 }
 
 // RowAccess is implemented by sources that can copy rows by their index
@@ -322,3 +370,55 @@ func Collect(ctx context.Context, src Source) (*Dataset, error) {
 }
 
 func newDense(r, c int, data []float64) *mat.Dense { return mat.NewDense(r, c, data) }
+
+// DomainName is the domain of the rows of a file read one domain per file:
+// its base name without a ".gz" suffix and then one extension
+// ("data/sample9.csv.gz" is "sample9", "patient2.fcs" is "patient2"). Every
+// reader of the project names domains so.
+func DomainName(path string) string {
+	b := filepath.Base(filepath.Clean(filepath.FromSlash(path)))
+	b = strings.TrimSuffix(b, ".gz")
+	if e := filepath.Ext(b); e != "" && e != b {
+		b = strings.TrimSuffix(b, e)
+	}
+	return b
+}
+
+// NaturalCompare compares strings with runs of digits compared by numeric
+// value ("sample2" < "sample10"); it returns -1, 0 or +1. Equal-valued runs
+// with different zero padding, and ties, are broken by plain comparison.
+func NaturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			da := strings.TrimLeft(a[si:i], "0")
+			db := strings.TrimLeft(b[sj:j], "0")
+			if c := cmp.Compare(len(da), len(db)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(da, db); c != 0 {
+				return c
+			}
+			continue
+		}
+		if ca != cb {
+			return cmp.Compare(ca, cb)
+		}
+		i++
+		j++
+	}
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

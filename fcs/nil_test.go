@@ -205,6 +205,7 @@ func nilCalls(t *testing.T) []nilCall {
 			nilCall{"Source.Channels/" + v.name, func() error { return wantZero(s.Channels() == nil, nil) }},
 			nilCall{"Source.Compensations/" + v.name, func() error { return wantZero(s.Compensations() == nil, nil) }},
 			nilCall{"Source.Domains/" + v.name, func() error { return wantZero(len(s.Domains()) == 0, nil) }},
+			nilCall{"Source.Files/" + v.name, func() error { return wantZero(len(s.Files()) == 0, nil) }},
 			nilCall{"Source.Keywords/" + v.name, func() error { return wantZero(s.Keywords() == nil, nil) }},
 			nilCall{"Source.Len/" + v.name, func() error { return wantZero(s.Len() == 0, nil) }},
 			nilCall{"Source.Open/" + v.name, func() error { _, err := s.Open(ctx); return wantErr(err) }},

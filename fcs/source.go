@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -74,7 +73,8 @@ type Source struct {
 
 type sourceFile struct {
 	path, domain string
-	set          int // 0-based index of the data set in the $NEXTDATA chain
+	set          int  // 0-based index of the data set in the $NEXTDATA chain
+	chained      bool // the file holds several data sets, read with AllDataSets
 	par          int
 	cols         []int                    // parameter index of each chosen channel
 	comp         *preprocess.Compensation // on the full raw row, or nil
@@ -131,7 +131,8 @@ func NewSource(paths []string, opts SourceOptions) (*Source, error) {
 			if s.features == nil {
 				s.features = feats
 			} else if opts.Channels == nil && !slices.Equal(feats, s.features) {
-				return nil, fmt.Errorf("fcs: %s has parameters %s, unlike %s (%s): set Channels (--channels) to the channels to read", sf.name(), quoteList(feats), s.files[0].name(), quoteList(s.features))
+				return nil, &dataset.OptionError{Pkg: "fcs", Option: "Channels", Value: opts.Channels,
+					Err: fmt.Errorf("%s has parameters %s, unlike %s (%s): name the channels to read", sf.name(), quoteList(feats), s.files[0].name(), quoteList(s.features))}
 			}
 			s.carry(si.f, &sf)
 			s.files = append(s.files, sf)
@@ -189,7 +190,7 @@ func (s *Source) inspectPath(path string) ([]setInfo, error) {
 	}()
 	out := make([]setInfo, len(sets))
 	for k, f := range sets {
-		domain := filepath.Base(path)
+		domain := dataset.DomainName(path)
 		if len(sets) > 1 {
 			domain = fmt.Sprintf("%s#%d", domain, k+1)
 		}
@@ -197,6 +198,7 @@ func (s *Source) inspectPath(path string) ([]setInfo, error) {
 		if err != nil {
 			return nil, err
 		}
+		sf.chained = len(sets) > 1
 		for _, w := range f.Warnings() {
 			s.warnings = append(s.warnings, sf.name()+": "+w)
 		}
@@ -484,6 +486,24 @@ func (s *Source) Domains() []string {
 	return d
 }
 
+// Files returns the data sets the source reads, in order (it implements
+// dataset.Origins): a file's path, or "path#k" for data set k of a
+// $NEXTDATA chain read with AllDataSets. Block.Event numbers the events
+// of each from 1.
+func (s *Source) Files() []string {
+	if s == nil {
+		return nil
+	}
+	out := make([]string, len(s.files))
+	for i, f := range s.files {
+		out[i] = f.path
+		if f.chained {
+			out[i] = fmt.Sprintf("%s#%d", f.path, f.set+1)
+		}
+	}
+	return out
+}
+
 // Open starts a pass over the files.
 func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
 	if s == nil || len(s.files) == 0 {
@@ -505,6 +525,7 @@ type sourceReader struct {
 	f   *File
 	r   *EventReader
 	raw []float64
+	ev  int64 // events of the current data set handed out
 }
 
 // Read fills b with up to max rows of the current file (compensated,
@@ -536,9 +557,12 @@ func (r *sourceReader) Read(b *dataset.Block, max int) (int, error) {
 	}
 	d := len(sf.cols)
 	b.Reset(k, d, false, 0)
+	b.ResetOrigins(k)
 	r.s.rows(sf, raw[:k*sf.par], b.X[:k*d])
 	for i := range k {
 		b.Domain[i] = r.cur
+		r.ev++
+		b.File[i], b.Event[i] = r.cur, r.ev
 	}
 	b.Rows = k
 	return k, nil
@@ -584,7 +608,7 @@ func (r *sourceReader) next() error {
 			f.Close()
 			return err
 		}
-		r.f, r.r = f, er
+		r.f, r.r, r.ev = f, er, 0
 		if er.Len() > 0 {
 			return nil
 		}

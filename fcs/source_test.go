@@ -78,7 +78,7 @@ func TestSource(t *testing.T) {
 		t.Fatalf("%d rows, Len %d, want %d", ds.N(), src.Len(), want)
 	}
 	checkSkim(t, src, ds)
-	if !reflect.DeepEqual(ds.DomainNames, []string{"sampleA.fcs", "sampleB.fcs", "sampleC.fcs"}) {
+	if !reflect.DeepEqual(ds.DomainNames, []string{"sampleA", "sampleB", "sampleC"}) {
 		t.Errorf("domains %v", ds.DomainNames)
 	}
 	// Reference: compensate [FL2, FL1] by solving S^T y = x, then asinh.
@@ -259,7 +259,7 @@ func TestOpenAllAndDefaults(t *testing.T) {
 	if f := src.Schema().Features; !reflect.DeepEqual(f, []string{"FSC-A", "FL1-A", "FL2-A", "Time"}) {
 		t.Errorf("features %v", f)
 	}
-	if d := src.Domains(); !reflect.DeepEqual(d, []string{"sampleA.fcs", "sampleB.fcs"}) {
+	if d := src.Domains(); !reflect.DeepEqual(d, []string{"sampleA", "sampleB"}) {
 		t.Errorf("domains %v", d)
 	}
 	ds, err := dataset.Collect(context.Background(), src)
@@ -293,7 +293,7 @@ func TestOpenAllAndDefaults(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := NewSource([]string{paths[0], p}, SourceOptions{}); err == nil || !strings.Contains(err.Error(), `has parameters "X", unlike `) || !strings.Contains(err.Error(), `("FSC-A", "FL1-A", "FL2-A", "Time"): set Channels (--channels) to the channels to read`) {
+	if _, err := NewSource([]string{paths[0], p}, SourceOptions{}); err == nil || !strings.Contains(err.Error(), `has parameters "X", unlike `) || !strings.Contains(err.Error(), `("FSC-A", "FL1-A", "FL2-A", "Time"): name the channels to read`) {
 		t.Errorf("mismatched parameters: %v", err)
 	}
 	if err := WriteFile(filepath.Join(t.TempDir(), "no", "dir.fcs"), a); err == nil {
@@ -389,8 +389,8 @@ func TestSourceAllDataSets(t *testing.T) {
 		x       []float64
 		dom     []int
 	}{
-		{false, []string{"chain.fcs", "single.fcs"}, []float64{1, 2, 3, 4, 15, 16, 17, 18}, []int{0, 0, 1, 1}},
-		{true, []string{"chain.fcs#1", "chain.fcs#2", "chain.fcs#3", "single.fcs"},
+		{false, []string{"chain", "single"}, []float64{1, 2, 3, 4, 15, 16, 17, 18}, []int{0, 0, 1, 1}},
+		{true, []string{"chain#1", "chain#2", "chain#3", "single"},
 			[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, []int{0, 0, 1, 1, 1, 2, 2, 3, 3}},
 	} {
 		src, err := NewSource([]string{chain, single}, SourceOptions{AllDataSets: tc.all})

@@ -31,7 +31,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -267,7 +266,7 @@ func (s *Source) setColumns(features []string) error {
 	} else {
 		seen := map[string]string{}
 		for _, f := range s.files {
-			d := domainName(f)
+			d := dataset.DomainName(f)
 			if prev, dup := seen[d]; dup {
 				return fmt.Errorf("parquetio: %s and %s would both be the domain %q; name a domain column, or rename the files", prev, f, d)
 			}
@@ -303,11 +302,6 @@ func (s *Source) setIgnore() error {
 		s.kept = n
 	}
 	return nil
-}
-
-func domainName(path string) string {
-	b := filepath.Base(path)
-	return strings.TrimSuffix(b, filepath.Ext(b))
 }
 
 func field(sc *parquet.Schema, name string) parquet.Field {
@@ -818,6 +812,8 @@ type batch struct {
 	dom   []int
 	lab   []int
 	tgt   []float64
+	fi    int     // the file of the rows
+	ev    []int64 // 1-based row number in the file of each row
 	doms  []string
 	class []string
 }
@@ -874,7 +870,7 @@ type producer struct {
 // into a batch and hands it to Read.
 func (p *producer) run(rg *rowGroup, rows int, base int64) error {
 	r := p.r
-	b := batch{x: make([]float64, 0, rows*p.nf), dom: make([]int, 0, rows)}
+	b := batch{x: make([]float64, 0, rows*p.nf), dom: make([]int, 0, rows), fi: p.fi, ev: make([]int64, 0, rows)}
 	if p.nt > 0 {
 		b.tgt = make([]float64, 0, rows*p.nt)
 	}
@@ -966,6 +962,7 @@ func (p *producer) row(rg *rowGroup, row int64, x []float64, b *batch) error {
 	}
 	b.x = append(b.x, x...)
 	b.dom = append(b.dom, g)
+	b.ev = append(b.ev, row+1)
 	if lab >= 0 {
 		b.lab = append(b.lab, lab)
 	}
@@ -1017,6 +1014,7 @@ func (r *reader) Read(b *dataset.Block, max int) (int, error) {
 	s := r.s
 	nf, nt := len(s.schema.Features), len(s.schema.Targets)
 	b.Reset(max, nf, s.o.Label != "", nt)
+	b.ResetOrigins(max)
 	k := 0
 	for k < max {
 		if r.pos == r.cur.rows {
@@ -1045,6 +1043,10 @@ func (r *reader) Read(b *dataset.Block, max int) (int, error) {
 		m := min(max-k, r.cur.rows-r.pos)
 		copy(b.X[k*nf:(k+m)*nf], r.cur.x[r.pos*nf:(r.pos+m)*nf])
 		copy(b.Domain[k:k+m], r.cur.dom[r.pos:r.pos+m])
+		copy(b.Event[k:k+m], r.cur.ev[r.pos:r.pos+m])
+		for i := range m {
+			b.File[k+i] = r.cur.fi
+		}
 		if b.Label != nil {
 			copy(b.Label[k:k+m], r.cur.lab[r.pos:r.pos+m])
 		}
