@@ -120,6 +120,10 @@ const (
 	DefaultEpsilon    = 1e-4
 	DefaultRank       = 500
 	DefaultBlockRows  = 1024
+	// DefaultSeed is the seed of a Config whose Seed is 0, and the
+	// command's default: a library fit and a command fit of the same data
+	// with the same settings give the same model.
+	DefaultSeed = 1
 	// MaxRank bounds Config.Rank: the statistics hold m x m sums, 128 GiB
 	// each at m = MaxRank. It also bounds the rank a plan file may declare.
 	MaxRank = 1 << 17
@@ -200,7 +204,7 @@ type Config struct {
 	Form Form
 
 	// Seed makes the fit reproducible: the same seed gives a bit-identical
-	// model whatever GOMAXPROCS is.
+	// model whatever GOMAXPROCS is. 0 means DefaultSeed.
 	Seed uint64
 	// Sample is the reservoir size of the planning pass (DefaultSample).
 	Sample int
@@ -230,7 +234,18 @@ type Config struct {
 	MaxMemory int64
 }
 
+// WithDefaults returns c with its zero fields that have a default set to
+// it (DefaultComponents, DefaultEpsilon, DefaultRank, DefaultSeed, ...;
+// Workers to GOMAXPROCS): the configuration a fit with c uses. Fit,
+// NewPlan, EstimateMemory and the solves apply it themselves; a program
+// that mirrors a fit (a distributed pipeline) calls it to use the same
+// values.
+func (c Config) WithDefaults() Config { return c.withDefaults() }
+
 func (c Config) withDefaults() Config {
+	if c.Seed == 0 {
+		c.Seed = DefaultSeed
+	}
 	if c.Components == 0 {
 		c.Components = DefaultComponents
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -162,9 +163,18 @@ func encodePipeline(e *encoder, p *preprocess.Pipeline) {
 	e.str(p.Transform)
 	e.bool(p.TransformChannels != nil)
 	e.strs(p.TransformChannels)
+	e.bool(p.Unnamed)
 }
 
-func decodePipeline(d *decoder) *preprocess.Pipeline {
+// The encodings of a plan: without the preprocessing (the first model,
+// statistics and plan files), with it, and with Pipeline.Unnamed.
+const (
+	planNoPipeline = iota
+	planPipeline
+	planUnnamed
+)
+
+func decodePipeline(d *decoder, level int) *preprocess.Pipeline {
 	if !d.bool() {
 		return nil
 	}
@@ -184,6 +194,9 @@ func decodePipeline(d *decoder) *preprocess.Pipeline {
 	if !all && p.TransformChannels == nil {
 		p.TransformChannels = []string{}
 	}
+	if level >= planUnnamed {
+		p.Unnamed = d.bool()
+	}
 	if d.err == nil {
 		if err := p.Check(); err != nil {
 			d.fail("%v", err)
@@ -192,9 +205,8 @@ func decodePipeline(d *decoder) *preprocess.Pipeline {
 	return p
 }
 
-// decodePlan decodes a plan; files of the versions before the
-// preprocessing was recorded (withPipeline false) have none.
-func decodePlan(d *decoder, withPipeline bool) (*Plan, error) {
+// decodePlan decodes a plan of the given encoding (planNoPipeline, ...).
+func decodePlan(d *decoder, level int) (*Plan, error) {
 	var c Config
 	c.Method = Method(d.int())
 	c.Components = d.int()
@@ -218,8 +230,8 @@ func decodePlan(d *decoder, withPipeline bool) (*Plan, error) {
 		o := decodeMapSpec(d)
 		p.out = &o
 	}
-	if withPipeline {
-		p.Config.Preprocessing = decodePipeline(d)
+	if level >= planPipeline {
+		p.Config.Preprocessing = decodePipeline(d, level)
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -261,7 +273,8 @@ const (
 	// statsVersion 3: the plan records its preprocessing and the
 	// statistics their parts (see Part); version 2 files load without
 	// them.
-	statsVersion = 3
+	// statsVersion 4: the preprocessing records Unnamed.
+	statsVersion = 4
 )
 
 // MarshalBinary encodes the statistics with their plan (configuration,
@@ -316,7 +329,7 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("dica: statistics format version %d is from an older dica whose sums mean something else: accumulate them again", v)
 	}
 	d := &decoder{b: payload}
-	p, err := decodePlan(d, v >= 3)
+	p, err := decodePlan(d, planLevel(v, 3, 4))
 	if err != nil {
 		return fmt.Errorf("dica: statistics: %w", err)
 	}
@@ -387,3 +400,31 @@ func exactPlan(cfg Config, sc dataset.Schema, k kernel.Kernel, x *mat.Dense) (*P
 const mapKernelRows = 3
 
 var _ approx.Map = approx.KernelRows{}
+
+// planLevel returns the encoding of the plan in a file of version v, for a
+// kind of file whose version withPipeline first recorded the preprocessing
+// and withUnnamed its Unnamed field.
+func planLevel(v, withPipeline, withUnnamed uint32) int {
+	switch {
+	case v >= withUnnamed:
+		return planUnnamed
+	case v >= withPipeline:
+		return planPipeline
+	}
+	return planNoPipeline
+}
+
+// inferUnnamed sets Unnamed in the preprocessing of a file from before it
+// was recorded: a CSV model whose channels are all named V1, V2, ... after
+// their columns was fitted on files without a header.
+func inferUnnamed(p *preprocess.Pipeline) {
+	if p == nil || p.Format != "csv" || len(p.Channels) == 0 {
+		return
+	}
+	for _, c := range p.Channels {
+		if c.Index <= 0 || c.Name != "V"+strconv.Itoa(c.Index) {
+			return
+		}
+	}
+	p.Unnamed = true
+}

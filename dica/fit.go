@@ -51,6 +51,7 @@ func (s *Stats) Solve() (*Model, error) {
 	if s == nil || s.plan == nil {
 		return nil, errNoPlan
 	}
+	s = s.naturalOrder()
 	fs, err := s.features()
 	if err != nil {
 		return nil, err
@@ -160,6 +161,7 @@ func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, erro
 	if err := checkMemory(cfg, sh); err != nil {
 		return nil, err
 	}
+	naturalDataset(ds)
 	if cfg.domainTerm() {
 		if err := ds.RequireDomains(2); err != nil {
 			return nil, err

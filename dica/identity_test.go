@@ -127,7 +127,7 @@ func TestPlanDiff(t *testing.T) {
 	if err == nil {
 		t.Fatal("merged statistics of different plans")
 	}
-	for _, want := range []string{"rank: 20 vs 30", "kernel: rbf(sigma=1) vs rbf(sigma=2)", "seed: 0 vs 3"} {
+	for _, want := range []string{"rank: 20 vs 30", "kernel: rbf(sigma=1) vs rbf(sigma=2)", "seed: 1 vs 3"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v\ndoes not say %q", err, want)
 		}

@@ -375,7 +375,9 @@ const ModelMagic = "DICAMODL"
 
 // modelVersion 2: the plan records the preprocessing
 // (Config.Preprocessing); version 1 files load with none recorded.
-const modelVersion = 2
+// modelVersion 3: the preprocessing records Unnamed (version 2 files load
+// with it inferred: see Model.Preprocessing).
+const modelVersion = 3
 
 // MarshalBinary encodes the model in a versioned format with a checksum.
 func (m *Model) MarshalBinary() ([]byte, error) {
@@ -427,7 +429,10 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	d := &decoder{b: payload}
-	p, err := decodePlan(d, v >= 2)
+	p, err := decodePlan(d, planLevel(v, 2, 3))
+	if err == nil && v < 3 {
+		inferUnnamed(p.Config.Preprocessing)
+	}
 	if err != nil {
 		return fmt.Errorf("dica: model: %w", err)
 	}

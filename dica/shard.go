@@ -2,7 +2,6 @@ package dica
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/dicalab/dica/dataset"
 )
@@ -16,7 +15,8 @@ const (
 	planMagic = "DICAPLAN"
 	// planVersion 2: the plan records its preprocessing; version 1 plans
 	// load with none.
-	planVersion = 2
+	// planVersion 3: the preprocessing records Unnamed.
+	planVersion = 3
 	gramMagic   = "DICAGRAM"
 	// gramVersion 2: the Gram sum is of shifted raw features (see Stats);
 	// version 1 parts are rejected.
@@ -45,7 +45,7 @@ func (p *Plan) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	d := &decoder{b: payload}
-	q, err := decodePlan(d, v >= 2)
+	q, err := decodePlan(d, planLevel(v, 2, 3))
 	if err != nil {
 		return fmt.Errorf("dica: plan: %w", err)
 	}
@@ -361,63 +361,3 @@ func (g *GramPart) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// Reorder renumbers the domains and classes of the statistics in the given
-// orders, each a permutation of s.Domains or s.Classes (nil keeps the
-// order). The sums are unchanged; the order is that of the model's Summary
-// (and of the terms of the solve's sums, so results change by rounding
-// only). Statistics merged in an arbitrary order can so be given the order
-// of first appearance that Plan.Accumulate gives them.
-func (s *Stats) Reorder(domains, classes []string) error {
-	if s == nil || s.plan == nil {
-		return errNoPlan
-	}
-	a := &s.acc
-	if domains != nil {
-		perm, err := permutation(s.Domains, domains, "domain")
-		if err != nil {
-			return err
-		}
-		a.domCount, a.domSum = growSums(a.domCount, a.domSum, len(s.Domains), a.mraw)
-		a.domCount, a.domSum = permuteSums(a.domCount, a.domSum, perm)
-		s.Domains = slices.Clone(domains)
-	}
-	if classes != nil {
-		perm, err := permutation(s.Classes, classes, "class")
-		if err != nil {
-			return err
-		}
-		if len(s.Classes) > 0 {
-			a.clsCount, a.clsSum = growSums(a.clsCount, a.clsSum, len(s.Classes), a.mraw)
-			a.clsCount, a.clsSum = permuteSums(a.clsCount, a.clsSum, perm)
-		}
-		s.Classes = slices.Clone(classes)
-	}
-	return nil
-}
-
-// permutation returns perm with names[perm[i]] == order[i], or an error when
-// order is not a permutation of names.
-func permutation(names, order []string, what string) ([]int, error) {
-	if len(order) != len(names) {
-		return nil, fmt.Errorf("dica: %d %s names to reorder %d", len(order), what, len(names))
-	}
-	perm := make([]int, len(order))
-	used := make([]bool, len(names))
-	for i, n := range order {
-		j := slices.Index(names, n)
-		if j < 0 || used[j] {
-			return nil, fmt.Errorf("dica: %s %q is not one of the statistics' (or is repeated)", what, n)
-		}
-		used[j], perm[i] = true, j
-	}
-	return perm, nil
-}
-
-func permuteSums(count []int64, sums [][]float64, perm []int) ([]int64, [][]float64) {
-	c := make([]int64, len(perm))
-	s := make([][]float64, len(perm))
-	for i, j := range perm {
-		c[i], s[i] = count[j], sums[j]
-	}
-	return c, s
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -259,34 +258,3 @@ func TestSplitJoinGram(t *testing.T) {
 	require.Error(t, new(GramPart).UnmarshalBinary(b[:len(b)-3]))
 }
 
-func TestReorder(t *testing.T) {
-	ctx := context.Background()
-	ds := smallClass(41)
-	p, err := NewPlan(ctx, ds.Source(), Config{Method: DICA, Rank: 20, Lambda: 0.05, Seed: 2})
-	require.NoError(t, err)
-	s, err := p.Accumulate(ctx, ds.Source())
-	require.NoError(t, err)
-	m, err := s.Solve()
-	require.NoError(t, err)
-	doms := slices.Clone(s.Domains)
-	slices.Reverse(doms)
-	cls := []string{s.Classes[1], s.Classes[2], s.Classes[0]}
-	wantD := countsByName(s.Domains, s.DomainCounts())
-	wantC := countsByName(s.Classes, s.ClassCounts())
-	require.NoError(t, s.Reorder(doms, cls))
-	require.Equal(t, doms, s.Domains)
-	require.Equal(t, cls, s.Classes)
-	require.Equal(t, wantD, countsByName(s.Domains, s.DomainCounts()))
-	require.Equal(t, wantC, countsByName(s.Classes, s.ClassCounts()))
-	m2, err := s.Solve()
-	require.NoError(t, err)
-	require.Equal(t, doms, m2.Summary.Domains)
-	require.Equal(t, m.Positive, m2.Positive)
-	for j := range m.Positive {
-		require.InEpsilon(t, m.Eigenvalues[j], m2.Eigenvalues[j], 1e-11)
-	}
-	require.NoError(t, s.Reorder(nil, nil))
-	require.ErrorContains(t, s.Reorder(doms[1:], nil), "names to reorder")
-	require.ErrorContains(t, s.Reorder(append(doms[1:], doms[1]), nil), "repeated")
-	require.ErrorContains(t, s.Reorder(nil, []string{"x", "y", "z"}), `class "x"`)
-}

@@ -532,9 +532,6 @@ func (g Gathered) Solve() (*dica.Model, error) {
 			return nil, err
 		}
 	}
-	if err := st.Reorder(byFirst(st.Domains, small.DomainFirst), byFirst(st.Classes, small.ClassFirst)); err != nil {
-		return nil, err
-	}
 	return st.Solve()
 }
 
