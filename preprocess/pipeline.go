@@ -25,10 +25,15 @@ import (
 // linearized first when Linearize is set), compensated, then transformed.
 type Pipeline struct {
 	// Format is the kind of file the training data came from: "csv",
-	// "fcs", or "" for data that did not come from files.
+	// "fcs", "parquet", "zarr", or "" for data that did not come from
+	// files.
 	Format string
 	// Channels are the model's inputs, in order.
 	Channels []Channel
+	// Unnamed records that the training files did not name their columns
+	// (CSV files without a header, whose columns are called V1, V2, ...):
+	// the channels of new files are then taken by position (Channel.Index).
+	Unnamed bool
 	// Linearize records that FCS values were converted to linear scale
 	// ($PnE, $PnG) before compensation, as flowCore's read.FCS does.
 	Linearize bool
@@ -50,8 +55,9 @@ type Channel struct {
 	// Ref is how the user selected it (a --channels or --features entry),
 	// or "" when every column was read.
 	Ref string
-	// Index is the 1-based column (CSV) or parameter number (FCS) of the
-	// channel in the first training file, or 0 when unknown.
+	// Index is the 1-based column (CSV, Parquet), variable (AnnData) or
+	// parameter number (FCS) of the channel in the first training file, or
+	// 0 when unknown.
 	Index int
 	// PnN and PnS are the FCS parameter's $PnN and $PnS ("" for CSV).
 	PnN, PnS string
@@ -153,7 +159,11 @@ func (p *Pipeline) String() string {
 	if p.Format != "" {
 		parts = append(parts, p.Format)
 	}
-	parts = append(parts, fmt.Sprintf("%d channels %s", len(p.Channels), strings.Join(p.Names(), ", ")))
+	chans := fmt.Sprintf("%d channels %s", len(p.Channels), strings.Join(p.Names(), ", "))
+	if p.Unnamed {
+		chans = fmt.Sprintf("%d unnamed channels (columns %s)", len(p.Channels), strings.Join(p.Names(), ", "))
+	}
+	parts = append(parts, chans)
 	if p.Linearize {
 		parts = append(parts, "linearized ($PnE, $PnG)")
 	}
@@ -213,36 +223,92 @@ var ErrNeedsFile = errors.New("preprocess: this step needs the FCS file the valu
 // the pipeline's channels in order, in place: compensation (when the
 // matrix applies to every file and its channels are all inputs), then the
 // transform. Linearization and per-file compensation need the file itself:
-// Apply returns ErrNeedsFile for them.
+// Apply returns ErrNeedsFile for them. To preprocess many blocks, Compile
+// the pipeline once.
 func (p *Pipeline) Apply(x []float64, d int) error {
 	if p == nil {
 		return nil
 	}
-	if d != len(p.Channels) || d == 0 || len(x)%d != 0 {
-		return fmt.Errorf("preprocess: block of %d values for %d channels", len(x), len(p.Channels))
+	c, err := p.Compile()
+	if err != nil {
+		return err
 	}
+	if d != c.d || d == 0 || len(x)%d != 0 {
+		return fmt.Errorf("preprocess: block of %d values for %d channels", len(x), c.d)
+	}
+	c.Apply(x, d)
+	return nil
+}
+
+// Compiled is a pipeline ready to preprocess blocks of rows whose columns
+// are its channels: the steps that need no file (a spillover matrix that
+// applies to every file, the elementwise transform), with the matrix
+// inverted once. It is safe for concurrent use.
+type Compiled struct {
+	d     int
+	chain Chain
+}
+
+// Compile returns the pipeline ready to apply. Linearization and
+// per-file compensation need the file the values came from: Compile
+// returns ErrNeedsFile for them. A nil pipeline compiles to the identity.
+func (p *Pipeline) Compile() (*Compiled, error) {
+	if p == nil {
+		return &Compiled{}, nil
+	}
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	c := &Compiled{d: len(p.Channels)}
 	if p.Linearize {
-		return fmt.Errorf("%w: linearization", ErrNeedsFile)
+		return nil, fmt.Errorf("%w: linearization", ErrNeedsFile)
 	}
 	if s := p.Compensation; s != nil {
 		if s.PerFile {
-			return fmt.Errorf("%w: compensation with each file's own spillover matrix", ErrNeedsFile)
+			return nil, fmt.Errorf("%w: compensation with each file's own spillover matrix", ErrNeedsFile)
 		}
 		k := len(s.Channels)
 		comp, err := NewCompensation(mat.NewDense(k, k, slices.Clone(s.Matrix)), s.Channels, p.Names())
 		if err != nil {
-			return fmt.Errorf("%w (the spillover channels must all be inputs of the model)", err)
+			return nil, fmt.Errorf("%w (the spillover channels must all be inputs of the model)", err)
 		}
-		comp.Apply(x, d)
+		c.chain = append(c.chain, comp)
 	}
 	f, err := p.Func()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cols, err := p.transformCols()
-	if err != nil {
-		return err
+	if _, none := f.(Identity); !none {
+		cols, err := p.transformCols()
+		if err != nil {
+			return nil, err
+		}
+		c.chain = append(c.chain, Channels{F: f, Cols: cols})
 	}
-	Channels{F: f, Cols: cols}.Apply(x, d)
-	return nil
+	return c, nil
+}
+
+// Identity reports whether c changes nothing.
+func (c *Compiled) Identity() bool { return c == nil || len(c.chain) == 0 }
+
+// Apply preprocesses the rows of the row-major block x in place. It panics
+// if d is not the number of the pipeline's channels (a nil pipeline's
+// compiled form accepts any d) or len(x) is not a multiple of d.
+func (c *Compiled) Apply(x []float64, d int) {
+	if c == nil || len(c.chain) == 0 {
+		return
+	}
+	if d != c.d {
+		panic(fmt.Sprintf("preprocess: rows of %d values for a pipeline of %d channels", d, c.d))
+	}
+	c.chain.Apply(x, d)
+}
+
+// Row returns a function that preprocesses one row in place, as the
+// readers' Transform options take it; nil when c changes nothing.
+func (c *Compiled) Row() func(row []float64) {
+	if c.Identity() {
+		return nil
+	}
+	return func(row []float64) { c.chain.Apply(row, len(row)) }
 }
