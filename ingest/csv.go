@@ -93,6 +93,9 @@ func (in *Input) openCSV(tr preprocess.Func) error {
 	if d.c, err = pipe.Compile(); err != nil {
 		return err
 	}
+	if in.Layout != nil {
+		fromOutput(pipe)
+	}
 	in.Source, in.Pipeline = src, pipe
 	return nil
 }
@@ -136,6 +139,10 @@ func (in *Input) openCSVFor(p *preprocess.Pipeline) error {
 // unless ByPosition is set.
 func (in *Input) csvChannels(p *preprocess.Pipeline, cols []string, header bool) ([]string, error) {
 	names := p.Names()
+	if in.Layout != nil {
+		// One of dica's outputs names the model's channels.
+		header, p = true, &preprocess.Pipeline{Channels: p.Channels}
+	}
 	positions := func() []string {
 		out := make([]string, len(p.Channels))
 		for j, c := range p.Channels {

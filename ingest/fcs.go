@@ -131,6 +131,9 @@ func (in *Input) openFCS(tr preprocess.Func) error {
 		pipe.Compensation = &preprocess.Spill{PerFile: true, Keyword: sp.Keyword, Source: filepath.Base(in.Files[0]),
 			Channels: slices.Clone(sp.Channels), Matrix: m}
 	}
+	if in.Layout != nil {
+		fromOutput(pipe)
+	}
 	in.Pipeline = pipe
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dicalab/dica/preprocess"
@@ -153,4 +154,34 @@ func ParseCSVHeader(names []string) *Layout {
 		l.Columns = append(l.Columns, Column{Name: n, Role: r})
 	}
 	return l
+}
+
+// fromOutput fixes the channels of a preprocessing recorded from one of
+// dica's outputs: their positions in the output are not those of the
+// files the channels were first read from, so they are forgotten (Index
+// 0), and channels named V1, V2, ... after their column, as dica names
+// the columns of CSV files without a header, are unnamed again (Unnamed,
+// Index k for Vk), so that the model reads such files by position as the
+// model that wrote the output did.
+func fromOutput(p *preprocess.Pipeline) {
+	if p == nil || len(p.Channels) == 0 {
+		return
+	}
+	unnamed := true
+	idx := make([]int, len(p.Channels))
+	for j, c := range p.Channels {
+		k, err := strconv.Atoi(strings.TrimPrefix(c.Name, "V"))
+		if !strings.HasPrefix(c.Name, "V") || err != nil || k < 1 || "V"+strconv.Itoa(k) != c.Name {
+			unnamed = false
+			break
+		}
+		idx[j] = k
+	}
+	for j := range p.Channels {
+		p.Channels[j].Index = 0
+		if unnamed {
+			p.Channels[j].Index = idx[j]
+		}
+	}
+	p.Unnamed = unnamed
 }

@@ -114,6 +114,9 @@ func (in *Input) openTable(tr preprocess.Func) error {
 	if d.c, err = pipe.Compile(); err != nil {
 		return err
 	}
+	if in.Layout != nil {
+		fromOutput(pipe)
+	}
 	if len(applied.Steps()) > 0 {
 		// The store holds inputs already preprocessed: the model records
 		// the whole preprocessing from the original files, and the reader

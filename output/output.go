@@ -159,7 +159,8 @@ func Write(ctx context.Context, in *ingest.Input, path string, stdout io.Writer,
 	if err != nil {
 		return nil, err
 	}
-	if got, want := in.Source.Schema().Features, o.Model.Inputs(); !slices.Equal(got, want) {
+	got, want := in.Source.Schema().Features, o.Model.Inputs()
+	if len(got) != len(want) || o.Model.Preprocessing() != nil && !slices.Equal(got, want) {
 		return nil, fmt.Errorf("output: the input's channels %s are not the model's inputs %s: open the files for the model (ingest.OpenFor)", strings.Join(got, ", "), strings.Join(want, ", "))
 	}
 	raw, err := in.Raw()

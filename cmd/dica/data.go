@@ -1,21 +1,20 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/dicalab/dica/anndata"
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/fcs"
+	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/ingest"
 	"github.com/dicalab/dica/internal/escape"
-	"github.com/dicalab/dica/parquetio"
 	"github.com/dicalab/dica/preprocess"
 )
 
@@ -32,53 +31,62 @@ type dataFlags struct {
 	labelsIgnore, transform, header        string
 	transformChans                         string
 	compensate, allowTruncated, linearize  bool
-	allDataSets                            bool
+	allDataSets, byPosition                bool
 	maxLineBytes                           int
 	// shard: the data is one shard of a larger set (dica accumulate), so a
 	// --labels-ignore value may be absent from it.
 	shard bool
 	// set holds the names of the flags given on the command line.
 	set map[string]bool
-	// spillover, when not nil, compensates every FCS file with this
-	// matrix (a model's recorded one).
-	spillover *fcs.Spillover
-	// defaults are the input columns used when neither --features (CSV)
-	// nor --channels (FCS) is given: a model's columns in dica transform.
-	defaults []string
+	// forModel: the data is opened for a model (fromModel), whose
+	// preprocessing is model; preprocessed: the data holds the model's
+	// inputs already (--preprocess none).
+	forModel     bool
+	model        *preprocess.Pipeline
+	preprocessed bool
 }
 
 const dataHelp = `
 Data:
   --data takes files, globs ('sample*.csv', quoted so dica expands them in
   natural order: sample2 before sample10) and folders (their FCS files);
-  files may also follow the flags.
-  FCS files (.fcs, .lmd, or any file starting with "FCS"): one domain per
-  file, named after the file. CSV and Parquet files: one domain per file, or
-  --domain COLUMN; labels from --label COLUMN (or --labels files for CSV).
-  An AnnData store (a .zarr folder, as anndata's write_zarr writes it):
-  X dense, --domain obs:COLUMN, --label obs:COLUMN (h5ad: convert it with
-  anndata.read_h5ad(...).write_zarr(...)).
+  files may also follow the flags. Each file is one sample (domain), named
+  after the file without its extension, unless --domain names a column.
+  FCS files (.fcs, .lmd, or any file starting with "FCS"), CSV files (with
+  or without a header; labels from --label COLUMN or --labels files, one
+  per data file), Parquet files (--label COLUMN) and an AnnData store (a
+  .zarr folder as anndata's write_zarr writes it: X dense, --domain
+  obs:COLUMN, --label obs:COLUMN; h5ad: convert it with
+  anndata.read_h5ad(...).write_zarr(...)). Files dica wrote (transform's
+  outputs) are read as what they are: their channels are the inputs, their
+  domain and label columns the domain and label.
 `
 
 func (d *dataFlags) register(fs *flag.FlagSet, supervised bool) {
-	fs.Var(&d.data, "data", "data `files` or globs (CSV or FCS; repeatable)")
-	fs.StringVar(&d.domain, "domain", "", "CSV `column` holding the domain (default: one domain per file)")
-	fs.StringVar(&d.features, "features", "", "CSV input `columns`, comma-separated, by name or 1-based index (default: all others)")
-	fs.StringVar(&d.chans, "channels", "", "FCS `markers` by $PnN or $PnS name, comma-separated (default: all)")
+	fs.Var(&d.data, "data", "data `files`, globs or folders (CSV, FCS, Parquet or an AnnData .zarr store; repeatable)")
+	fs.StringVar(&d.domain, "domain", "", "`column` holding the sample of each cell (default: one sample per file)")
+	fs.StringVar(&d.chans, "channels", "", "input `channels`, comma-separated: FCS markers by $PnN or $PnS, CSV and Parquet columns by name or position (default: all)")
+	fs.StringVar(&d.features, "features", "", "the same as --channels (for CSV columns)")
 	fs.StringVar(&d.transform, "transform", "none", "per-channel `transform`: asinh:COFACTOR (5 for mass, 150 for flow cytometry), log1p, none")
 	fs.StringVar(&d.transformChans, "transform-channels", "", "`channels` the --transform applies to, comma-separated (default: all chosen; e.g. leave FSC-A, SSC-A linear)")
 	fs.BoolVar(&d.compensate, "compensate", false, "apply the FCS file's $SPILLOVER compensation")
-	fs.StringVar(&d.header, "header", "auto", "CSV header row: auto, yes or no")
+	fs.StringVar(&d.header, "header", "auto", "CSV header row: `auto`, yes or no")
 	fs.IntVar(&d.maxLineBytes, "max-line-bytes", 0, "longest line of a CSV or label file, in `bytes` (0: 1 MiB); a longer line is an error")
 	fs.BoolVar(&d.allowTruncated, "allow-truncated", false, "read the complete events of truncated FCS files instead of failing")
 	fs.BoolVar(&d.linearize, "linearize", false, "FCS: convert log-amplified channels ($PnE) to linear values and divide by gains ($PnG), as flowCore does")
-	fs.BoolVar(&d.allDataSets, "all-datasets", false, "FCS: read every data set of multi-data-set files, each as its own domain (file.fcs#k)")
+	fs.BoolVar(&d.allDataSets, "all-datasets", false, "FCS: read every data set of multi-data-set files, each as its own sample (file#k)")
 	if supervised {
-		fs.StringVar(&d.label, "label", "", "CSV `column` holding class labels (e.g. the gated population)")
-		fs.StringVar(&d.target, "target", "", "CSV `columns` holding real targets (regression), comma-separated")
-		fs.Var(&d.labels, "labels", "row-aligned label `files`, one per data file (globs; repeatable)")
+		fs.StringVar(&d.label, "label", "", "`column` holding class labels (e.g. the gated population)")
+		fs.StringVar(&d.target, "target", "", "`columns` holding real targets (regression), comma-separated")
+		fs.Var(&d.labels, "labels", "row-aligned label `files`, one per CSV data file (globs; repeatable)")
 		fs.StringVar(&d.labelsIgnore, "labels-ignore", "", "label `values` whose cells are left out, comma-separated (e.g. 0 for ungated)")
 	}
+}
+
+// registerModel registers the flags of commands that read data for a
+// fitted model.
+func (d *dataFlags) registerModel(fs *flag.FlagSet) {
+	fs.BoolVar(&d.byPosition, "by-position", false, "take the model's channels by their position when the data's column names differ from the model's (a warning says so)")
 }
 
 // markSet records which flags of fs the command line gave.
@@ -87,6 +95,7 @@ func (d *dataFlags) markSet(fs *flag.FlagSet) {
 	fs.Visit(func(f *flag.Flag) { d.set[f.Name] = true })
 }
 
+// splitList splits a comma-separated list, dropping empty items.
 func splitList(s string) []string {
 	if strings.TrimSpace(s) == "" {
 		return nil
@@ -100,84 +109,75 @@ func splitList(s string) []string {
 	return out
 }
 
-// files expands the data files and globs.
+// expand expands file globs in natural order; what names the flag in
+// errors.
 func expand(patterns []string, what string) ([]string, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
-	files, err := csvio.Glob(patterns)
+	files, err := ingest.Glob(patterns)
 	if err != nil {
+		var oe *dataset.OptionError
+		if errors.As(err, &oe) {
+			return nil, usageErr("%s: %v", what, oe.Err)
+		}
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return files, nil
 }
 
-// expandDirs replaces each directory among the data patterns by the FCS
-// files in it (a folder of samples, one file each, is how cytometers and
-// FlowJo export them), in natural order. A directory without FCS files is
-// an error: its CSV files may be data or label files, so they must be named
-// by a glob.
-func expandDirs(patterns []string) ([]string, error) {
-	var out []string
-	for _, p := range patterns {
-		fi, err := os.Stat(p)
-		if err != nil || !fi.IsDir() {
-			out = append(out, p)
-			continue
-		}
-		ents, err := os.ReadDir(p)
-		if err != nil {
-			return nil, fmt.Errorf("--data: %w", err)
-		}
-		var fcsFiles []string
-		for _, e := range ents {
-			f := filepath.Join(p, e.Name())
-			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && fcs.Detect(f) {
-				fcsFiles = append(fcsFiles, f)
-			}
-		}
-		if len(fcsFiles) == 0 {
-			return nil, usageErr("--data %s is a folder without FCS files; name CSV files with a glob such as '%s'", p, filepath.Join(p, "*.csv"))
-		}
-		slices.SortFunc(fcsFiles, csvio.NaturalCompare)
-		out = append(out, fcsFiles...)
+// dataFiles lists the data and label files the flags and extra arguments
+// name (for the checks of the outputs against the inputs).
+func (d *dataFlags) dataFiles(extra []string) (files, labels []string, err error) {
+	pats := slices.Concat(d.data, extra)
+	if len(pats) == 0 {
+		return nil, nil, usageErr("no data: give --data FILES")
 	}
-	return out, nil
+	files, _, err = ingest.Expand(pats)
+	if err != nil {
+		return nil, nil, dataError(err, d)
+	}
+	labels, err = expand(d.labels, "--labels")
+	return files, labels, err
+}
+
+// options returns the ingest options of the flags.
+func (d *dataFlags) options() (ingest.Options, error) {
+	o := ingest.Options{
+		Domain: d.domain, Label: d.label, Target: splitList(d.target),
+		LabelFiles: d.labels, LabelsIgnore: splitList(d.labelsIgnore), AllowUnmatchedIgnore: d.shard,
+		MaxLineBytes: d.maxLineBytes, TransformChannels: splitList(d.transformChans),
+		Compensate: d.compensate, Linearize: d.linearize, AllowTruncated: d.allowTruncated, AllDataSets: d.allDataSets,
+		ByPosition: d.byPosition, Preprocessed: d.preprocessed,
+	}
+	if d.chans != "" && d.features != "" {
+		return o, usageErr("--channels and --features name the same thing: give one")
+	}
+	o.Channels = splitList(d.chans + d.features)
+	if d.transform != "none" || d.set["transform"] {
+		o.Transform = d.transform
+	}
+	switch d.header {
+	case "auto", "":
+		o.Header = csvio.DetectHeader
+	case "yes", "true":
+		o.Header = csvio.WithHeader
+	case "no", "false":
+		o.Header = csvio.NoHeader
+	default:
+		return o, usageErr("--header %q: want auto, yes or no", d.header)
+	}
+	return o, nil
 }
 
 // input is data opened from the flags: the source of preprocessed rows,
 // the files it reads, and the preprocessing that a fit records.
 type input struct {
+	*ingest.Input
 	src    dataset.Source
 	files  []string // data files, expanded, in reading order
 	labels []string // label files, expanded
-	kind   string   // "csv", "fcs", "zarr" or "parquet"
-	fcs    bool
 	pipe   *preprocess.Pipeline
-}
-
-// isZarrStore reports whether path is a Zarr store (a folder with a
-// .zgroup), as dica transform writes and anndata.write_zarr does.
-func isZarrStore(path string) bool {
-	fi, err := os.Stat(filepath.Join(path, ".zgroup"))
-	return err == nil && fi.Mode().IsRegular()
-}
-
-// isParquet reports whether the file at path is Parquet: its name ends in
-// .parquet or .parq, or it starts with the magic bytes PAR1.
-func isParquet(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".parquet", ".parq":
-		return true
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var b [4]byte
-	_, err = io.ReadFull(f, b[:])
-	return err == nil && string(b[:]) == "PAR1"
 }
 
 // source opens the data named by the flags and extra arguments.
@@ -189,167 +189,103 @@ func (d *dataFlags) source(extra []string) (dataset.Source, error) {
 	return in.src, nil
 }
 
-// dataFiles expands the data files and folders of the flags and extra
-// arguments, and the label files.
-func (d *dataFlags) dataFiles(extra []string) (files, labels []string, err error) {
-	if len(d.data)+len(extra) == 0 {
-		return nil, nil, usageErr("no data: give --data FILES")
-	}
-	pats := append(append([]string(nil), d.data...), extra...)
-	// A Zarr store is a folder, read as one input.
-	var stores []string
-	for _, p := range pats {
-		if isZarrStore(p) {
-			stores = append(stores, p)
-		}
-	}
-	if len(stores) > 0 {
-		if len(stores) != len(pats) {
-			return nil, nil, usageErr("--data mixes an AnnData store (%s) with other files", stores[0])
-		}
-		if len(stores) > 1 {
-			return nil, nil, usageErr("--data: one AnnData store at a time (%s and %s)", stores[0], stores[1])
-		}
-		return stores, nil, nil
-	}
-	pats, err = expandDirs(pats)
-	if err != nil {
-		return nil, nil, err
-	}
-	if files, err = expand(pats, "--data"); err != nil {
-		return nil, nil, err
-	}
-	if len(d.labels) > 0 {
-		if labels, err = expand(d.labels, "--labels"); err != nil {
-			return nil, nil, err
-		}
-	}
-	return files, labels, nil
-}
-
-// open opens the data named by the flags and extra arguments.
+// open opens the data named by the flags and extra arguments: for a fit,
+// or for the model given to fromModel.
 func (d *dataFlags) open(extra []string) (*input, error) {
-	tr, err := preprocess.ParseFunc(d.transform)
-	if err != nil {
-		return nil, usageErr("--transform: %v", err)
+	pats := slices.Concat(d.data, extra)
+	if len(pats) == 0 {
+		return nil, usageErr("no data: give --data FILES")
 	}
-	files, labels, err := d.dataFiles(extra)
+	o, err := d.options()
 	if err != nil {
 		return nil, err
 	}
-	in := &input{files: files, labels: labels}
-	kinds := map[string]int{}
-	for _, f := range files {
-		switch {
-		case isZarrStore(f):
-			in.kind = "zarr"
-		case fcs.Detect(f):
-			in.kind = "fcs"
-		case isParquet(f):
-			in.kind = "parquet"
-		default:
-			in.kind = "csv"
-		}
-		kinds[in.kind]++
+	var in *ingest.Input
+	if d.forModel {
+		in, err = ingest.OpenFor(d.model, pats, o)
+	} else {
+		in, err = ingest.Open(pats, o)
 	}
-	if len(kinds) > 1 {
-		return nil, usageErr("--data mixes kinds of files (%d FCS, %d Parquet, %d CSV): give one kind", kinds["fcs"], kinds["parquet"], kinds["csv"])
+	if err != nil {
+		return nil, dataError(err, d)
 	}
-	switch in.kind {
-	case "fcs":
-		in.fcs = true
-		if err := d.fcsSource(in, tr); err != nil {
-			return nil, err
-		}
-		return in, nil
-	case "zarr", "parquet":
-		if err := d.tableSource(in, tr); err != nil {
-			return nil, err
-		}
-		return in, nil
-	}
-	if err := d.csvSource(in, tr); err != nil {
-		return nil, err
-	}
-	return in, nil
+	return &input{Input: in, src: in.Source, files: in.Files, labels: in.LabelFiles, pipe: in.Pipeline}, nil
 }
 
-// csvSource opens CSV files (with their label files) into in.
-func (d *dataFlags) csvSource(in *input, tr preprocess.Func) error {
-	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets || d.spillover != nil {
-		return usageErr("--channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features for CSV")
-	}
-	refs := splitList(d.features)
-	features := refs
-	if features == nil {
-		features = d.defaults
-	}
-	o := csvio.Options{
-		Features:     features,
-		Domain:       d.domain,
-		Label:        d.label,
-		Target:       splitList(d.target),
-		LabelsIgnore: splitList(d.labelsIgnore),
-		LabelFiles:   in.labels,
-		MaxLineBytes: d.maxLineBytes,
-		// A shard may lack a label that other shards have.
-		AllowUnmatchedIgnore: d.shard,
-	}
-	switch d.header {
-	case "auto", "":
-		o.Header = csvio.DetectHeader
-	case "yes", "true":
-		o.Header = csvio.WithHeader
-	case "no", "false":
-		o.Header = csvio.NoHeader
+// fromModel makes open read the data as the model expects it: the
+// model's channels and preprocessing (mode "model"), or its channels
+// already preprocessed (mode "none"). A preprocessing flag that
+// contradicts the model is an error (ingest.OpenFor).
+func (d *dataFlags) fromModel(m *dica.Model, mode string, stderr io.Writer) error {
+	switch mode {
+	case "model", "none":
 	default:
-		return usageErr("--header %q: want auto, yes or no", d.header)
+		return usageErr("--preprocess %q: want model or none", mode)
 	}
-	// The transform's columns are known once the source has read the
-	// header; it is applied only in passes, which come after.
-	ch := &preprocess.Channels{F: tr}
-	if _, none := tr.(preprocess.Identity); !none {
-		o.Transform = func(row []float64) { ch.Apply(row, len(row)) }
-	} else if d.transformChans != "" {
-		return usageErr("--transform-channels without --transform")
-	}
-	if len(in.labels) > 0 && len(in.labels) != len(in.files) {
-		return usageErr("%d data files but %d label files (quote globs so that dica expands them, one list per flag: --data 'sample*.csv' --labels 'labels*.csv')", len(in.files), len(in.labels))
-	}
-	src, err := csvio.NewSource(in.files, o)
-	if err != nil {
-		return err
-	}
-	in.src = src
-	fileCols := src.FeatureColumns()
-	return d.recordPipeline(in, "csv", tr, refs, ch, func(j int) int { return fileCols[j] + 1 })
+	d.forModel, d.model, d.preprocessed = true, m.Preprocessing(), mode == "none"
+	return nil
 }
 
-// recordPipeline records in in.pipe the preprocessing of a CSV, Parquet or
-// AnnData input: the channels (their references, and their 1-based column
-// when index is not nil), the transform and the channels it applies to,
-// which it also sets in ch.
-func (d *dataFlags) recordPipeline(in *input, format string, tr preprocess.Func, refs []string, ch *preprocess.Channels, index func(j int) int) error {
-	pipe := &preprocess.Pipeline{Format: format, Transform: tr.String()}
-	for j, f := range in.src.Schema().Features {
-		c := preprocess.Channel{Name: f}
-		if index != nil {
-			c.Index = index(j)
+// flagNames maps the fields of ingest.Options (and the readers' options)
+// to the command's flags.
+var flagNames = map[string]string{
+	"Files": "--data", "Domain": "--domain", "Label": "--label", "Target": "--target",
+	"LabelFiles": "--labels", "LabelsIgnore": "--labels-ignore", "Header": "--header",
+	"MaxLineBytes": "--max-line-bytes", "Transform": "--transform", "TransformChannels": "--transform-channels",
+	"Compensate": "--compensate", "Linearize": "--linearize", "AllowTruncated": "--allow-truncated",
+	"AllDataSets": "--all-datasets", "ByPosition": "--by-position", "Preprocessed": "--preprocess none",
+	"Features": "--channels",
+}
+
+// dataError turns the errors of opening data that a user can act on into
+// usage errors in the command's words: an option of the library becomes
+// the flag that set it.
+func dataError(err error, d *dataFlags) error {
+	var oe *dataset.OptionError
+	if errors.As(err, &oe) {
+		name := flagNames[oe.Option]
+		if oe.Option == "Channels" {
+			name = "--channels"
+			if d != nil && d.features != "" {
+				name = "--features"
+			}
+			if d != nil && d.forModel && d.chans+d.features == "" {
+				name = "the model's channels"
+			}
 		}
-		if j < len(refs) {
-			c.Ref = refs[j]
+		if name == "" {
+			name = oe.Option
 		}
-		pipe.Channels = append(pipe.Channels, c)
+		return usageErr("%s: %v", name, oe.Err)
 	}
-	cols, err := transformChannels(pipe, splitList(d.transformChans))
+	var ce *ingest.ChannelError
+	if errors.As(err, &ce) {
+		return usageErr("%s has no channel %s: the model reads %s; the file has %s. Check that the file is of the model's panel, or take the channels by position with --by-position",
+			ce.File, strings.Join(quoteNames(ce.Missing), ", "), strings.Join(quoteNames(ce.Model), ", "), strings.Join(quoteNames(ce.Data[:min(len(ce.Data), 40)]), ", "))
+	}
+	return err
+}
+
+// quoteNames escapes names from users' files for a message.
+func quoteNames(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = escape.String(n, 40)
+	}
+	return out
+}
+
+// expandDirs expands the data arguments as open does (globs, folders of
+// FCS files, AnnData stores), for the checks of outputs against inputs.
+func expandDirs(patterns []string) ([]string, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	files, _, err := ingest.Expand(patterns)
 	if err != nil {
-		return err
+		return nil, dataError(err, nil)
 	}
-	if cols != nil {
-		ch.Cols = cols
-	}
-	in.pipe = pipe
-	return nil
+	return files, nil
 }
 
 // progress prints a progress line on stderr when it is a terminal: the
@@ -439,148 +375,34 @@ func (p *progress) done() {
 	p.pass, p.shown = "", false
 }
 
-// tableSource opens an AnnData store or Parquet files into in.
-func (d *dataFlags) tableSource(in *input, tr preprocess.Func) error {
-	if d.chans != "" || d.compensate || d.allowTruncated || d.linearize || d.allDataSets || d.spillover != nil {
-		return usageErr("--channels, --compensate, --allow-truncated, --linearize and --all-datasets apply to FCS files; use --features")
-	}
-	if len(in.labels) > 0 {
-		return usageErr("--labels files go with CSV data; with %s data, name the label column (--label)", in.kind)
-	}
-	refs := splitList(d.features)
-	features := refs
-	if features == nil {
-		features = d.defaults
-	}
-	ch := &preprocess.Channels{F: tr}
-	var transform func([]float64)
-	if _, none := tr.(preprocess.Identity); !none {
-		transform = func(row []float64) { ch.Apply(row, len(row)) }
-	} else if d.transformChans != "" {
-		return usageErr("--transform-channels without --transform")
-	}
-	var src dataset.Source
-	var err error
-	if in.kind == "zarr" {
-		src, err = anndata.NewSource(in.files[0], anndata.Options{Features: features, Domain: d.domain, Label: d.label,
-			Target: splitList(d.target), LabelsIgnore: splitList(d.labelsIgnore), Transform: transform})
-	} else {
-		src, err = parquetio.NewSource(in.files, parquetio.Options{Features: features, Domain: d.domain, Label: d.label,
-			Target: splitList(d.target), LabelsIgnore: splitList(d.labelsIgnore), Transform: transform})
-	}
-	if err != nil {
-		return err
-	}
-	in.src = src
-	return d.recordPipeline(in, in.kind, tr, refs, ch, nil)
-}
-
-// fcsSource opens FCS files, one domain per file, into in.
-func (d *dataFlags) fcsSource(in *input, tr preprocess.Func) error {
-	if d.domain != "" || d.label != "" || d.target != "" || d.features != "" {
-		return usageErr("with FCS files each file is one domain: --domain, --label, --target and --features apply to CSV (use --channels)")
-	}
-	if len(d.labels) > 0 {
-		return usageErr("--labels with FCS files is not supported: gate populations into separate files or use CSV")
-	}
-	refs := splitList(d.chans)
-	o := fcs.SourceOptions{Channels: refs, Compensate: d.compensate, AllowTruncated: d.allowTruncated,
-		Scale: d.linearize, AllDataSets: d.allDataSets, Spillover: d.spillover}
-	if o.Channels == nil {
-		o.Channels = d.defaults
-	}
-	if _, none := tr.(preprocess.Identity); !none {
-		o.Transform = tr
-		o.TransformChannels = splitList(d.transformChans)
-	} else if d.transformChans != "" {
-		return usageErr("--transform-channels without --transform")
-	}
-	src, err := fcs.NewSource(in.files, o)
-	if err != nil {
-		return err
-	}
-	in.src = src
-	pipe := &preprocess.Pipeline{Format: "fcs", Linearize: d.linearize, Transform: tr.String()}
-	chans := src.Channels()
-	for j, f := range src.Schema().Features {
-		c := preprocess.Channel{Name: f}
-		if j < len(refs) {
-			c.Ref = refs[j]
-		}
-		if j < len(chans) {
-			c.Index, c.PnN, c.PnS = chans[j].Param, chans[j].Name, chans[j].Label
-		}
-		pipe.Channels = append(pipe.Channels, c)
-	}
-	if _, err := transformChannels(pipe, o.TransformChannels); err != nil {
-		return err
-	}
-	if comps := src.Compensations(); len(comps) > 0 {
-		sp := comps[0]
-		r, c := sp.Matrix.Dims()
-		m := make([]float64, 0, r*c)
-		for i := 0; i < r; i++ {
-			m = append(m, sp.Matrix.RawRowView(i)...)
-		}
-		pipe.Compensation = &preprocess.Spill{PerFile: o.Spillover == nil, Keyword: sp.Keyword, Source: filepath.Base(in.files[0]),
-			Channels: slices.Clone(sp.Channels), Matrix: m}
-	}
-	in.pipe = pipe
-	return nil
-}
-
 // warnInput prints on stderr what the reading of the input found that the
 // user should know: the readers' warnings (FCS files that disagree with
 // themselves, truncated files read in part, duplicate channel names) and
 // domains that --labels-ignore emptied.
 func warnInput(stderr io.Writer, in *input) {
-	if w, ok := in.src.(interface{ Warnings() []string }); ok {
-		for _, msg := range w.Warnings() {
-			fmt.Fprintf(stderr, "dica: warning: %s\n", msg)
-		}
+	for _, msg := range in.Warnings() {
+		fmt.Fprintf(stderr, "dica: warning: %s\n", msg)
 	}
-	if e, ok := in.src.(interface{ EmptiedDomains() ([]string, bool) }); ok {
-		if names, known := e.EmptiedDomains(); known && len(names) > 0 {
-			q := make([]string, len(names))
-			for i, n := range names {
-				q[i] = escape.String(n, 0)
-			}
-			fmt.Fprintf(stderr, "dica: warning: --labels-ignore removed every cell of %d domain(s), left out: %s\n", len(names), strings.Join(q, ", "))
+	if names, known := in.EmptiedDomains(); known && len(names) > 0 {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = escape.String(n, 0)
 		}
+		fmt.Fprintf(stderr, "dica: warning: --labels-ignore removed every cell of %d domain(s), left out: %s\n", len(names), strings.Join(q, ", "))
 	}
 }
 
-// transformChannels records in p the channels that refs (the entries of
-// --transform-channels) name, and returns their indices among p's
-// channels; nil refs (every channel) give nil.
-func transformChannels(p *preprocess.Pipeline, refs []string) ([]int, error) {
-	if refs == nil {
-		return nil, nil
+// commandError turns an error of the library that names one of its
+// options into a usage error naming the flag (dataError), wherever it
+// arose: opening the data, or a pass over it.
+func commandError(err error) error {
+	if err == nil || errors.Is(err, errUsage) {
+		return err
 	}
-	p.TransformChannels = []string{}
-	cols := []int{}
-	for _, ref := range refs {
-		j := channelIndex(p, ref)
-		if j < 0 {
-			return nil, usageErr("--transform-channels %s is not among the input channels %s", ref, strings.Join(p.Names(), ", "))
-		}
-		cols = append(cols, j)
-		p.TransformChannels = append(p.TransformChannels, p.Channels[j].Name)
+	var oe *dataset.OptionError
+	var ce *ingest.ChannelError
+	if errors.As(err, &oe) || errors.As(err, &ce) {
+		return dataError(err, nil)
 	}
-	return cols, nil
-}
-
-// channelIndex returns the index of the channel of p that ref names (its
-// reference, name, $PnN or $PnS; exactly, then ignoring case), or -1.
-func channelIndex(p *preprocess.Pipeline, ref string) int {
-	for _, fold := range []bool{false, true} {
-		for j, c := range p.Channels {
-			for _, n := range []string{c.Ref, c.Name, c.PnN, c.PnS} {
-				if n != "" && (n == ref || fold && strings.EqualFold(strings.TrimSpace(n), strings.TrimSpace(ref))) {
-					return j
-				}
-			}
-		}
-	}
-	return -1
+	return err
 }

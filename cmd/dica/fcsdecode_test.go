@@ -102,7 +102,7 @@ func TestFCSOutputIndependentDecoder(t *testing.T) {
 		}
 		names = append(names, n)
 	}
-	require.Equal(t, []string{"CD1", "CD2", "CD3", "CD4", "CD5", "DICA1", "DICA2", "LABEL", "DOMAIN"}, names)
+	require.Equal(t, []string{"CD1", "CD2", "CD3", "CD4", "CD5", "DICA1", "DICA2", "LABEL", "DOMAIN", "SOURCE", "EVENT"}, names)
 	require.Equal(t, "DICA", kw["DICA_METHOD"])
 	require.Equal(t, "Appended", kw["$ORIGINALITY"])
 	require.Len(t, ev, ds.N())
@@ -119,6 +119,17 @@ func TestFCSOutputIndependentDecoder(t *testing.T) {
 		}
 		require.Equal(t, ds.ClassNames[ds.Label[i]], kw[fmt.Sprintf("DICA_LABEL%d", int(ev[i][7]))])
 		require.Equal(t, ds.DomainNames[ds.Domain[i]], kw[fmt.Sprintf("DICA_DOMAIN%d", int(ev[i][8]))])
+		// Cell i is row i+1 of the one source file.
+		require.Equal(t, "cells", kw[fmt.Sprintf("DICA_SOURCE%d", int(ev[i][9]))])
+		require.Equal(t, float32(i+1), ev[i][10], "event of cell %d", i)
+	}
+	// The codes are the model's: its classes and domains in natural
+	// order, whatever order the file meets them in.
+	for k, c := range m.Summary.Classes {
+		require.Equal(t, c, kw[fmt.Sprintf("DICA_LABEL%d", k+1)])
+	}
+	for k, d := range m.Summary.Domains {
+		require.Equal(t, d, kw[fmt.Sprintf("DICA_DOMAIN%d", k+1)])
 	}
 	// The project's reader agrees with it.
 	f, err := fcs.Open(out)

@@ -77,8 +77,8 @@ func TestLabelsIgnoreSaysWhatItDrops(t *testing.T) {
 	// A value no label has is an error listing the labels.
 	_, errs, code = runCmd(t, "fit", "--data", data, "--labels", labels, "--labels-ignore", "O", "--rank", "20",
 		"--out", filepath.Join(dir, "n.dica"), "--quiet")
-	require.Equal(t, 1, code)
-	require.Contains(t, errs, `--labels-ignore value "O" matches no label (labels seen: "0", "1", "2", "3")`)
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, `--labels-ignore: value "O" matches no label (labels seen: "0", "1", "2", "3")`)
 	require.NotContains(t, errs, "LabelsIgnore")
 	require.NoFileExists(t, filepath.Join(dir, "n.dica"))
 }
@@ -106,12 +106,12 @@ func TestCSVOutputQuoting(t *testing.T) {
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err, "the output is not valid CSV")
-	require.Equal(t, []string{"domain", "label", "CD3, total", `say "hi"`, "CD8", "DICA1"}, rows[0])
+	require.Equal(t, []string{"source", "event", "domain", "label", "CD3, total", `say "hi"`, "CD8", "DICA1"}, rows[0])
 	require.Len(t, rows, 121)
-	require.Equal(t, "p,0", rows[1][0])
-	require.Equal(t, `t"0`, rows[1][1])
+	require.Equal(t, "p,0", rows[1][2])
+	require.Equal(t, `t"0`, rows[1][3])
 	for _, r := range rows {
-		require.Len(t, r, 6)
+		require.Len(t, r, 8)
 	}
 }
 
@@ -196,7 +196,7 @@ func TestModelPreprocessingShown(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	out, errs, code = runCmd(t, "info", model)
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, out, "preprocessing            csv; 3 channels V1, V2, V3; asinh:5 on all channels")
+	require.Contains(t, out, "preprocessing            csv; 3 unnamed channels (columns V1, V2, V3); asinh:5 on all channels")
 	out, errs, code = runCmd(t, "info", "--json", model)
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, `"transform":"asinh:5"`)

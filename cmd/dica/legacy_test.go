@@ -32,8 +32,9 @@ func TestLegacyFiles(t *testing.T) {
 	old := readCSV(t, filepath.Join(dir, "transformed3-v1.csv"))
 	got := readCSV(t, z)
 	require.Equal(t, []string{"domain", "label", "V1", "V2", "V3", "V4", "DICA1", "DICA2"}, old[0])
-	require.Equal(t, []string{"domain", "label", "V1", "V2", "V3", "V4", "V1_t", "V2_t", "V3_t", "V4_t", "DICA1", "DICA2"}, got[0])
+	require.Equal(t, []string{"source", "event", "domain", "label", "V1", "V2", "V3", "V4", "V1_t", "V2_t", "V3_t", "V4_t", "DICA1", "DICA2"}, got[0])
 	require.Len(t, got, len(old))
+	got = dropOrigin(t, got)
 	raw := readCSV(t, filepath.Join(dir, "sample3.csv"))
 	for i := 1; i < len(old); i++ {
 		require.Equal(t, old[i][:2], got[i][:2])
@@ -61,12 +62,38 @@ func TestLegacyFiles(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	_, errs, code = runCmd(t, "merge", filepath.Join(dir, "part1-v2.stats"), part2, "--out", filepath.Join(tmp, "m.dica"))
 	require.Equal(t, 1, code)
-	require.Contains(t, errs, "preprocessing: not recorded vs csv; 4 channels V1, V2, V3, V4; log1p on all channels")
+	require.Contains(t, errs, "preprocessing: not recorded vs csv; 4 unnamed channels (columns V1, V2, V3, V4); log1p on all channels")
 	st, err := dica.LoadStats(filepath.Join(dir, "part1-v2.stats"))
 	require.NoError(t, err)
 	require.EqualValues(t, 60, st.N())
 	require.Nil(t, st.Parts())
 	require.Nil(t, st.Plan().Config.Preprocessing)
+}
+
+// TestLegacyModelV2 reads a model file of version 2, written by the dica
+// before models recorded whether their channels were named: fitted on CSV
+// files without a header, it is read as such (its channels taken by
+// position), and projects sample3 as the dica that wrote it did
+// (transformed3-v2.csv).
+func TestLegacyModelV2(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "legacy")
+	m, err := dica.Load(filepath.Join(dir, "model-v2.dica"))
+	require.NoError(t, err)
+	require.True(t, m.Preprocessing().Unnamed)
+	require.Equal(t, "log1p", m.Preprocessing().TransformSpec())
+	z := filepath.Join(t.TempDir(), "z.csv")
+	_, errs, code := runCmd(t, "transform", "--model", filepath.Join(dir, "model-v2.dica"), "--data", filepath.Join(dir, "sample3.csv"),
+		"--labels", filepath.Join(dir, "labels3.csv"), "--out", z, "--quiet")
+	require.Equal(t, 0, code, errs)
+	require.Empty(t, errs)
+	old := readCSV(t, filepath.Join(dir, "transformed3-v2.csv"))
+	got := dropOrigin(t, readCSV(t, z))
+	require.Equal(t, old[0], got[0])
+	require.Equal(t, []string{"domain", "label", "V1", "V2", "V3", "V4", "DICA1", "DICA2"}, got[0])
+	require.Len(t, got, len(old))
+	for i := 1; i < len(old); i++ {
+		require.Equal(t, old[i], got[i], "row %d", i)
+	}
 }
 
 func readCSV(t *testing.T, path string) [][]string {
@@ -86,4 +113,18 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// dropOrigin returns the rows of a CSV output without its first two
+// columns, source and event, after checking them: the file's name, and
+// the cells' rows counted from 1.
+func dropOrigin(t *testing.T, rows [][]string) [][]string {
+	t.Helper()
+	require.Equal(t, []string{"source", "event"}, rows[0][:2])
+	out := [][]string{rows[0][2:]}
+	for i, r := range rows[1:] {
+		require.Equal(t, strconv.Itoa(i+1), r[1], "event of row %d", i+1)
+		out = append(out, r[2:])
+	}
+	return out
 }

@@ -127,7 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dica: unknown command %s\n\nRun 'dica help' for the commands.\n", escape.String(name, 0))
 		return 2
 	}
-	err := c.run(ctx, args[1:], stdout, stderr)
+	err := commandError(c.run(ctx, args[1:], stdout, stderr))
 	switch {
 	case err == nil:
 		return 0

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,8 +83,8 @@ func TestFitReportJSON(t *testing.T) {
 		require.NoError(t, err)
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 		require.Len(t, lines, ds.N()+1)
-		require.Equal(t, "domain,label,CD1,CD2,CD3,CD4,CD5,DICA1,DICA2", lines[0])
-		require.True(t, strings.HasPrefix(lines[1], ds.DomainNames[ds.Domain[0]]+","+ds.ClassNames[ds.Label[0]]+","))
+		require.Equal(t, "source,event,domain,label,CD1,CD2,CD3,CD4,CD5,DICA1,DICA2", lines[0])
+		require.True(t, strings.HasPrefix(lines[1], "cells,1,"+ds.DomainNames[ds.Domain[0]]+","+ds.ClassNames[ds.Label[0]]+","), lines[1])
 	}
 }
 
@@ -183,12 +184,13 @@ func TestFCSDirectory(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	require.Equal(t, ds.N(), f.NumEvents())
-	require.Equal(t, []string{"FSC-A", "SSC-A", "FL1-A", "FL2-A", "FL3-A", "UDICA1", "UDICA2", "DOMAIN"}, f.Names())
-	require.Equal(t, []string{"", "", "CD3", "CD4", "CD8", "UDICA component 1", "UDICA component 2", "domain number (DICA_DOMAINk)"}, f.Labels())
+	require.Equal(t, []string{"FSC-A", "SSC-A", "FL1-A", "FL2-A", "FL3-A", "UDICA1", "UDICA2", "DOMAIN", "SOURCE", "EVENT"}, f.Names())
+	require.Equal(t, []string{"", "", "CD3", "CD4", "CD8", "UDICA component 1", "UDICA component 2", "domain code (DICA_DOMAINk)",
+		"source file code (DICA_SOURCEk)", "row or event number in the source file"}, f.Labels())
 	for i, d := range ds.DomainNames {
 		v, ok := f.Keyword(fmt.Sprintf("DICA_DOMAIN%d", i+1))
 		require.True(t, ok)
-		require.Equal(t, d+".fcs", v)
+		require.Equal(t, d, v)
 	}
 	prep, ok := f.Keyword("DICA_PREPROCESSING")
 	require.True(t, ok)
@@ -268,7 +270,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"nope"}, 2, "unknown command"},
 		{[]string{"fit"}, 2, "no data"},
-		{[]string{"fit", "--data", "/nonexistent/*.csv"}, 1, "nonexistent"},
+		{[]string{"fit", "--data", "/nonexistent/*.csv"}, 2, "--data: no file matches"},
 		{[]string{"fit", "--data", "x.csv", "--method", "pca"}, 2, "--method"},
 		{[]string{"fit", "--data", "x.csv", "--transform", "sqrt"}, 2, "sqrt"},
 		{[]string{"transform", "--model", "m"}, 2, "--out"},
@@ -400,7 +402,8 @@ func readZ(t *testing.T, path string) ([]string, *mat.Dense) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	head := strings.Split(lines[0], ",")
-	first := -1
+	first, dom := -1, slices.Index(head, "domain")
+	require.GreaterOrEqual(t, dom, 0, lines[0])
 	for j, h := range head {
 		if strings.HasPrefix(h, "DICA") && first < 0 {
 			first = j
@@ -412,7 +415,7 @@ func readZ(t *testing.T, path string) ([]string, *mat.Dense) {
 	doms := make([]string, len(lines)-1)
 	for i, l := range lines[1:] {
 		f := strings.Split(l, ",")
-		doms[i] = f[0]
+		doms[i] = f[dom]
 		for j := 0; j < k; j++ {
 			v, err := strconv.ParseFloat(f[first+j], 64)
 			require.NoError(t, err)
