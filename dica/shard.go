@@ -360,4 +360,3 @@ func (g *GramPart) UnmarshalBinary(data []byte) error {
 	*g = o
 	return nil
 }
-

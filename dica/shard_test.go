@@ -257,4 +257,3 @@ func TestSplitJoinGram(t *testing.T) {
 	b, _ := gp[0].MarshalBinary()
 	require.Error(t, new(GramPart).UnmarshalBinary(b[:len(b)-3]))
 }
-
