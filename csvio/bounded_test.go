@@ -167,13 +167,13 @@ func TestEndlessLine(t *testing.T) {
 		want   string // the error
 	}{
 		{"first row", map[string]endless{"z.csv": {n: twoGB, fill: 'x'}}, "z.csv", "",
-			`z.csv:1: line longer than 1048576 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts "xxxxxxxxxxxxxxxxxxxxxxxx"...: is this a CSV file?`},
+			`z.csv:1: line longer than 1048576 bytes, the limit (MaxLineBytes); it starts "xxxxxxxxxxxxxxxxxxxxxxxx"...: is this a CSV file?`},
 		{"binary first row", map[string]endless{"z.csv": {prefix: "\x1b[2J\a", n: twoGB, fill: 0xff}}, "z.csv", "",
-			`z.csv:1: line longer than 1048576 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts "\x1b[2J\a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"...: is this a CSV file?`},
+			`z.csv:1: line longer than 1048576 bytes, the limit (MaxLineBytes); it starts "\x1b[2J\a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"...: is this a CSV file?`},
 		{"later row", map[string]endless{"z.csv": {prefix: "1,2\n3,4\n", n: twoGB, fill: '5'}}, "z.csv", "",
 			`z.csv:3: line longer than 1048576 bytes`},
 		{"label file", map[string]endless{"z.csv": {prefix: "1,2\n3,4\n5,6\n"}, "l.csv": {prefix: "a\n", n: twoGB, fill: 0}}, "z.csv", "l.csv",
-			`l.csv:2: line longer than 1048576 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"...`},
+			`l.csv:2: line longer than 1048576 bytes, the limit (MaxLineBytes); it starts "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"...`},
 		{"gzip", map[string]endless{"z.csv.gz": {prefix: "1,2\n", n: twoGB, fill: '0'}}, "z.csv.gz", "",
 			`z.csv.gz:2: line longer than 1048576 bytes`},
 		{"gzip first row", map[string]endless{"z.csv.gz": {n: twoGB, fill: '0'}}, "z.csv.gz", "",
@@ -229,7 +229,7 @@ func TestSparseFile(t *testing.T) {
 		if err := os.Truncate(name, twoGB); err != nil {
 			t.Skipf("no sparse file: %v", err)
 		}
-		want := fmt.Sprintf(`%s:1: line longer than 1048576 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts "\x00\x00`, name)
+		want := fmt.Sprintf(`%s:1: line longer than 1048576 bytes, the limit (MaxLineBytes); it starts "\x00\x00`, name)
 		if prefix != "" {
 			want = strings.Replace(want, ":1:", ":2:", 1)
 		}
@@ -455,7 +455,7 @@ func TestMessagesQuoteSafely(t *testing.T) {
 		{[]string{"trail.csv"}, Options{}, `trail.csv:2: column 3: value "\x1b[2J\a\xff\x00\u009bxxxxx`},
 		{[]string{"data100.csv"}, Options{LabelFiles: []string{"lab100.csv"}, LabelsIgnore: []string{"O\a"}},
 			`csvio: LabelsIgnore: value "O\a" matches no label (labels seen: "label\x1b0", "label\x1b1", "label\x1b2", `},
-		{[]string{"lines.csv"}, Options{MaxLineBytes: 100}, `lines.csv:2: line longer than 100 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts "\x1b[2J\a\xff\x00\u009bxxxxxxxxxxxxxxx"...`},
+		{[]string{"lines.csv"}, Options{MaxLineBytes: 100}, `lines.csv:2: line longer than 100 bytes, the limit (MaxLineBytes); it starts "\x1b[2J\a\xff\x00\u009bxxxxxxxxxxxxxxx"...`},
 	} {
 		src, err := NewSourceFS(fsys, tc.files, tc.o)
 		if err == nil {

@@ -688,6 +688,9 @@ type ParseError struct {
 	Line   int // 1-based line number in the file
 	Column int // 1-based column number; 0 when the error concerns the line
 	Msg    string
+	// Option names the field of Options whose limit the line exceeds
+	// ("MaxLineBytes"; Msg names it in parentheses), or is empty.
+	Option string
 }
 
 // Error formats the error as "file:line: column c: msg".

@@ -407,7 +407,7 @@ func TestParallelErrors(t *testing.T) {
 			}
 		}, `ParseError{"s1.csv" 150 3 "transform gives -Inf"}`, nil},
 		{"long line", func() { replaceLine("s2.csv", 150, long) }, nil, limit,
-			`ParseError{"s2.csv" 150 0 "line longer than 80 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts \"1.5,2.5,3.5,444444444444\"...`, nil},
+			`ParseError{"s2.csv" 150 0 "line longer than 80 bytes, the limit (MaxLineBytes); it starts \"1.5,2.5,3.5,444444444444\"...`, nil},
 		{"long line where the labels end", func() {
 			replaceLine("s2.csv", 150, long)
 			s := fsys["l2.csv"].Data
@@ -423,7 +423,7 @@ func TestParallelErrors(t *testing.T) {
 			fsys["s3.csv"] = &fstest.MapFile{Data: append(s[:lineOf(s, 200)], long...)}
 		}, nil, limit, `ParseError{"s3.csv" 200 0 "line longer than 80 bytes`, nil},
 		{"long label", func() { replaceLine("l3.csv", 20, strings.Repeat("c", 81)) }, nil, limit,
-			`ParseError{"l3.csv" 20 0 "line longer than 80 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts \"cccccccccccccccccccccccc\"...`, nil},
+			`ParseError{"l3.csv" 20 0 "line longer than 80 bytes, the limit (MaxLineBytes); it starts \"cccccccccccccccccccccccc\"...`, nil},
 		{"long label and long line", func() {
 			replaceLine("l3.csv", 20, strings.Repeat("c", 81))
 			replaceLine("s3.csv", 20, long)

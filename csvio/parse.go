@@ -127,7 +127,7 @@ func (e *longLineError) Error() string {
 }
 
 func (e *longLineError) msg() string {
-	return fmt.Sprintf("line longer than %d bytes, the limit (MaxLineBytes, --max-line-bytes); it starts %s...: is this a CSV file?",
+	return fmt.Sprintf("line longer than %d bytes, the limit (MaxLineBytes); it starts %s...: is this a CSV file?",
 		e.max, escape.Snippet(e.start, longLineQuote))
 }
 
@@ -136,7 +136,7 @@ func (e *longLineError) msg() string {
 func readError(name string, err error) error {
 	var e *longLineError
 	if errors.As(err, &e) {
-		return &ParseError{File: name, Line: e.line, Msg: e.msg()}
+		return &ParseError{File: name, Line: e.line, Msg: e.msg(), Option: "MaxLineBytes"}
 	}
 	return fmt.Errorf("csvio: %s: %w", name, err)
 }

@@ -134,12 +134,37 @@ func NewSource(paths []string, opts SourceOptions) (*Source, error) {
 				return nil, &dataset.OptionError{Pkg: "fcs", Option: "Channels", Value: opts.Channels,
 					Err: fmt.Errorf("%s has parameters %s, unlike %s (%s): name the channels to read", sf.name(), quoteList(feats), s.files[0].name(), quoteList(s.features))}
 			}
+			if len(s.files) > 0 {
+				if err := samePanel(&s.files[0], &sf, feats); err != nil {
+					return nil, &dataset.OptionError{Pkg: "fcs", Option: "Channels", Value: opts.Channels, Err: err}
+				}
+			}
 			s.carry(si.f, &sf)
 			s.files = append(s.files, sf)
 			s.n += sf.events
 		}
 	}
 	return s, nil
+}
+
+// samePanel returns an error when a channel chosen by its detector ($PnN,
+// the reference refs[c] or the parameter's own name) carries another
+// marker ($PnS) in the data set sf than in first: the files are of
+// different panels, and the same column would hold different markers. A
+// channel chosen by its marker may sit on any detector.
+func samePanel(first, sf *sourceFile, refs []string) error {
+	for c := range sf.params {
+		a, b := first.params[c], sf.params[c]
+		if a.Label == "" || b.Label == "" || strings.EqualFold(strings.TrimSpace(a.Label), strings.TrimSpace(b.Label)) {
+			continue
+		}
+		if c < len(refs) && strings.EqualFold(strings.TrimSpace(refs[c]), strings.TrimSpace(b.Label)) {
+			continue // chosen by marker
+		}
+		return fmt.Errorf("channel %s is %s in %s and %s in %s: the files are of different panels; choose the channels by marker ($PnS) to read each marker wherever it is, or give files of one panel",
+			escape.String(b.Name, 0), escape.String(b.Label, 0), sf.name(), escape.String(a.Label, 0), first.name())
+	}
+	return nil
 }
 
 // quoteList quotes names from users' files for a message.

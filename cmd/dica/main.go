@@ -13,13 +13,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/internal/escape"
 )
 
@@ -137,39 +137,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dica %s: interrupted; no output was written\n", name)
 		return 1
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "dica %s: %v\n\nRun 'dica %s -h' for help.\n", name, userMessage(err.Error()), name)
+		fmt.Fprintf(stderr, "dica %s: %v\n\nRun 'dica %s -h' for help.\n", name, userMessage(err), name)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "dica %s: %v\n", name, userMessage(err.Error()))
+		fmt.Fprintf(stderr, "dica %s: %v\n", name, userMessage(err))
 		return 1
 	}
 }
 
-// libraryOption matches a library option named beside its flag, as the
-// packages' errors name them ("LabelsIgnore (--labels-ignore)").
-var (
-	libraryOption  = regexp.MustCompile(`\b[A-Z][A-Za-z]*(\.[A-Z][A-Za-z]*)? \((--[a-z][a-z-]*)\)`)
-	libraryOption2 = regexp.MustCompile(`\([A-Z][A-Za-z]*(\.[A-Z][A-Za-z]*)?, (--[a-z][a-z-]*)\)`)
-	// pathOp matches the operation of an *fs.PathError ("open x: ...").
-	pathOp = regexp.MustCompile(`(^|: )(open|stat|lstat|read|write|close) ([^: ]+): `)
-	// packagePrefix matches the package names that begin library errors.
-	packagePrefix = regexp.MustCompile(`(^|: )(csvio|fcs|dica|preprocess|dataset|eval|exact|nystrom|rff|lanczos|kernel|approx|svm|krr|anndata|parquetio|figure|mixing): `)
-)
+// packages are the packages whose names begin library errors.
+var packages = []string{"csvio", "fcs", "dica", "preprocess", "dataset", "eval", "exact", "nystrom", "rff", "lanczos",
+	"kernel", "approx", "svm", "krr", "anndata", "parquetio", "figure", "mixing", "ingest", "output"}
 
-// userMessage turns a library error into the command's words: an option
-// named beside its flag becomes the flag alone, and the package names that
-// begin library errors go.
-func userMessage(msg string) string {
-	msg = libraryOption.ReplaceAllString(msg, "$2")
-	msg = libraryOption2.ReplaceAllString(msg, "($2)")
-	msg = pathOp.ReplaceAllString(msg, "$1$3: ")
-	for {
-		m := packagePrefix.ReplaceAllString(msg, "$1")
-		if m == msg {
-			break
+// userMessage turns a library error into the command's words: the package
+// names that begin library errors go, a CSV line over the limit names the
+// flag that sets it, and the message is cut to maxMessage bytes.
+func userMessage(err error) string {
+	msg := err.Error()
+	var pe *csvio.ParseError
+	if errors.As(err, &pe) && pe.Option != "" {
+		if f, ok := flagNames[pe.Option]; ok {
+			msg = strings.Replace(msg, "("+pe.Option+")", "("+f+")", 1)
 		}
-		msg = m
 	}
+	msg = stripPackages(msg)
 	// A message is a paragraph: values echoed from the command line or a
 	// file are cut (readers quote at most 80 bytes of a file already).
 	if len(msg) > maxMessage {
@@ -180,6 +171,24 @@ func userMessage(msg string) string {
 		msg = fmt.Sprintf("%s... (%d more bytes)", msg[:cut], len(msg)-cut)
 	}
 	return msg
+}
+
+// stripPackages removes the package names that begin msg or one of its
+// parts ("x.csv: csvio: ..." is "x.csv: ...").
+func stripPackages(msg string) string {
+	var b strings.Builder
+	for i, part := range strings.SplitAfter(msg, ": ") {
+		for again := true; again; {
+			again = false
+			for _, p := range packages {
+				if rest, ok := strings.CutPrefix(part, p+": "); ok && (i > 0 || b.Len() == 0) {
+					part, again = rest, true
+				}
+			}
+		}
+		b.WriteString(part)
+	}
+	return b.String()
 }
 
 // maxMessage is the longest error message the command prints, in bytes.
@@ -243,10 +252,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		printHelp(fs)
 		return err
 	}
-	msg := err.Error()
 	// The flag package names flags with one dash; the help uses two.
-	msg = strings.ReplaceAll(msg, "flag -", "-")
-	msg = regexp.MustCompile(`(^|[ "])-([a-zA-Z])`).ReplaceAllString(msg, "$1--$2")
+	msg := doubleDash(strings.ReplaceAll(err.Error(), "flag -", "-"))
 	if f, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
 		msg = "unknown flag " + f
 	} else if f, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
@@ -254,6 +261,23 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	}
 	return usageErr("%s", msg)
 }
+
+// doubleDash writes the flags that msg names with one dash ("-rank") with
+// two ("--rank"): a dash at the start of msg or after a space or a quote,
+// followed by a letter.
+func doubleDash(msg string) string {
+	var b strings.Builder
+	for i := 0; i < len(msg); i++ {
+		c := msg[i]
+		if c == '-' && (i == 0 || msg[i-1] == ' ' || msg[i-1] == '"') && i+1 < len(msg) && isLetter(msg[i+1]) {
+			b.WriteByte('-')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // parseArgs parses flags and positional arguments in any order
 // ("dica merge a.stats b.stats --out m.dica" as well as "--out m.dica

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"github.com/dicalab/dica/csvio"
 	"strings"
 	"testing"
 	"time"
@@ -62,15 +65,17 @@ func TestProgressRateAndETA(t *testing.T) {
 }
 
 func TestUserMessage(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"csvio: LabelsIgnore (--labels-ignore) value \"O\" matches no label", "--labels-ignore value \"O\" matches no label"},
-		{"x.csv:1: line longer than 1048576 bytes, the limit (MaxLineBytes, --max-line-bytes); it starts", "x.csv:1: line longer than 1048576 bytes, the limit (--max-line-bytes); it starts"},
-		{"fcs: a.fcs has parameters A, B: set Channels (--channels) to the channels to read", "a.fcs has parameters A, B: set --channels to the channels to read"},
-		{"m.dica: dica: not a model file", "m.dica: not a model file"},
-		{"SourceOptions.Channels (--channels) is empty", "--channels is empty"},
-		{"the dica: prefix in the middle stays", "the dica: prefix in the middle stays"},
-		{"open /tmp/m.dica: no such file or directory", "/tmp/m.dica: no such file or directory"},
-		{"csvio: open x.csv: permission denied", "x.csv: permission denied"},
+	long := &csvio.ParseError{File: "x.csv", Line: 1, Msg: "line longer than 1048576 bytes, the limit (MaxLineBytes); it starts", Option: "MaxLineBytes"}
+	for _, c := range []struct {
+		in   error
+		want string
+	}{
+		{long, "x.csv:1: line longer than 1048576 bytes, the limit (--max-line-bytes); it starts"},
+		{fmt.Errorf("csvio: %w", long), "x.csv:1: line longer than 1048576 bytes, the limit (--max-line-bytes); it starts"},
+		{errors.New("m.dica: dica: not a model file"), "m.dica: not a model file"},
+		{errors.New("the dica: prefix in the middle stays"), "the dica: prefix in the middle stays"},
+		{errors.New("csvio: open x.csv: permission denied"), "open x.csv: permission denied"},
+		{errors.New("output: ingest: x"), "x"},
 	} {
 		if got := userMessage(c.in); got != c.want {
 			t.Errorf("userMessage(%q) = %q, want %q", c.in, got, c.want)
