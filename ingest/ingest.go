@@ -22,6 +22,7 @@ package ingest
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dicalab/dica/csvio"
@@ -251,8 +252,16 @@ func fcsOnly(o Options, k Kind) error {
 }
 
 // channelIndex returns the index of the channel of p that ref names (its
-// reference, name, $PnN or $PnS; exactly, then ignoring case), or -1.
+// reference, name, $PnN or $PnS; exactly, then ignoring case; or its
+// 1-based column or parameter number), or -1.
 func channelIndex(p *preprocess.Pipeline, ref string) int {
+	if k, err := strconv.Atoi(strings.TrimSpace(ref)); err == nil && k > 0 {
+		for j, c := range p.Channels {
+			if c.Index == k {
+				return j
+			}
+		}
+	}
 	for _, fold := range []bool{false, true} {
 		for j, c := range p.Channels {
 			for _, n := range []string{c.Ref, c.Name, c.PnN, c.PnS} {
