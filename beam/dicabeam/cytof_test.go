@@ -15,7 +15,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/ingest"
 )
 
 // cytofDir returns the folder of the 16 CyTOF samples (DICA_DATA, or
@@ -77,9 +79,9 @@ func TestCyTOF16(t *testing.T) {
 		o    FileOptions
 		cfg  dica.Config
 	}{
-		{"dica", FileOptions{Files: files, LabelFiles: labels, LabelsIgnore: []string{"0"}, Header: "no", Transform: "asinh:5"},
+		{"dica", FileOptions{Files: files, Options: ingest.Options{LabelFiles: labels, LabelsIgnore: []string{"0"}, Header: csvio.NoHeader, Transform: "asinh:5"}},
 			dica.Config{Method: dica.DICA, Rank: 150, Components: 3, Sample: 40000, Seed: 1}},
-		{"udica", FileOptions{Files: files, Header: "no", Transform: "asinh:5"},
+		{"udica", FileOptions{Files: files, Options: ingest.Options{Header: csvio.NoHeader, Transform: "asinh:5"}},
 			dica.Config{Method: dica.UDICA, Rank: 150, Components: 5, Sample: 40000, Seed: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +133,7 @@ func TestCyTOFFull(t *testing.T) {
 	for i := 1; i <= 16; i++ {
 		files = append(files, filepath.Join(src, fmt.Sprintf("sample%d.csv", i)))
 	}
-	o := FileOptions{Files: files, Header: "no", Transform: "asinh:5"}
+	o := FileOptions{Files: files, Options: ingest.Options{Header: csvio.NoHeader, Transform: "asinh:5"}}
 	cfg := dica.Config{Method: dica.UDICA, Rank: 500, Components: 10, Seed: 1}
 	in, err := o.Source()
 	require.NoError(t, err)

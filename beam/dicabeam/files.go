@@ -18,8 +18,7 @@ import (
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
-	"github.com/dicalab/dica/fcs"
-	"github.com/dicalab/dica/parquetio"
+	"github.com/dicalab/dica/ingest"
 	"github.com/dicalab/dica/preprocess"
 )
 
@@ -28,40 +27,18 @@ func init() {
 	beam.RegisterType(reflect.TypeOf(fileTask{}))
 }
 
-// FileOptions say which files hold the cells and how to read them. The
-// files are read with the core readers (packages csvio, fcs and
-// parquetio), so they give the same cells as the in-process Source.
+// FileOptions say which files hold the cells and how to read them: with
+// package ingest, as the dica command reads them, so a pipeline fits the
+// cells, and records the preprocessing, of an in-process fit of the same
+// files.
 type FileOptions struct {
-	// Files are the data files in order (Glob expands patterns). All are
-	// CSV, all are FCS (by extension .fcs/.lmd or an "FCS" signature) or
-	// all are Parquet (by extension .parquet/.parq or a "PAR1" signature).
+	// Files are the data files in order (Glob expands patterns), all of one
+	// kind (ingest.KindOf): CSV, FCS or Parquet.
 	Files []string
-	// Domain names the CSV or Parquet column holding the domain; empty
-	// means one domain per file, named after the file (always so for FCS
-	// files).
-	Domain string
-	// Features selects input columns: CSV columns by name or 1-based
-	// position, Parquet columns by name (default: every column not used
-	// otherwise; for Parquet, every numeric one).
-	Features []string
-	// Label names the CSV or Parquet column holding class labels;
-	// LabelFiles gives instead one row-aligned label file per CSV file.
-	Label      string
-	LabelFiles []string
-	// LabelsIgnore lists label values whose cells are left out (e.g. "0").
-	LabelsIgnore []string
-	// Target names CSV or Parquet columns holding real targets
-	// (regression).
-	Target []string
-	// Header is "auto" (default), "yes" or "no" (CSV).
-	Header string
-	// Transform is a per-channel transform spec of preprocess.ParseFunc
-	// ("asinh:5", "log1p", "none").
-	Transform string
-	// Channels selects FCS channels by $PnN or $PnS; Compensate applies
-	// each FCS file's spillover matrix.
-	Channels   []string
-	Compensate bool
+	// Options say how to read them (ingest.Options). Options.LabelFiles,
+	// when set, holds one row-aligned label file per CSV file, in the
+	// order of Files (expanded, not patterns).
+	Options ingest.Options
 }
 
 // Glob expands file patterns in natural order (sample2 before sample10), as
@@ -164,16 +141,41 @@ func copyFile(ctx context.Context, from, to string) error {
 // or to compare with a pipeline). Its stream order is the order of the keys
 // ReadFiles gives the cells. The files must be local.
 func (o FileOptions) Source() (dataset.Source, error) {
-	for _, f := range slices.Concat(o.Files, o.LabelFiles) {
+	in, err := o.open(context.Background(), o.Files, o.Options.LabelFiles)
+	if err != nil {
+		return nil, err
+	}
+	return in.Source, nil
+}
+
+// open opens local copies of files (with their label files) as ingest
+// does. Remote files are refused: fetch copies them first.
+func (o FileOptions) open(_ context.Context, files, labels []string) (*ingest.Input, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("dicabeam: no data files")
+	}
+	for _, f := range slices.Concat(files, labels) {
 		if isRemote(f) {
 			return nil, fmt.Errorf("dicabeam: %s: the in-process source reads local files only", f)
 		}
 	}
-	return o.source(o.Files, o.LabelFiles)
+	if len(labels) > 0 && len(labels) != len(files) {
+		return nil, fmt.Errorf("dicabeam: %d data files but %d label files", len(files), len(labels))
+	}
+	io := o.Options
+	io.LabelFiles = labels
+	in, err := ingest.Open(files, io)
+	if err != nil {
+		return nil, fmt.Errorf("dicabeam: %w", err)
+	}
+	if in.Kind == ingest.AnnData {
+		return nil, fmt.Errorf("dicabeam: an AnnData store is read by one process: fit it with the dica command or dica.Fit")
+	}
+	return in, nil
 }
 
 // schema returns the schema of the cells of the files, from the first file
-// (copied locally when remote), after checking the file kinds.
+// (copied locally when remote).
 func (o FileOptions) schema(ctx context.Context) (dataset.Schema, error) {
 	sc, _, err := o.schemaAndPipeline(ctx)
 	return sc, err
@@ -181,172 +183,66 @@ func (o FileOptions) schema(ctx context.Context) (dataset.Schema, error) {
 
 // schemaAndPipeline returns the schema of the cells and the preprocessing a
 // fit on them records (dica.Config.Preprocessing), read from the first
-// file.
+// file as ingest.Open reads it: the preprocessing the dica command records
+// for the same files.
 func (o FileOptions) schemaAndPipeline(ctx context.Context) (dataset.Schema, *preprocess.Pipeline, error) {
 	if len(o.Files) == 0 {
 		return dataset.Schema{}, nil, fmt.Errorf("dicabeam: no data files")
 	}
-	if len(o.LabelFiles) > 0 && len(o.LabelFiles) != len(o.Files) {
-		return dataset.Schema{}, nil, fmt.Errorf("dicabeam: %d data files but %d label files", len(o.Files), len(o.LabelFiles))
+	labels := o.Options.LabelFiles
+	if len(labels) > 0 && len(labels) != len(o.Files) {
+		return dataset.Schema{}, nil, fmt.Errorf("dicabeam: %d data files but %d label files", len(o.Files), len(labels))
 	}
-	kind, err := kindOfFiles(o.Files)
-	if err != nil {
+	if _, err := kindOfFiles(o.Files); err != nil {
 		return dataset.Schema{}, nil, err
 	}
 	first := []string{o.Files[0], ""}
-	if len(o.LabelFiles) > 0 {
-		first[1] = o.LabelFiles[0]
+	if len(labels) > 0 {
+		first[1] = labels[0]
 	}
 	local, cleanup, err := fetch(ctx, first...)
 	if err != nil {
 		return dataset.Schema{}, nil, err
 	}
 	defer cleanup()
-	var labels []string
+	var lf []string
 	if local[1] != "" {
-		labels = local[1:]
+		lf = local[1:]
 	}
-	src, err := o.source(local[:1], labels)
+	in, err := o.open(ctx, local[:1], lf)
 	if err != nil {
 		return dataset.Schema{}, nil, err
 	}
-	tr, err := preprocess.ParseFunc(orNone(o.Transform))
-	if err != nil {
-		return dataset.Schema{}, nil, err
+	pipe := in.Pipeline
+	if pipe != nil && pipe.Compensation != nil {
+		// The files' names, not the local copies'.
+		pipe.Compensation.Source = path.Base(o.Files[0])
 	}
-	pipe := &preprocess.Pipeline{Format: [...]string{csvFiles: "csv", fcsFiles: "fcs", parquetFiles: "parquet"}[kind], Transform: tr.String()}
-	if fs, ok := src.(*fcs.Source); ok {
-		if comps := fs.Compensations(); len(comps) > 0 {
-			sp := comps[0]
-			r, c := sp.Matrix.Dims()
-			m := make([]float64, 0, r*c)
-			for i := 0; i < r; i++ {
-				m = append(m, sp.Matrix.RawRowView(i)...)
-			}
-			pipe.Compensation = &preprocess.Spill{PerFile: true, Keyword: sp.Keyword, Source: filepath.Base(o.Files[0]), Channels: sp.Channels, Matrix: m}
-		}
-	}
-	return src.Schema(), pipe, nil
+	return in.Source.Schema(), pipe, nil
 }
 
-func (o FileOptions) source(files, labels []string) (dataset.Source, error) {
-	if len(files) == 0 {
-		return nil, fmt.Errorf("dicabeam: no data files")
-	}
-	tr, err := preprocess.ParseFunc(orNone(o.Transform))
-	if err != nil {
-		return nil, fmt.Errorf("dicabeam: transform: %w", err)
-	}
-	_, identity := tr.(preprocess.Identity)
-	kind, err := kindOfFiles(files)
-	if err != nil {
-		return nil, err
-	}
-	if kind == parquetFiles {
-		if len(labels) > 0 || len(o.Channels) > 0 || o.Compensate || (o.Header != "" && o.Header != "auto") {
-			return nil, fmt.Errorf("dicabeam: LabelFiles, Header, Channels and Compensate do not apply to Parquet files (name a Label column)")
-		}
-		po := parquetio.Options{Features: o.Features, Domain: o.Domain, Label: o.Label, Target: o.Target, LabelsIgnore: o.LabelsIgnore}
-		if !identity {
-			ch := preprocess.Channels{F: tr}
-			po.Transform = func(row []float64) { ch.Apply(row, len(row)) }
-		}
-		return parquetio.NewSource(files, po)
-	}
-	if kind == fcsFiles {
-		if o.Domain != "" || o.Label != "" || len(o.Target) > 0 || len(o.Features) > 0 || len(labels) > 0 {
-			return nil, fmt.Errorf("dicabeam: FCS files are one domain each, without labels or targets: Domain, Label, LabelFiles, Target and Features apply to CSV (use Channels)")
-		}
-		so := fcs.SourceOptions{Channels: o.Channels, Compensate: o.Compensate}
-		if !identity {
-			so.Transform = tr
-		}
-		return fcs.NewSource(files, so)
-	}
-	if len(o.Channels) > 0 || o.Compensate {
-		return nil, fmt.Errorf("dicabeam: Channels and Compensate apply to FCS files; use Features for CSV")
-	}
-	co := csvio.Options{
-		Features:     o.Features,
-		Domain:       o.Domain,
-		Label:        o.Label,
-		Target:       o.Target,
-		LabelsIgnore: o.LabelsIgnore,
-		LabelFiles:   labels,
-	}
-	switch o.Header {
-	case "", "auto":
-		co.Header = csvio.DetectHeader
-	case "yes", "true":
-		co.Header = csvio.WithHeader
-	case "no", "false":
-		co.Header = csvio.NoHeader
-	default:
-		return nil, fmt.Errorf("dicabeam: header %q: want auto, yes or no", o.Header)
-	}
-	if !identity {
-		ch := preprocess.Channels{F: tr}
-		co.Transform = func(row []float64) { ch.Apply(row, len(row)) }
-	}
-	if len(labels) > 0 && len(labels) != len(files) {
-		return nil, fmt.Errorf("dicabeam: %d data files but %d label files", len(files), len(labels))
-	}
-	return csvio.NewSource(files, co)
-}
-
-// Kinds of data files.
-const (
-	csvFiles = iota
-	fcsFiles
-	parquetFiles
-)
-
-// isParquet reports whether a file is Parquet: by its extension, or for a
-// local file by the "PAR1" signature at its start.
-func isParquet(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".parquet", ".parq":
-		return true
-	}
-	if isRemote(path) {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var magic [4]byte
-	_, err = io.ReadFull(f, magic[:])
-	return err == nil && string(magic[:]) == "PAR1"
-}
-
-// kindOfFiles returns the kind of the files, all of one kind.
-func kindOfFiles(files []string) (int, error) {
-	var n [3]int
+// kindOfFiles returns the kind of the files, all of one kind: by their
+// extension (or, for local files, their first bytes; ingest.KindOf).
+func kindOfFiles(files []string) (ingest.Kind, error) {
+	n := map[ingest.Kind]int{}
+	var k ingest.Kind
 	for _, f := range files {
 		switch {
-		case isParquet(f):
-			n[parquetFiles]++
-		case fcs.Detect(f):
-			n[fcsFiles]++
+		case isRemote(f) && (strings.HasSuffix(strings.ToLower(f), ".parquet") || strings.HasSuffix(strings.ToLower(f), ".parq")):
+			k = ingest.Parquet
+		case isRemote(f) && (strings.HasSuffix(strings.ToLower(f), ".fcs") || strings.HasSuffix(strings.ToLower(f), ".lmd")):
+			k = ingest.FCS
+		case isRemote(f):
+			k = ingest.CSV
 		default:
-			n[csvFiles]++
+			k = ingest.KindOf(f)
 		}
+		n[k]++
 	}
-	for k, c := range n {
-		if c == len(files) {
-			return k, nil
-		}
+	if len(n) > 1 {
+		return 0, fmt.Errorf("dicabeam: the files mix kinds (%d CSV, %d FCS, %d Parquet); give files of one kind", n[ingest.CSV], n[ingest.FCS], n[ingest.Parquet])
 	}
-	return 0, fmt.Errorf("dicabeam: the files mix kinds (%d CSV, %d FCS, %d Parquet); give files of one kind", n[csvFiles], n[fcsFiles], n[parquetFiles])
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
+	return k, nil
 }
 
 // KeyBits is the number of low bits of Cell.Key that ReadFiles gives the row
@@ -380,11 +276,11 @@ func readFile(ctx context.Context, o FileOptions, t fileTask, emit func(Cell)) e
 	if t.Label != "" {
 		labels = local[1:]
 	}
-	src, err := o.source(local[:1], labels)
+	in, err := o.open(ctx, local[:1], labels)
 	if err != nil {
 		return err
 	}
-	return readCells(ctx, src, int64(t.Index)<<KeyBits, emit)
+	return readCells(ctx, in.Source, int64(t.Index)<<KeyBits, emit)
 }
 
 // readCells emits the rows of src as cells with keys base, base+1, ...
@@ -452,8 +348,8 @@ func fileTasks(s beam.Scope, o FileOptions) beam.PCollection {
 	tasks := make([]fileTask, len(o.Files))
 	for i, f := range o.Files {
 		tasks[i] = fileTask{Index: i, Path: f}
-		if len(o.LabelFiles) > 0 {
-			tasks[i].Label = o.LabelFiles[i]
+		if len(o.Options.LabelFiles) > 0 {
+			tasks[i].Label = o.Options.LabelFiles[i]
 		}
 	}
 	return beam.Reshuffle(s, beam.CreateList(s, tasks))
@@ -578,8 +474,8 @@ func PlanFiles(ctx context.Context, o FileOptions, cfg dica.Config) (*dica.Plan,
 	smp := NewSampler(sampleSize(cfg), cfg.Seed)
 	for i, f := range o.Files {
 		label := ""
-		if len(o.LabelFiles) > 0 {
-			label = o.LabelFiles[i]
+		if len(o.Options.LabelFiles) > 0 {
+			label = o.Options.LabelFiles[i]
 		}
 		if err := readFile(ctx, o, fileTask{Index: i, Path: f, Label: label}, smp.Add); err != nil {
 			return nil, err

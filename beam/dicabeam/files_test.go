@@ -20,6 +20,7 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
+	"github.com/dicalab/dica/ingest"
 	"github.com/dicalab/dica/toy"
 )
 
@@ -108,7 +109,7 @@ func TestReadFilesCSV(t *testing.T) {
 	globbed, err := Glob(filepath.Join(dir, "d*.csv"))
 	require.NoError(t, err)
 	require.Equal(t, files, globbed)
-	o := FileOptions{Files: files, LabelFiles: labels, LabelsIgnore: []string{"0"}, Transform: "asinh:2"}
+	o := FileOptions{Files: files, Options: ingest.Options{LabelFiles: labels, LabelsIgnore: []string{"0"}, Transform: "asinh:2"}}
 	src, err := o.Source()
 	require.NoError(t, err)
 	cfg := dica.Config{Method: dica.DICA, Rank: 50, Components: 3, Seed: 11}
@@ -193,8 +194,8 @@ func TestReadFilesFCS(t *testing.T) {
 	// Mixing FCS and CSV, and CSV options on FCS files, are errors.
 	_, err = FileOptions{Files: append(files, filepath.Join(dir, "x.csv"))}.Source()
 	require.ErrorContains(t, err, "mix")
-	_, err = FileOptions{Files: files, Label: "x"}.Source()
-	require.ErrorContains(t, err, "apply to CSV")
+	_, err = FileOptions{Files: files, Options: ingest.Options{Target: []string{"x"}}}.Source()
+	require.ErrorContains(t, err, "FCS files hold no real targets")
 }
 
 // TestReadFilesRemote reads the files through Beam's filesystem package (an
@@ -217,8 +218,8 @@ func TestReadFilesRemote(t *testing.T) {
 	require.Len(t, rfiles, 3)
 	rlabels, err = Glob("memfs://dicabeam-test/*.labels")
 	require.NoError(t, err)
-	local := FileOptions{Files: files, LabelFiles: labels, LabelsIgnore: []string{"0"}}
-	remote := FileOptions{Files: rfiles, LabelFiles: rlabels, LabelsIgnore: []string{"0"}}
+	local := FileOptions{Files: files, Options: ingest.Options{LabelFiles: labels, LabelsIgnore: []string{"0"}}}
+	remote := FileOptions{Files: rfiles, Options: ingest.Options{LabelFiles: rlabels, LabelsIgnore: []string{"0"}}}
 	_, err = remote.Source()
 	require.ErrorContains(t, err, "local files only")
 

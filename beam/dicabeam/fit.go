@@ -1,12 +1,9 @@
 package dicabeam
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -98,9 +95,6 @@ type accumFn struct {
 	blk  *dataset.Block
 	doms dataset.Index
 	cls  dataset.Index
-	// domFirst[i] and clsFirst[i] are the smallest keys of the bundle's
-	// cells of domain and class i.
-	domFirst, clsFirst []int64
 
 	stats   *dica.Stats // Workers == 1
 	work    []chan job  // Workers > 1: one channel per goroutine
@@ -123,24 +117,6 @@ type result struct {
 func (f *accumFn) StartBundle(_ func(*[]byte) bool, _ func(int, Part)) {
 	f.stats, f.blk, f.work = nil, nil, nil
 	f.doms, f.cls = dataset.Index{}, dataset.Index{}
-	f.domFirst, f.clsFirst = nil, nil
-}
-
-// first records key as seen with name number id.
-func first(keys []int64, id int, key int64) []int64 {
-	if id == len(keys) {
-		return append(keys, key)
-	}
-	keys[id] = min(keys[id], key)
-	return keys
-}
-
-func firstMap(names []string, keys []int64) map[string]int64 {
-	m := make(map[string]int64, len(names))
-	for i, n := range names {
-		m[n] = keys[i]
-	}
-	return m
 }
 
 // start prepares the bundle's statistics (and goroutines) once the plan is
@@ -211,10 +187,8 @@ func (f *accumFn) ProcessElement(c Cell, planSide func(*[]byte) bool, _ func(int
 	i := b.Rows
 	copy(b.X[i*d:(i+1)*d], c.Features)
 	b.Domain[i] = f.doms.ID(c.Domain)
-	f.domFirst = first(f.domFirst, b.Domain[i], c.Key)
 	if b.Label != nil {
 		b.Label[i] = f.cls.ID(c.Label)
-		f.clsFirst = first(f.clsFirst, b.Label[i], c.Key)
 	}
 	if t > 0 {
 		copy(b.Target[i*t:(i+1)*t], c.Targets)
@@ -295,7 +269,7 @@ func (f *accumFn) FinishBundle(_ func(*[]byte) bool, emit func(int, Part)) error
 	for k, g := range st.SplitGram(f.GramParts) {
 		emit(k, Part{Gram: g})
 	}
-	emit(statsKey, Part{Stats: st, DomainFirst: firstMap(f.doms.Names(), f.domFirst), ClassFirst: firstMap(f.cls.Names(), f.clsFirst)})
+	emit(statsKey, Part{Stats: st})
 	return nil
 }
 
@@ -309,23 +283,6 @@ const statsKey = -1
 type Part struct {
 	Stats *dica.Stats
 	Gram  *dica.GramPart
-	// DomainFirst and ClassFirst give, with Stats, the smallest key of the
-	// cells of each domain and class: Solve orders the domains and classes
-	// by them, which is the order of first appearance of dica.Fit when the
-	// keys follow the stream order, whatever the order of the merges.
-	DomainFirst, ClassFirst map[string]int64
-}
-
-func mergeFirst(dst, src map[string]int64) map[string]int64 {
-	if dst == nil {
-		dst = map[string]int64{}
-	}
-	for n, k := range src {
-		if j, ok := dst[n]; !ok || k < j {
-			dst[n] = k
-		}
-	}
-	return dst
 }
 
 // add adds o into p (parts of the same kind and rows).
@@ -336,8 +293,6 @@ func (p Part) add(o Part) (Part, error) {
 	case o.Stats == nil && o.Gram == nil:
 		return p, nil
 	case p.Stats != nil && o.Stats != nil:
-		p.DomainFirst = mergeFirst(p.DomainFirst, o.DomainFirst)
-		p.ClassFirst = mergeFirst(p.ClassFirst, o.ClassFirst)
 		return p, p.Stats.Merge(o.Stats)
 	case p.Gram != nil && o.Gram != nil:
 		return p, p.Gram.Add(o.Gram)
@@ -350,9 +305,7 @@ func encodePart(p Part) ([]byte, error) {
 	case p.Stats != nil:
 		b, err := p.Stats.MarshalBinary()
 		out := binary.AppendUvarint([]byte{'s'}, uint64(len(b)))
-		out = append(out, b...)
-		out = appendFirst(out, p.DomainFirst)
-		return appendFirst(out, p.ClassFirst), err
+		return append(out, b...), err
 	case p.Gram != nil:
 		b, err := p.Gram.MarshalBinary()
 		return append([]byte{'g'}, b...), err
@@ -376,48 +329,12 @@ func decodePart(b []byte) (Part, error) {
 			return Part{}, err
 		}
 		r.b = r.b[n:]
-		p := Part{Stats: s}
-		p.DomainFirst = r.first()
-		p.ClassFirst = r.first()
-		return p, r.done()
+		return Part{Stats: s}, r.done()
 	case 'g':
 		g, err := decodeGram(b[1:])
 		return Part{Gram: g}, err
 	}
 	return Part{}, fmt.Errorf("dicabeam: bad statistics part tag %q", b[0])
-}
-
-func appendFirst(b []byte, m map[string]int64) []byte {
-	names := slices.Sorted(maps.Keys(m))
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, n := range names {
-		b = appendStr(b, n)
-		b = binary.AppendVarint(b, m[n])
-	}
-	return b
-}
-
-func (r *reader) first() map[string]int64 {
-	n := r.uvarint()
-	if r.err != nil || n > uint64(len(r.b)) {
-		r.err = fmt.Errorf("dicabeam: truncated statistics part")
-		return nil
-	}
-	m := make(map[string]int64, n)
-	for range n {
-		name := r.str()
-		if r.err != nil {
-			return nil
-		}
-		k, l := binary.Varint(r.b)
-		if l <= 0 {
-			r.err = fmt.Errorf("dicabeam: truncated statistics part")
-			return nil
-		}
-		r.b = r.b[l:]
-		m[name] = k
-	}
-	return m
 }
 
 // mergePartFn adds the parts of one key: the bundles' small statistics
@@ -510,14 +427,13 @@ func CombineParts(s beam.Scope, parts beam.PCollection) beam.PCollection {
 // *dica.Model.
 func (g Gathered) Solve() (*dica.Model, error) {
 	var st *dica.Stats
-	var small Part
 	var parts []*dica.GramPart
 	for _, p := range g.Parts {
 		switch {
 		case p.Stats != nil && st != nil:
 			return nil, fmt.Errorf("dicabeam: two sets of small statistics gathered")
 		case p.Stats != nil:
-			st, small = p.Stats, p
+			st = p.Stats
 		case p.Gram != nil:
 			parts = append(parts, p.Gram)
 		}
@@ -533,26 +449,6 @@ func (g Gathered) Solve() (*dica.Model, error) {
 		}
 	}
 	return st.Solve()
-}
-
-// byFirst orders names by their first keys (names without one last, in
-// their order).
-func byFirst(names []string, first map[string]int64) []string {
-	out := slices.Clone(names)
-	slices.SortStableFunc(out, func(a, b string) int {
-		ka, oka := first[a]
-		kb, okb := first[b]
-		switch {
-		case oka && okb:
-			return cmp.Compare(ka, kb)
-		case oka:
-			return -1
-		case okb:
-			return 1
-		}
-		return 0
-	})
-	return out
 }
 
 // solveFn solves the gathered statistics.

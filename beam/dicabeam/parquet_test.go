@@ -10,6 +10,7 @@ import (
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/ingest"
 	"github.com/dicalab/dica/parquetio"
 	"github.com/dicalab/dica/toy"
 )
@@ -47,7 +48,7 @@ func TestReadFilesParquet(t *testing.T) {
 		require.NoError(t, w.Commit())
 		files = append(files, f)
 	}
-	o := FileOptions{Files: files, Label: "label", LabelsIgnore: []string{"ungated"}}
+	o := FileOptions{Files: files, Options: ingest.Options{Label: "label", LabelsIgnore: []string{"ungated"}}}
 	src, err := o.Source()
 	require.NoError(t, err)
 	require.Equal(t, vars, src.Schema().Features)
@@ -58,8 +59,8 @@ func TestReadFilesParquet(t *testing.T) {
 	requireFilesFit(t, o, src, cfg, want)
 
 	// Options of other kinds of files are errors.
-	_, err = FileOptions{Files: files, Channels: []string{"m1"}}.Source()
-	require.ErrorContains(t, err, "do not apply to Parquet")
+	_, err = FileOptions{Files: files, Options: ingest.Options{Compensate: true}}.Source()
+	require.ErrorContains(t, err, "applies to FCS files")
 	_, err = FileOptions{Files: append(files, filepath.Join(dir, "x.csv"))}.Source()
 	require.ErrorContains(t, err, "mix kinds")
 }

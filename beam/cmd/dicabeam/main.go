@@ -37,8 +37,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 
 	"github.com/dicalab/dica/beam/dicabeam"
+	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/exact"
+	"github.com/dicalab/dica/ingest"
 )
 
 type listFlag []string
@@ -127,13 +129,26 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	o := dicabeam.FileOptions{
-		Files: files, Domain: *domain, Features: splitList(*features), Label: *label,
-		LabelsIgnore: splitList(*labelsIgnore), Target: splitList(*target), Header: *header,
-		Transform: *transform, Channels: splitList(*channels), Compensate: *compensate,
+	if *features != "" && *channels != "" {
+		return fmt.Errorf("--features and --channels name the same thing: give one")
+	}
+	o := dicabeam.FileOptions{Files: files, Options: ingest.Options{
+		Domain: *domain, Channels: splitList(*features + *channels), Label: *label,
+		LabelsIgnore: splitList(*labelsIgnore), Target: splitList(*target),
+		Transform: *transform, Compensate: *compensate,
+	}}
+	switch *header {
+	case "", "auto":
+		o.Options.Header = csvio.DetectHeader
+	case "yes":
+		o.Options.Header = csvio.WithHeader
+	case "no":
+		o.Options.Header = csvio.NoHeader
+	default:
+		return fmt.Errorf("--header %q: want auto, yes or no", *header)
 	}
 	if len(labelFiles) > 0 {
-		if o.LabelFiles, err = dicabeam.Glob(labelFiles...); err != nil {
+		if o.Options.LabelFiles, err = dicabeam.Glob(labelFiles...); err != nil {
 			return err
 		}
 	}
