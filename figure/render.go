@@ -23,15 +23,23 @@ import (
 
 // Type sizes, in points.
 const (
-	titleSize  = 15
-	noteSize   = 10
-	panelSize  = 11
-	labelSize  = 10
-	tickSize   = 9
-	legendSize = 10
+	titleSize = 15
+	noteSize  = 10
+	panelSize = 11
+	labelSize = 10
+	// compactSize is the size of the titles of small multiples.
+	compactSize = 9.5
+	tickSize    = 9
+	legendSize  = 10
 )
 
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// Font returns the typeface of the text of every picture: Liberation Sans,
+// which has the metrics of Arial and Helvetica. Pictures drawn with
+// gonum/plot directly (benchmark plots) set plot.DefaultFont to it, so that
+// all pictures share one font family.
+func Font() font.Font { return sans }
 
 func style(size vg.Length, bold bool, c color.Color) text.Style {
 	f := sans
@@ -123,21 +131,57 @@ func draw1(f *Figure, dc draw.Canvas, raster int) {
 	}
 	rows, cols := len(f.Panels), len(f.Panels[0])
 	plots := make([][]*plot.Plot, rows)
+	type spanned struct {
+		p          *plot.Plot
+		r, c       int
+		rows, cols int
+	}
+	var spans []spanned
 	for r, row := range f.Panels {
 		plots[r] = make([]*plot.Plot, cols)
 		for c, p := range row {
-			if p != nil {
-				plots[r][c] = p.plot(raster)
+			if p == nil {
+				continue
 			}
+			if p.RowSpan > 1 || p.ColSpan > 1 {
+				// Drawn over the tiles it covers, apart from the
+				// alignment of the others.
+				spans = append(spans, spanned{p.plot(raster), r, c, max(p.RowSpan, 1), max(p.ColSpan, 1)})
+				continue
+			}
+			plots[r][c] = p.plot(raster)
 		}
 	}
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(12)}
 	canvases := plot.Align(plots, tiles, grid)
+	for _, s := range spans {
+		// The tiles it covers, as aligned: free of the others' axes.
+		first, last := canvases[s.r][s.c], canvases[s.r+s.rows-1][s.c+s.cols-1]
+		dc := grid
+		dc.Min = vg.Point{X: first.Min.X, Y: last.Min.Y}
+		dc.Max = vg.Point{X: last.Max.X - vg.Points(12), Y: first.Max.Y}
+		s.p.Draw(dc)
+	}
+	ts := style(compactSize, true, black)
+	ts.XAlign, ts.YAlign = draw.XCenter, draw.YBottom
+	titleBand := ts.Height("Mg") + vg.Points(4)
 	for r := range plots {
 		for c, p := range plots[r] {
-			if p != nil {
-				p.Draw(canvases[r][c])
+			if p == nil {
+				continue
 			}
+			dc := canvases[r][c]
+			panel := f.Panels[r][c]
+			if panel.Compact && panel.Title != "" {
+				dc.Max.Y -= titleBand
+				data := p.DataCanvas(dc)
+				sty := ts
+				if panel.TitleColor != (color.NRGBA{}) {
+					sty.Color = panel.TitleColor
+				}
+				dc.FillText(sty, vg.Point{X: (data.Min.X + data.Max.X) / 2, Y: data.Max.Y + vg.Points(3)}, panel.Title)
+			}
+			p.Draw(dc)
 		}
 	}
 	if lw == 0 {
@@ -277,6 +321,11 @@ func (p *Panel) plot(raster int) *plot.Plot {
 		tc = p.TitleColor
 	}
 	pl.Title.TextStyle = style(panelSize, true, tc)
+	if p.Compact {
+		// Drawn by draw1 above the data area, so that the titles of a
+		// row of small multiples line up.
+		pl.Title.Text = ""
+	}
 	pl.Title.TextStyle.XAlign, pl.Title.TextStyle.YAlign = draw.XCenter, draw.YTop
 	pl.Title.Padding = vg.Points(4)
 	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
@@ -287,8 +336,14 @@ func (p *Panel) plot(raster int) *plot.Plot {
 	}
 	pl.X.Label.Text, pl.Y.Label.Text = p.XLabel, p.YLabel
 	pl.X.Min, pl.X.Max, pl.Y.Min, pl.Y.Max = p.XMin, p.XMax, p.YMin, p.YMax
-	pl.X.Tick.Marker = readableTicks{}
-	pl.Y.Tick.Marker = readableTicks{}
+	ticks := readableTicks{few: p.Compact}
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = ticks, ticks
+	if p.HideXTickLabels {
+		pl.X.Tick.Marker = unlabelled{ticks}
+	}
+	if p.HideYTickLabels {
+		pl.Y.Tick.Marker = unlabelled{ticks}
+	}
 	if p.LogY {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = logTicks{}
@@ -330,24 +385,28 @@ func (p *Panel) plot(raster int) *plot.Plot {
 }
 
 // readableTicks label about 5 round values (1, 2, 2.5 or 5 times a power
-// of 10) with as many decimals as the step needs, and put 4 or 5 minor
-// ticks between them.
-type readableTicks struct{}
+// of 10), or about 3 when few is set (small panels), with as many decimals
+// as the step needs, and put 4 or 5 minor ticks between them.
+type readableTicks struct{ few bool }
 
-func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
+func (rt readableTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) {
 		return []plot.Tick{{Value: lo, Label: tickLabel(lo)}}
 	}
 	// The step of 1, 2, 2.5 or 5 times a power of 10 that gives closest to
-	// 5 intervals (2.5 only when clearly better).
-	p := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
+	// 5 (or 3) intervals (2.5 only when clearly better).
+	want := 5.0
+	if rt.few {
+		want = 3.5
+	}
+	p := math.Pow(10, math.Floor(math.Log10((hi-lo)/want)))
 	step, minor, best := p, 5, math.Inf(1)
 	for _, m := range []struct {
 		f       float64
 		n       int
 		penalty float64
 	}{{1, 5, 0}, {2, 4, 0}, {2.5, 5, 1}, {5, 5, 0}, {10, 5, 0}, {20, 4, 0}} {
-		if cost := math.Abs((hi-lo)/(m.f*p)-5) + m.penalty; cost < best {
+		if cost := math.Abs((hi-lo)/(m.f*p)-want) + m.penalty; cost < best {
 			step, minor, best = m.f*p, m.n, cost
 		}
 	}
@@ -375,6 +434,17 @@ func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
 		if r := math.Abs(math.Remainder(v, step)); r > 1e-6*step {
 			ts = append(ts, plot.Tick{Value: v})
 		}
+	}
+	return ts
+}
+
+// unlabelled keeps the ticks of a marker without their labels.
+type unlabelled struct{ plot.Ticker }
+
+func (u unlabelled) Ticks(lo, hi float64) []plot.Tick {
+	ts := u.Ticker.Ticks(lo, hi)
+	for i := range ts {
+		ts[i].Label = ""
 	}
 	return ts
 }
@@ -470,15 +540,22 @@ func (ls labels) Plot(c draw.Canvas, p *plot.Plot) {
 	for _, l := range ls {
 		sty := style(tickSize, false, l.Color)
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
-		c.FillText(sty, vg.Point{X: trX(l.X), Y: trY(l.Y) + vg.Points(5)}, l.Text)
+		at := vg.Point{X: trX(l.X), Y: trY(l.Y) + vg.Points(5)}
+		if l.Below {
+			sty.YAlign = draw.YTop
+			at.Y = trY(l.Y) - vg.Points(5)
+		}
+		c.FillText(sty, at, l.Text)
 	}
 }
 
-// dots rasterizes a panel's cells at the output's resolution: anti-aliased
-// discs blended in order over a transparent image (premultiplied, float
-// precision, so ten thousand faint dots on one pixel add up right), which
-// is then composited over the plot: pixel for pixel into a PNG, as an
-// embedded image in SVG.
+// dots rasterizes a panel's cells at the output's resolution as
+// anti-aliased discs, composited over the plot: pixel for pixel into a PNG,
+// as an embedded image in SVG. The backdrop and the dots are two layers,
+// each blended independently of the order of its dots (a layer), the dots
+// over the backdrop: where several populations or samples overlap, a
+// pixel shows the mean of their colors weighted by how many of their dots
+// cover it, so none hides another whatever the order they are drawn in.
 type dots struct {
 	p   *Panel
 	dpi int
@@ -498,7 +575,6 @@ func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
 		return
 	}
 	trX, trY := p.Transforms(&c)
-	buf := make([]float32, 4*w*h)
 	radius := toPx(d.p.DotRadius)
 	if radius <= 0 {
 		radius = toPx(vg.Points(1))
@@ -507,20 +583,31 @@ func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
 	if !(alpha > 0 && alpha <= 1) {
 		alpha = 1
 	}
-	put := func(ds []Dot, back bool) {
+	buf := make([]float32, 4*w*h)
+	l := newLayer(w, h)
+	for i, ds := range [][]Dot{d.p.Backdrop, d.p.Dots} {
+		if len(ds) == 0 {
+			continue
+		}
+		l.reset()
+		var weight map[color.NRGBA]float32
+		if i == 1 && d.p.Balance {
+			weight = balance(ds)
+		}
 		for _, q := range ds {
 			col := q.Color
-			if back {
+			if i == 0 {
 				col = backdropColor
 			}
+			wt := float32(1)
+			if weight != nil {
+				wt = weight[col]
+			}
 			// Image coordinates: x to the right, y down from the top.
-			px := toPx(trX(q.X)) - x0
-			py := y1 - toPx(trY(q.Y))
-			disc(buf, w, h, px, py, radius, float32(alpha), col)
+			l.disc(toPx(trX(q.X))-x0, y1-toPx(trY(q.Y)), radius, float32(alpha), wt, col)
 		}
+		l.over(buf)
 	}
-	put(d.p.Backdrop, true)
-	put(d.p.Dots, false)
 	if direct {
 		if dst, ok := img.Image().(*image.RGBA); ok {
 			H := dst.Bounds().Dy()
@@ -571,12 +658,36 @@ func to8(v float32) uint8 {
 	return uint8(v*255 + 0.5)
 }
 
-// disc blends an anti-aliased disc of radius r (pixels) centered at
-// (cx, cy) with opacity alpha and color col into the premultiplied buffer.
-func disc(buf []float32, w, h int, cx, cy, r float64, alpha float32, col color.NRGBA) {
+// layer accumulates translucent discs independently of their order: per
+// pixel, the sum of the dots' colors weighted by their opacity, the sum of
+// the opacities and the product of the transparencies (1 - opacity). A
+// pixel's color is the weighted mean color and its opacity 1 minus the
+// product: one dot of opacity a gives its color at opacity a, two give
+// 1 - (1 - a)^2 as when drawn one over the other, and a dot drawn before or
+// after the others changes nothing.
+type layer struct {
+	w, h int
+	acc  []float32 // per pixel: weighted R, G, B, sum of weights, transparency
+}
+
+func newLayer(w, h int) *layer {
+	l := &layer{w: w, h: h, acc: make([]float32, 5*w*h)}
+	l.reset()
+	return l
+}
+
+func (l *layer) reset() {
+	for i := 0; i < len(l.acc); i += 5 {
+		l.acc[i], l.acc[i+1], l.acc[i+2], l.acc[i+3], l.acc[i+4] = 0, 0, 0, 0, 1
+	}
+}
+
+// disc adds an anti-aliased disc of radius r (pixels) centered at (cx, cy)
+// with opacity alpha and color col.
+func (l *layer) disc(cx, cy, r float64, alpha, weight float32, col color.NRGBA) {
 	cr, cg, cb := float32(col.R)/255, float32(col.G)/255, float32(col.B)/255
-	lx, hx := max(int(math.Floor(cx-r-0.5)), 0), min(int(math.Ceil(cx+r+0.5)), w-1)
-	ly, hy := max(int(math.Floor(cy-r-0.5)), 0), min(int(math.Ceil(cy+r+0.5)), h-1)
+	lx, hx := max(int(math.Floor(cx-r-0.5)), 0), min(int(math.Ceil(cx+r+0.5)), l.w-1)
+	ly, hy := max(int(math.Floor(cy-r-0.5)), 0), min(int(math.Ceil(cy+r+0.5)), l.h-1)
 	for y := ly; y <= hy; y++ {
 		dy := float64(y) + 0.5 - cy
 		for x := lx; x <= hx; x++ {
@@ -586,13 +697,47 @@ func disc(buf []float32, w, h int, cx, cy, r float64, alpha float32, col color.N
 				continue
 			}
 			a := alpha * float32(min(cov, 1))
-			p := buf[4*(y*w+x):][:4]
-			k := 1 - a
-			p[0] = cr*a + p[0]*k
-			p[1] = cg*a + p[1]*k
-			p[2] = cb*a + p[2]*k
-			p[3] = a + p[3]*k
+			p := l.acc[5*(y*l.w+x):][:5]
+			wa := weight * a
+			p[0] += cr * wa
+			p[1] += cg * wa
+			p[2] += cb * wa
+			p[3] += wa
+			p[4] *= 1 - a
 		}
+	}
+}
+
+// balance returns the weight of each color of the dots: the number of dots
+// over the number of colors times the number of dots of that color, so the
+// dots of each color weigh as much in all.
+func balance(ds []Dot) map[color.NRGBA]float32 {
+	n := map[color.NRGBA]int{}
+	for _, d := range ds {
+		n[d.Color]++
+	}
+	w := make(map[color.NRGBA]float32, len(n))
+	for c, k := range n {
+		w[c] = float32(len(ds)) / float32(len(n)*k)
+	}
+	return w
+}
+
+// over composites the layer over the premultiplied buffer dst of the same
+// size.
+func (l *layer) over(dst []float32) {
+	for i := 0; i < l.w*l.h; i++ {
+		p := l.acc[5*i:][:5]
+		if p[3] <= 0 {
+			continue
+		}
+		a := 1 - p[4]
+		k := a / p[3]
+		d := dst[4*i:][:4]
+		for j := 0; j < 3; j++ {
+			d[j] = p[j]*k + d[j]*p[4]
+		}
+		d[3] = a + d[3]*p[4]
 	}
 }
 
