@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -889,5 +890,21 @@ func BenchmarkProjection(b *testing.B) {
 		if err := f.Write(&buf, PNG); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestShorten: a title wider than its panel loses characters of its
+// middle, keeps its start and end, and fits.
+func TestShorten(t *testing.T) {
+	sty := style(compactSize, true, black)
+	name := "MiltenyiBiotec__FCS3.1__EY_2013-07-19_PBS_FCS_3.1_Well_A1.001.fcs"
+	require.Equal(t, "sample1", shorten(sty, "sample1", 100))
+	for _, w := range []vg.Length{60, 100, 160} {
+		got := shorten(sty, name, w)
+		require.LessOrEqual(t, sty.Width(got), w, got)
+		require.Greater(t, sty.Width(got), w-sty.Width("MM"), "no shorter than needed: %s", got)
+		parts := strings.Split(got, "…")
+		require.Len(t, parts, 2, got)
+		require.True(t, strings.HasPrefix(name, parts[0]) && strings.HasSuffix(name, parts[1]), got)
 	}
 }

@@ -160,27 +160,27 @@ func draw1(f *Figure, dc draw.Canvas, raster int) {
 		dc := grid
 		dc.Min = vg.Point{X: first.Min.X, Y: last.Min.Y}
 		dc.Max = vg.Point{X: last.Max.X - vg.Points(12), Y: first.Max.Y}
+		p := f.Panels[s.r][s.c]
+		dc.Max.Y -= titleBand(p)
+		drawTitle(dc, s.p, p)
 		s.p.Draw(dc)
 	}
-	ts := style(compactSize, true, black)
-	ts.XAlign, ts.YAlign = draw.XCenter, draw.YBottom
-	titleBand := ts.Height("Mg") + vg.Points(4)
 	for r := range plots {
+		// The titles of a row take one band, so that the data areas
+		// stay aligned.
+		var band vg.Length
+		for c, p := range plots[r] {
+			if p != nil {
+				band = max(band, titleBand(f.Panels[r][c]))
+			}
+		}
 		for c, p := range plots[r] {
 			if p == nil {
 				continue
 			}
 			dc := canvases[r][c]
-			panel := f.Panels[r][c]
-			if panel.Compact && panel.Title != "" {
-				dc.Max.Y -= titleBand
-				data := p.DataCanvas(dc)
-				sty := ts
-				if panel.TitleColor != (color.NRGBA{}) {
-					sty.Color = panel.TitleColor
-				}
-				dc.FillText(sty, vg.Point{X: (data.Min.X + data.Max.X) / 2, Y: data.Max.Y + vg.Points(3)}, panel.Title)
-			}
+			dc.Max.Y -= band
+			drawTitle(dc, p, f.Panels[r][c])
 			p.Draw(dc)
 		}
 	}
@@ -201,6 +201,62 @@ func draw1(f *Figure, dc draw.Canvas, raster int) {
 		}
 		next = drawLegend(dc, l, col.Min.X, at) - vg.Points(14)
 	}
+}
+
+// titleStyle returns the style of a panel's title.
+func titleStyle(p *Panel) text.Style {
+	size := vg.Length(panelSize)
+	if p.Compact {
+		size = compactSize
+	}
+	c := color.Color(black)
+	if p.TitleColor != (color.NRGBA{}) {
+		c = p.TitleColor
+	}
+	sty := style(size, true, c)
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+	return sty
+}
+
+// titleBand returns the height a panel's title takes above its plot.
+func titleBand(p *Panel) vg.Length {
+	if p.Title == "" {
+		return 0
+	}
+	return titleStyle(p).Height(p.Title) + vg.Points(5)
+}
+
+// drawTitle writes the panel's title centered over the data area of its
+// plot pl drawn in dc, each line shortened to about the data area's width.
+func drawTitle(dc draw.Canvas, pl *plot.Plot, p *Panel) {
+	if p.Title == "" {
+		return
+	}
+	sty := titleStyle(p)
+	data := pl.DataCanvas(dc)
+	lines := strings.Split(p.Title, "\n")
+	for i, l := range lines {
+		lines[i] = shorten(sty, l, data.Max.X-data.Min.X+vg.Points(12))
+	}
+	dc.FillText(sty, vg.Point{X: (data.Min.X + data.Max.X) / 2, Y: data.Max.Y + vg.Points(4)}, strings.Join(lines, "\n"))
+}
+
+// shorten returns s, or, when it is wider than w, s with characters of its
+// middle replaced by an ellipsis until it fits ("Miltenyi…Well_A1.fcs"):
+// the start and the end of a file name tell samples apart best.
+func shorten(sty text.Style, s string, w vg.Length) string {
+	if sty.Width(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	for keep := len(r) - 1; keep > 1; keep-- {
+		head := (keep + 1) / 2
+		t := string(r[:head]) + "…" + string(r[len(r)-(keep-head):])
+		if sty.Width(t) <= w {
+			return t
+		}
+	}
+	return string(r[:1]) + "…"
 }
 
 // wrap breaks s into lines no wider than w at spaces.
@@ -315,19 +371,7 @@ func glyphStyle(g Glyph, c color.NRGBA, r vg.Length) draw.GlyphStyle {
 // cells' image in dots per inch.
 func (p *Panel) plot(raster int) *plot.Plot {
 	pl := plot.New()
-	pl.Title.Text = p.Title
-	tc := color.Color(black)
-	if p.TitleColor != (color.NRGBA{}) {
-		tc = p.TitleColor
-	}
-	pl.Title.TextStyle = style(panelSize, true, tc)
-	if p.Compact {
-		// Drawn by draw1 above the data area, so that the titles of a
-		// row of small multiples line up.
-		pl.Title.Text = ""
-	}
-	pl.Title.TextStyle.XAlign, pl.Title.TextStyle.YAlign = draw.XCenter, draw.YTop
-	pl.Title.Padding = vg.Points(4)
+	// The title is drawn by draw1 (drawTitle), shortened to fit.
 	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
 		a.Label.TextStyle.Font = font.From(sans, labelSize)
 		a.Tick.Label.Font = font.From(sans, tickSize)
