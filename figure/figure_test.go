@@ -20,6 +20,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // testCells makes n cells in 4 domains (the last one unseen) and 3
@@ -869,8 +871,8 @@ func deltaE(a, b color.NRGBA) float64 {
 }
 
 // BenchmarkProjection draws the command's default picture: 16 samples of
-// 5,000 cells, the method and a baseline, by population and by sample (4
-// panels of 80,000 dots), as a PNG.
+// 5,000 cells, the method and a baseline, each a large panel of 80,000 dots
+// beside 16 small panels of 5,000 over a backdrop of 80,000, as a PNG.
 func BenchmarkProjection(b *testing.B) {
 	c, views := testCells(80000, 8)
 	c.DomainNames = make([]string, 16)
@@ -907,4 +909,57 @@ func TestShorten(t *testing.T) {
 		require.Len(t, parts, 2, got)
 		require.True(t, strings.HasPrefix(name, parts[0]) && strings.HasSuffix(name, parts[1]), got)
 	}
+}
+
+// TestBackdropShared: small multiples that share one backdrop draw it once
+// and reuse it; the picture is that of panels each drawing their own, but
+// for the backdrop's sub-pixel offset.
+func TestBackdropShared(t *testing.T) {
+	c, views := testCells(4000, 15)
+	f, err := Samples(c, views[0], Options{})
+	require.NoError(t, err)
+	render := func(f *Figure) *image.RGBA {
+		var buf bytes.Buffer
+		require.NoError(t, f.Write(&buf, PNG))
+		img, err := png.Decode(&buf)
+		require.NoError(t, err)
+		return img.(*image.RGBA)
+	}
+	shared := render(f)
+	for _, row := range f.Panels {
+		for _, p := range row {
+			if p != nil {
+				p.Backdrop = slices.Clone(p.Backdrop)
+			}
+		}
+	}
+	own := render(f)
+	var diff, big int
+	for i := range shared.Pix {
+		d := int(shared.Pix[i]) - int(own.Pix[i])
+		diff += max(d, -d)
+		if max(d, -d) > 64 {
+			big++
+		}
+	}
+	require.Less(t, float64(diff)/float64(len(shared.Pix)), 0.5, "mean difference per byte")
+	require.Less(t, big, len(shared.Pix)/1000)
+
+	// Two panels of one backdrop: the second reuses the first's layer; a
+	// panel of another backdrop draws its own.
+	back := f.Panels[0][0].Backdrop
+	a, b := *f.Panels[0][0], *f.Panels[0][1]
+	b.Backdrop = back
+	b.XLabel, b.YLabel = a.XLabel, a.YLabel // the same data area
+	other := b
+	other.Backdrop = slices.Clone(back)
+	backs := &backdrops{}
+	canvas := draw.New(vgimg.New(300, 300))
+	a.plot(96, backs).Draw(canvas)
+	require.Equal(t, &back[0], backs.key.first)
+	first := &backs.buf[0]
+	b.plot(96, backs).Draw(canvas)
+	require.Same(t, first, &backs.buf[0], "reused")
+	other.plot(96, backs).Draw(canvas)
+	require.NotSame(t, first, &backs.buf[0], "drawn anew")
 }

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -131,6 +132,7 @@ func draw1(f *Figure, dc draw.Canvas, raster int) {
 	}
 	rows, cols := len(f.Panels), len(f.Panels[0])
 	plots := make([][]*plot.Plot, rows)
+	backs := &backdrops{}
 	type spanned struct {
 		p          *plot.Plot
 		r, c       int
@@ -146,10 +148,10 @@ func draw1(f *Figure, dc draw.Canvas, raster int) {
 			if p.RowSpan > 1 || p.ColSpan > 1 {
 				// Drawn over the tiles it covers, apart from the
 				// alignment of the others.
-				spans = append(spans, spanned{p.plot(raster), r, c, max(p.RowSpan, 1), max(p.ColSpan, 1)})
+				spans = append(spans, spanned{p.plot(raster, backs), r, c, max(p.RowSpan, 1), max(p.ColSpan, 1)})
 				continue
 			}
-			plots[r][c] = p.plot(raster)
+			plots[r][c] = p.plot(raster, backs)
 		}
 	}
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(12)}
@@ -369,7 +371,7 @@ func glyphStyle(g Glyph, c color.NRGBA, r vg.Length) draw.GlyphStyle {
 
 // plot builds the gonum plot of a panel; raster is the resolution of the
 // cells' image in dots per inch.
-func (p *Panel) plot(raster int) *plot.Plot {
+func (p *Panel) plot(raster int, backs *backdrops) *plot.Plot {
 	pl := plot.New()
 	// The title is drawn by draw1 (drawTitle), shortened to fit.
 	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
@@ -410,7 +412,7 @@ func (p *Panel) plot(raster int) *plot.Plot {
 	}
 	pl.Add(g)
 	if len(p.Backdrop)+len(p.Dots) > 0 {
-		pl.Add(&dots{p: p, dpi: raster})
+		pl.Add(&dots{p: p, dpi: raster, backs: backs})
 	}
 	for _, l := range p.Lines {
 		pts := make(plotter.XYs, len(l.X))
@@ -601,8 +603,25 @@ func (ls labels) Plot(c draw.Canvas, p *plot.Plot) {
 // pixel shows the mean of their colors weighted by how many of their dots
 // cover it, so none hides another whatever the order they are drawn in.
 type dots struct {
-	p   *Panel
-	dpi int
+	p     *Panel
+	dpi   int
+	backs *backdrops
+}
+
+// backdrops keeps the last backdrop layer drawn, so that small multiples
+// that share one backdrop (the same dots, axes, size in pixels and style)
+// draw it once; the others reuse it at the first one's sub-pixel offset,
+// less than a pixel from where they would draw it.
+type backdrops struct {
+	key backdropKey
+	buf []float32 // premultiplied
+}
+
+type backdropKey struct {
+	first                  *Dot
+	n, w, h                int
+	radius, alpha          float64
+	xMin, xMax, yMin, yMax float64
 }
 
 func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
@@ -628,9 +647,18 @@ func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
 		alpha = 1
 	}
 	buf := make([]float32, 4*w*h)
+	var key backdropKey
+	if len(d.p.Backdrop) > 0 {
+		key = backdropKey{first: &d.p.Backdrop[0], n: len(d.p.Backdrop), w: w, h: h, radius: radius, alpha: alpha,
+			xMin: d.p.XMin, xMax: d.p.XMax, yMin: d.p.YMin, yMax: d.p.YMax}
+	}
+	cached := d.backs != nil && key.first != nil && d.backs.key == key
+	if cached {
+		copy(buf, d.backs.buf)
+	}
 	l := newLayer(w, h)
 	for i, ds := range [][]Dot{d.p.Backdrop, d.p.Dots} {
-		if len(ds) == 0 {
+		if len(ds) == 0 || (i == 0 && cached) {
 			continue
 		}
 		l.reset()
@@ -651,6 +679,9 @@ func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
 			l.disc(toPx(trX(q.X))-x0, y1-toPx(trY(q.Y)), radius, float32(alpha), wt, col)
 		}
 		l.over(buf)
+		if i == 0 && d.backs != nil {
+			d.backs.key, d.backs.buf = key, slices.Clone(buf)
+		}
 	}
 	if direct {
 		if dst, ok := img.Image().(*image.RGBA); ok {
