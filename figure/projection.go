@@ -298,6 +298,11 @@ func (p painter) what(kind string) string {
 // blendNote says how overlapping cells of different colors are drawn.
 const blendNote = "Where cells of several populations overlap, their colors mix in proportion to each population's density there (its share of its own cells), so a small population shows among a large one."
 
+// sampleBlendNote says what overlapping samples' colors mean.
+func sampleBlendNote(c *Cells) string {
+	return fmt.Sprintf("Where %s mix, their colors blend toward brown; a region in one %s's color holds that %s's cells alone.", c.term(true), c.term(false), c.term(false))
+}
+
 // The size of figures: at most about 14 inches (1,350 pixels at 96 dpi)
 // wide, the legends in a column of about legendInches at the right.
 const (
@@ -361,6 +366,9 @@ func Projection(c Cells, views []View, o Options) (*Figure, error) {
 	f.Notes = append(f.Notes, fmt.Sprintf("Large panel: %s. Small panels: each %s's cells over those of all %s in gray, with the large panel's axes.", what, c.term(false), c.term(true)))
 	if kind == byPopulation {
 		f.Notes = append(f.Notes, blendNote)
+	}
+	if kind == bySample && !pt.grouped && len(doms) > 1 {
+		f.Notes = append(f.Notes, sampleBlendNote(&c))
 	}
 	if c.Unseen != nil && slices.ContainsFunc(doms, c.unseen) {
 		f.Notes = append(f.Notes, fmt.Sprintf("%s %s (not used to fit) have a tinted panel and a red title.", capitalize(c.unseenTerm()), c.term(true)))
@@ -546,6 +554,9 @@ func Pairs(c Cells, v View, o Options) (*Figure, error) {
 	}
 	if kind == byPopulation {
 		f.Notes = append(f.Notes, blendNote)
+	}
+	if (upper || kind == bySample) && !pt.grouped && len(pt.samples) > 1 {
+		f.Notes = append(f.Notes, sampleBlendNote(&c))
 	}
 	f.Panels = make([][]*Panel, k)
 	for i := 0; i < k; i++ {
@@ -798,7 +809,7 @@ func TrainingAndUnseen(c Cells, views []View, o Options) (*Figure, error) {
 		f.Notes = append(f.Notes, blendNote)
 	}
 	if len(unseen) > 1 {
-		f.Notes = append(f.Notes, fmt.Sprintf("Where %s mix, their colors blend toward brown; a region in one %s's color holds that %s's cells alone.", c.term(true), c.term(false), c.term(false)))
+		f.Notes = append(f.Notes, sampleBlendNote(&c))
 	}
 	V := len(views)
 	single := V == 1 && top

@@ -75,9 +75,11 @@ Examples:
   dica plot --model cytof.dica --data 'sample*.csv' --labels 'labels*.csv' \
       --labels-ignore 0 --transform log1p --baseline kpca --out cytof.png
   dica plot --kind samples --model cytof.dica --data 'sample*.csv' \
-      --labels 'labels*.csv' --labels-ignore 0 --transform log1p --out samples.png
+      --labels 'labels*.csv' --labels-ignore 0 --transform log1p \
+      --out samples.png
   dica plot --kind unseen --model cytof.dica --data 'sample*.csv' \
-      --labels 'labels*.csv' --unseen sample15,sample16 --out unseen.png
+      --labels 'labels*.csv' --labels-ignore 0 --transform log1p \
+      --unseen sample15,sample16 --out unseen.png
   dica plot --projected s9.csv --kind pairs --out s9_pairs.svg
   dica eval --json ... > eval.json && dica plot --eval eval.json --out eval.png
 ` + dataHelp
