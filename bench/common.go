@@ -35,6 +35,7 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/figure"
 	"github.com/dicalab/dica/kernel"
 )
 
@@ -495,6 +496,12 @@ func parallelBlocks(n, block int, fn func(w, lo, hi int)) {
 		}(w)
 	}
 	wg.Wait()
+}
+
+func init() {
+	// One font family in every picture of the project: figure's.
+	plot.DefaultFont = figure.Font()
+	plotter.DefaultFont = figure.Font()
 }
 
 // series is one line of a plot.

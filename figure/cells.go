@@ -22,6 +22,11 @@ type Cells struct {
 	// is nil when the cells are not labelled.
 	Label      []int
 	ClassNames []string
+	// Palette colors the populations by name (nil: NewPalette(ClassNames)).
+	// Give the palette of the model's populations, so that a population
+	// has its color in every picture of the model; a population the
+	// palette does not hold is drawn in OtherColor.
+	Palette *Palette
 	// Value, when not nil, holds a number per cell to color by (a
 	// regression target); ValueName names it.
 	Value     []float64
@@ -33,6 +38,41 @@ type Cells struct {
 	// the data before subsampling; titles then say "5,000 of 48,210
 	// cells".
 	Total []int64
+	// DomainTerm is what a domain is called in titles, notes and legends,
+	// in the singular ("sample" when empty; "domain", "patient").
+	DomainTerm string
+	// UnseenTerm is what the domains marked in Unseen are called ("unseen"
+	// when empty); a picture that holds apart domains the model was
+	// fitted on should not call them unseen.
+	UnseenTerm string
+}
+
+// term returns what a domain is called, in the plural when many.
+func (c *Cells) term(many bool) string {
+	t := c.DomainTerm
+	if t == "" {
+		t = "sample"
+	}
+	if many {
+		t += "s"
+	}
+	return t
+}
+
+// unseenTerm returns what the domains marked in Unseen are called.
+func (c *Cells) unseenTerm() string {
+	if c.UnseenTerm == "" {
+		return "unseen"
+	}
+	return c.UnseenTerm
+}
+
+// palette returns the palette of the populations.
+func (c *Cells) palette() *Palette {
+	if c.Palette != nil {
+		return c.Palette
+	}
+	return NewPalette(c.ClassNames)
 }
 
 // N returns the number of cells.
@@ -164,6 +204,9 @@ func rangeOf(vals []float64) axisRange {
 	r.hi += pad
 	return r
 }
+
+// count64 formats n with thousands separators.
+func count64(n int64) string { return count(int(n)) }
 
 // column returns column j of z.
 func column(z *mat.Dense, j int) []float64 {

@@ -33,8 +33,9 @@ func ExampleReservoir() {
 	// kept of domain 0: 3 of domain 1: 2
 }
 
-// Projection draws cells of two samples colored by population and by
-// sample; Write renders the figure as PNG.
+// Projection draws cells of two samples: all of them colored by
+// population, and each sample in a small panel of its own; Write renders
+// the figure as PNG.
 func ExampleProjection() {
 	z := mat.NewDense(4, 2, []float64{
 		0, 0,
@@ -51,7 +52,7 @@ func ExampleProjection() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("panels:", f.Panels[0][0].Title, "|", f.Panels[0][1].Title)
+	fmt.Println("panels:", f.Panels[0][0].Title, "|", f.Panels[0][2].Title, "|", f.Panels[0][3].Title)
 	var buf bytes.Buffer
 	if err := f.Write(&buf, figure.PNG); err != nil {
 		fmt.Println(err)
@@ -64,6 +65,6 @@ func ExampleProjection() {
 	}
 	fmt.Println(img.Bounds().Dx(), "x", img.Bounds().Dy(), "pixels")
 	// Output:
-	// panels: DICA: populations | DICA: samples
+	// panels: DICA: populations | patient1 | patient2
 	// 533 x 400 pixels
 }

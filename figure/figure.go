@@ -1,21 +1,28 @@
 // Package figure draws the pictures a user looks at before trusting a
-// projection: cells projected on components colored by population and by
-// sample, one small panel per sample, the same cells under a baseline, the
-// eigenvalue spectrum, and the per-sample scores of an evaluation.
+// projection: all cells projected on components colored by population
+// beside one small panel per sample, the same cells under a baseline,
+// unseen samples among the training ones, the eigenvalue spectrum, and the
+// per-sample scores of an evaluation.
 //
-// The package knows nothing of files. Its builders (Projection, Pairs,
-// Samples, TrainingAndUnseen, Spectrum, EvalScores) take matrices and
-// indices and return a Figure: the panels with the data they draw (every
-// dot with the cell it stands for and its color, so a test can check a
-// picture against its data), and legends. Figure.Write renders it as PNG or
-// SVG to an io.Writer, with gonum.org/v1/plot.
+// The builders (Projection, Pairs, Samples, TrainingAndUnseen, Spectrum,
+// EvalScores) take matrices and indices and return a Figure: the panels
+// with the data they draw (every dot with the cell it stands for and its
+// color, so a test can check a picture against its data), and legends.
+// Figure.Write renders it as PNG or SVG to an io.Writer, with
+// gonum.org/v1/plot. SampleModel and SampleComponents draw the cells of a
+// picture from a stream (at most so many per sample, uniformly at random),
+// and PCABaseline and KPCABaseline project them under a baseline.
 //
-// Cells are drawn as small translucent dots rasterized at the output's
-// resolution (in SVG as an embedded image; axes and text stay vector), in a
-// seeded random order so that no sample or population is always drawn on
-// top: a hundred thousand cells per panel draw in milliseconds, where one
-// vector glyph per cell would take seconds and make SVG files of tens of
-// megabytes.
+// Colors mean one thing everywhere: a population's color comes from its
+// place among the model's populations in natural order (Palette), the same
+// in every picture of a model and safe for color-blind readers; no panel
+// colors more than MaxSampleColors samples. Cells are drawn as small
+// translucent dots rasterized at the output's resolution (in SVG as an
+// embedded image; axes and text stay vector), their colors blended
+// independently of the order they are drawn in, so that no sample or
+// population hides another: a hundred thousand cells per panel draw in
+// milliseconds, where one vector glyph per cell would take seconds and
+// make SVG files of tens of megabytes.
 package figure
 
 import (
@@ -89,7 +96,17 @@ type Figure struct {
 // Panel is one plot and the data it draws. Axis ranges are fixed by the
 // builder, so panels that show the same coordinates share their axes.
 type Panel struct {
-	Title string
+	// RowSpan and ColSpan, when more than 1, make the panel cover that
+	// many tiles of the grid down and to the right of its own (a large
+	// panel beside small ones); the tiles it covers must be nil.
+	RowSpan, ColSpan int
+	Title            string
+	// Compact draws the title smaller, for small multiples.
+	Compact bool
+	// HideXTickLabels and HideYTickLabels keep the ticks of an axis but
+	// not their labels: small multiples that share their axes label them
+	// on the outer panels only.
+	HideXTickLabels, HideYTickLabels bool
 	// TitleColor colors the title (black when zero); Shade tints the data
 	// area: both mark training and unseen samples.
 	TitleColor color.NRGBA
@@ -112,6 +129,13 @@ type Panel struct {
 	Dots      []Dot
 	DotRadius vg.Length
 	DotAlpha  float64
+	// Balance weighs the colors of overlapping dots by the inverse of the
+	// number of dots of each color: where a rare population overlaps a
+	// common one, the pixel's color is the mean of the two colors weighted
+	// by the density of each population rather than by its count of
+	// cells, so a small population shows where it lies. The opacity of a
+	// pixel still counts every dot.
+	Balance bool
 	// Lines are drawn after the dots, Marks (vector glyphs) and Labels
 	// after the lines.
 	Lines  []Line
@@ -155,11 +179,13 @@ type Mark struct {
 	Radius vg.Length
 }
 
-// Label is a text at a point of the data, centered above it.
+// Label is a text at a point of the data, centered above it, or below it
+// when Below is set.
 type Label struct {
 	X, Y  float64
 	Text  string
 	Color color.NRGBA
+	Below bool
 }
 
 // Tick is a labelled position of an axis.
@@ -221,6 +247,24 @@ func (f *Figure) check() error {
 	for i, row := range f.Panels {
 		if len(row) != len(f.Panels[0]) {
 			return fmt.Errorf("figure: panel row %d has %d panels, row 1 has %d", i+1, len(row), len(f.Panels[0]))
+		}
+	}
+	for i, row := range f.Panels {
+		for j, p := range row {
+			if p == nil || (p.RowSpan <= 1 && p.ColSpan <= 1) {
+				continue
+			}
+			rs, cs := max(p.RowSpan, 1), max(p.ColSpan, 1)
+			if i+rs > len(f.Panels) || j+cs > len(row) {
+				return fmt.Errorf("figure: the panel at row %d, column %d spans %d x %d tiles, beyond the grid of %d x %d", i+1, j+1, rs, cs, len(f.Panels), len(row))
+			}
+			for a := i; a < i+rs; a++ {
+				for b := j; b < j+cs; b++ {
+					if (a != i || b != j) && f.Panels[a][b] != nil {
+						return fmt.Errorf("figure: the panel at row %d, column %d spans the tile at row %d, column %d, which holds a panel", i+1, j+1, a+1, b+1)
+					}
+				}
+			}
 		}
 	}
 	return nil

@@ -13,11 +13,15 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // testCells makes n cells in 4 domains (the last one unseen) and 3
@@ -68,34 +72,66 @@ func allCells(n int) []int {
 	return s
 }
 
+// natural holds the colors the test cells' populations must have: their
+// places in natural order ("B" < "NK" < "T"), whatever the order of
+// ClassNames.
+var natural = map[string]color.NRGBA{"B": classPalette[0], "NK": classPalette[1], "T": classPalette[2]}
+
+func popColor(c Cells) func(int) color.NRGBA {
+	return func(i int) color.NRGBA { return natural[c.ClassNames[c.Label[i]]] }
+}
+
+func cellsOf(c Cells, g int) []int {
+	var out []int
+	for i, d := range c.Domain {
+		if d == g {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 func TestProjection(t *testing.T) {
 	const n = 500
 	c, views := testCells(n, 1)
 	for _, tc := range []struct{ x, y int }{{0, 1}, {2, 0}} {
 		f, err := Projection(c, views, Options{X: tc.x, Y: tc.y, Seed: 7})
 		require.NoError(t, err)
-		require.Len(t, f.Panels, 2, "a row by population, a row by sample")
-		order := f.Panels[0][0].Dots
-		for j, v := range views {
-			pop, smp := f.Panels[0][j], f.Panels[1][j]
-			checkDots(t, pop.Dots, v.Z, tc.x, tc.y, allCells(n), func(i int) color.NRGBA { return classPalette[c.Label[i]] })
-			checkDots(t, smp.Dots, v.Z, tc.x, tc.y, allCells(n), func(i int) color.NRGBA { return samplePalette[c.Domain[i]] })
-			require.Equal(t, fmt.Sprintf("%s%d", v.Name, tc.x+1), pop.XLabel)
-			require.Equal(t, fmt.Sprintf("%s%d", v.Name, tc.y+1), pop.YLabel)
-			// The same axes in both rows, holding every cell (no outliers).
-			require.Equal(t, [4]float64{pop.XMin, pop.XMax, pop.YMin, pop.YMax}, [4]float64{smp.XMin, smp.XMax, smp.YMin, smp.YMax})
-			for _, d := range pop.Dots {
-				require.True(t, d.X > pop.XMin && d.X < pop.XMax && d.Y > pop.YMin && d.Y < pop.YMax)
+		// 4 samples: small multiples of 2 x 2 beside a large panel of
+		// 2 x 2 tiles, a block of rows per view.
+		require.Len(t, f.Panels, 4)
+		require.Len(t, f.Panels[0], 4)
+		require.NoError(t, f.check())
+		for b, v := range views {
+			big := f.Panels[2*b][0]
+			require.Equal(t, [2]int{2, 2}, [2]int{big.RowSpan, big.ColSpan})
+			require.Nil(t, f.Panels[2*b][1])
+			require.Nil(t, f.Panels[2*b+1][0])
+			checkDots(t, big.Dots, v.Z, tc.x, tc.y, allCells(n), popColor(c))
+			require.True(t, big.Balance)
+			require.Equal(t, fmt.Sprintf("%s%d", v.Name, tc.x+1), big.XLabel)
+			require.Equal(t, fmt.Sprintf("%s%d", v.Name, tc.y+1), big.YLabel)
+			for _, d := range big.Dots {
+				require.True(t, d.X > big.XMin && d.X < big.XMax && d.Y > big.YMin && d.Y < big.YMax)
 			}
-			// One drawing order for every panel.
-			for i, d := range smp.Dots {
-				require.Equal(t, order[i].Cell, d.Cell)
+			for g := range c.DomainNames {
+				p := f.Panels[2*b+g/2][2+g%2]
+				checkDots(t, p.Dots, v.Z, tc.x, tc.y, cellsOf(c, g), popColor(c))
+				checkDots(t, p.Backdrop, v.Z, tc.x, tc.y, allCells(n), func(int) color.NRGBA { return backdropColor })
+				require.Equal(t, [4]float64{big.XMin, big.XMax, big.YMin, big.YMax}, [4]float64{p.XMin, p.XMax, p.YMin, p.YMax}, "the large panel's axes")
+				require.Equal(t, c.Unseen[g], p.Shade == unseenShade)
+				title := c.DomainNames[g]
+				if c.Unseen[g] {
+					title += " (unseen)"
+				}
+				require.Equal(t, title, p.Title)
+				// Tick labels on the outer panels only.
+				require.Equal(t, g < 2, p.HideXTickLabels, "sample %d", g)
+				require.Equal(t, g%2 == 1, p.HideYTickLabels, "sample %d", g)
 			}
 		}
-		require.Len(t, f.Legends, 2)
-		require.Equal(t, []Entry{{Name: "B", Color: classPalette[0]}, {Name: "T", Color: classPalette[1]}, {Name: "NK", Color: classPalette[2]}}, f.Legends[0].Entries)
-		require.Equal(t, "s3 (unseen)", f.Legends[1].Entries[3].Name)
-		require.Equal(t, "s1", f.Legends[1].Entries[0].Name)
+		require.Len(t, f.Legends, 1)
+		require.Equal(t, []Entry{{Name: "B", Color: classPalette[0]}, {Name: "NK", Color: classPalette[1]}, {Name: "T", Color: classPalette[2]}}, f.Legends[0].Entries)
 	}
 	// The order is seeded: the same seed gives the same, another seed
 	// another.
@@ -105,21 +141,60 @@ func TestProjection(t *testing.T) {
 	require.Equal(t, a.Panels[0][0].Dots, b.Panels[0][0].Dots)
 	require.NotEqual(t, a.Panels[0][0].Dots, d.Panels[0][0].Dots)
 
-	// One view: its two panels side by side.
+	// Without labels: the large panel by sample (4 samples: 4 colors),
+	// the small ones in one color.
+	c.Label, c.ClassNames = nil, nil
 	f, err := Projection(c, views[:1], Options{})
 	require.NoError(t, err)
-	require.Len(t, f.Panels, 1)
-	require.Len(t, f.Panels[0], 2)
-	checkDots(t, f.Panels[0][0].Dots, views[0].Z, 0, 1, allCells(n), func(i int) color.NRGBA { return classPalette[c.Label[i]] })
-	checkDots(t, f.Panels[0][1].Dots, views[0].Z, 0, 1, allCells(n), func(i int) color.NRGBA { return samplePalette[c.Domain[i]] })
-	require.Equal(t, []int{0, 0}, []int{f.Legends[0].Row, f.Legends[1].Row})
-
-	// Without labels: one panel, by sample.
-	c.Label, c.ClassNames = nil, nil
-	f, err = Projection(c, views[:1], Options{})
-	require.NoError(t, err)
-	require.Len(t, f.Panels, 1)
+	require.Len(t, f.Panels, 2)
 	checkDots(t, f.Panels[0][0].Dots, views[0].Z, 0, 1, allCells(n), func(i int) color.NRGBA { return samplePalette[c.Domain[i]] })
+	checkDots(t, f.Panels[0][2].Dots, views[0].Z, 0, 1, cellsOf(c, 0), func(int) color.NRGBA { return cellColor })
+	require.Equal(t, "s3 (unseen)", f.Legends[0].Entries[3].Name)
+}
+
+// TestProjectionManySamples: 30 samples are 30 small panels, and no panel
+// has more than MaxSampleColors colors; past MaxSamplePanels samples, one
+// panel by sample with the samples beyond the first 9 in OtherColor.
+func TestProjectionManySamples(t *testing.T) {
+	for _, tc := range []struct{ samples, panels int }{{30, 30}, {70, 0}} {
+		c, views := testCells(3000, 12)
+		c.Unseen, c.Total = nil, nil
+		c.DomainNames = nil
+		for g := range tc.samples {
+			c.DomainNames = append(c.DomainNames, fmt.Sprintf("sample%d", g+1))
+		}
+		for i := range c.Domain {
+			c.Domain[i] = i % tc.samples
+		}
+		c.Label, c.ClassNames = nil, nil
+		f, err := Projection(c, views, Options{})
+		require.NoError(t, err)
+		small := 0
+		for _, row := range f.Panels {
+			for _, p := range row {
+				if p == nil {
+					continue
+				}
+				if p.Compact {
+					small++
+				}
+				colors := map[color.NRGBA]bool{}
+				for _, d := range p.Dots {
+					colors[d.Color] = true
+				}
+				require.LessOrEqual(t, len(colors), MaxSampleColors, p.Title)
+			}
+		}
+		require.Equal(t, 2*tc.panels, small, "%d samples, 2 views", tc.samples)
+		require.LessOrEqual(t, float64(f.Width)/72*DefaultDPI, 1400.0, "at most 1400 pixels wide")
+		var buf bytes.Buffer
+		require.NoError(t, f.Write(&buf, PNG))
+		if tc.panels == 0 {
+			l := f.Legends[len(f.Legends)-1]
+			require.Len(t, l.Entries, MaxSampleColors)
+			require.Equal(t, Entry{Name: fmt.Sprintf("%d other samples", tc.samples-MaxSampleColors+1), Color: OtherColor}, l.Entries[MaxSampleColors-1])
+		}
+	}
 }
 
 func TestSamples(t *testing.T) {
@@ -131,13 +206,8 @@ func TestSamples(t *testing.T) {
 	require.Len(t, f.Panels[0], 2)
 	for g := range c.DomainNames {
 		p := f.Panels[g/2][g%2]
-		var want []int
-		for i, d := range c.Domain {
-			if d == g {
-				want = append(want, i)
-			}
-		}
-		checkDots(t, p.Dots, views[0].Z, 1, 2, want, func(i int) color.NRGBA { return classPalette[c.Label[i]] })
+		want := cellsOf(c, g)
+		checkDots(t, p.Dots, views[0].Z, 1, 2, want, popColor(c))
 		require.Len(t, p.Backdrop, n)
 		mark := ""
 		if c.Unseen[g] {
@@ -173,10 +243,11 @@ func TestPairs(t *testing.T) {
 			p := f.Panels[i][j]
 			switch {
 			case i > j:
-				checkDots(t, p.Dots, z, j, i, allCells(n), func(k int) color.NRGBA { return classPalette[c.Label[k]] })
+				checkDots(t, p.Dots, z, j, i, allCells(n), popColor(c))
 			case i < j:
 				checkDots(t, p.Dots, z, j, i, allCells(n), func(k int) color.NRGBA { return samplePalette[c.Domain[k]] })
 			default:
+				require.Equal(t, fmt.Sprintf("density of DICA%d", i+1), p.YLabel, "every density is labelled")
 				// A density per sample: it integrates to the sample's
 				// share of cells inside the axis (all of them here).
 				require.Len(t, p.Lines, 4)
@@ -214,6 +285,34 @@ func TestPairs(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, f.Write(&buf, PNG))
 
+	// 12 samples: more than colors tell apart. Nothing above the
+	// diagonal; on it a gray density per sample and that of all cells in
+	// black, which integrates to 1.
+	c, views = testCells(n, 3)
+	c.Unseen, c.Total = nil, nil
+	c.DomainNames = nil
+	for g := range 12 {
+		c.DomainNames = append(c.DomainNames, fmt.Sprintf("s%d", g+1))
+	}
+	for i := range c.Domain {
+		c.Domain[i] = i % 12
+	}
+	f, err = Pairs(c, views[0], Options{})
+	require.NoError(t, err)
+	require.Nil(t, f.Panels[0][1])
+	lines := f.Panels[1][1].Lines
+	require.Len(t, lines, 13)
+	for _, l := range lines[:12] {
+		require.Equal(t, densityGray, l.Color)
+	}
+	all := lines[12]
+	require.Equal(t, black, all.Color)
+	var area float64
+	for _, v := range all.Y {
+		area += v * (all.X[1] - all.X[0])
+	}
+	require.InDelta(t, 1, area, 1e-9)
+
 	_, err = Pairs(c, views[0], Options{Components: 4})
 	require.ErrorContains(t, err, "has 3 components, the figure needs 4")
 }
@@ -223,19 +322,35 @@ func TestTrainingAndUnseen(t *testing.T) {
 	c, views := testCells(n, 4)
 	f, err := TrainingAndUnseen(c, views, Options{})
 	require.NoError(t, err)
-	for j, v := range views {
-		var tr, te []int
-		for i, g := range c.Domain {
-			if c.Unseen[g] {
-				te = append(te, i)
-			} else {
-				tr = append(tr, i)
-			}
+	require.Len(t, f.Panels, 2)
+	var tr, te []int
+	for i, g := range c.Domain {
+		if c.Unseen[g] {
+			te = append(te, i)
+		} else {
+			tr = append(tr, i)
 		}
-		col := func(i int) color.NRGBA { return classPalette[c.Label[i]] }
-		checkDots(t, f.Panels[0][j].Dots, v.Z, 0, 1, tr, col)
-		checkDots(t, f.Panels[1][j].Dots, v.Z, 0, 1, te, col)
 	}
+	for j, v := range views {
+		// Top: every cell by population; bottom: the unseen sample's
+		// cells in its color over the training cells in gray.
+		checkDots(t, f.Panels[0][j].Dots, v.Z, 0, 1, allCells(n), popColor(c))
+		checkDots(t, f.Panels[1][j].Dots, v.Z, 0, 1, te, func(int) color.NRGBA { return samplePalette[0] })
+		checkDots(t, f.Panels[1][j].Backdrop, v.Z, 0, 1, tr, func(int) color.NRGBA { return backdropColor })
+	}
+	require.Equal(t, []Entry{{Name: "s3", Color: samplePalette[0]}, {Name: "training samples", Color: backdropColor}}, f.Legends[1].Entries)
+	require.Equal(t, "Unseen samples among the training samples", f.Title)
+	require.LessOrEqual(t, float64(f.Width)/72*DefaultDPI, 1400.0)
+
+	// One view: its two panels side by side, a picture wider than high
+	// with a title on one line.
+	f, err = TrainingAndUnseen(c, views[:1], Options{})
+	require.NoError(t, err)
+	require.Len(t, f.Panels, 1)
+	require.Len(t, f.Panels[0], 2)
+	require.Greater(t, f.Width, 1.8*f.Height)
+	require.Less(t, style(titleSize, true, black).Width(f.Title), f.Width-vg.Points(20))
+
 	// Colored by value when there is one.
 	c.Value = make([]float64, n)
 	for i := range c.Value {
@@ -248,6 +363,34 @@ func TestTrainingAndUnseen(t *testing.T) {
 		require.Equal(t, Viridis((math.Min(math.Max(float64(d.Cell), lo), hi)-lo)/(hi-lo)), d.Color)
 	}
 	require.Equal(t, &ColorBar{Min: lo, Max: hi}, &ColorBar{Min: f.Legends[0].Bar.Min, Max: f.Legends[0].Bar.Max})
+
+	// 12 unseen samples: 9 colors and the others grouped; the words
+	// given for domains that are not unseen.
+	c, views = testCells(n, 4)
+	c.Total = nil
+	c.DomainNames, c.Unseen = nil, nil
+	for g := range 14 {
+		c.DomainNames = append(c.DomainNames, fmt.Sprintf("d%d", g+1))
+		c.Unseen = append(c.Unseen, g >= 2)
+	}
+	for i := range c.Domain {
+		c.Domain[i] = i % 14
+	}
+	c.DomainTerm, c.UnseenTerm = "domain", "chosen"
+	f, err = TrainingAndUnseen(c, views[:1], Options{})
+	require.NoError(t, err)
+	colors := map[color.NRGBA]int{}
+	for _, d := range f.Panels[0][1].Dots {
+		colors[d.Color]++
+	}
+	require.Len(t, colors, MaxSampleColors)
+	grouped := len(cellsOf(c, 11)) + len(cellsOf(c, 12)) + len(cellsOf(c, 13))
+	require.Equal(t, grouped, colors[OtherColor], "d12 to d14 grouped")
+	l := f.Legends[1]
+	require.Equal(t, "chosen domain", l.Title)
+	require.Equal(t, Entry{Name: "3 other domains", Color: OtherColor}, l.Entries[MaxSampleColors-1])
+	require.Equal(t, Entry{Name: "other domains", Color: backdropColor}, l.Entries[MaxSampleColors])
+	require.Equal(t, "Chosen domains among the other domains", f.Title)
 
 	c.Unseen = nil
 	_, err = TrainingAndUnseen(c, views, Options{})
@@ -356,10 +499,10 @@ func TestWrite(t *testing.T) {
 	require.Equal(t, "svg", root.XMLName.Local)
 	require.Equal(t, "600pt", root.Width)
 	require.Equal(t, "450pt", root.Height)
-	// The cells are embedded images (one per panel), PNG labelled as
-	// such, with drawn pixels.
+	// The cells are embedded images (one per panel: 2 views of a large
+	// panel and 4 small ones), PNG labelled as such, with drawn pixels.
 	images := regexp.MustCompile(`xlink:href="data:image/png;base64,([^"]+)"`).FindAllStringSubmatch(buf.String(), -1)
-	require.Len(t, images, 4)
+	require.Len(t, images, 10)
 	for _, m := range images {
 		raw, err := base64.StdEncoding.DecodeString(m[1])
 		require.NoError(t, err)
@@ -386,6 +529,8 @@ func TestWrite(t *testing.T) {
 		{Figure{Width: 10, Height: 10}, "no panels"},
 		{Figure{Width: 10, Height: 10, Panels: [][]*Panel{{{}}, {{}, {}}}}, "row 1 has 1"},
 		{Figure{Width: 1e5, Height: 1e5, Panels: [][]*Panel{{{}}}}, "pixels is more than"},
+		{Figure{Width: 10, Height: 10, Panels: [][]*Panel{{{RowSpan: 2}}}}, "beyond the grid"},
+		{Figure{Width: 10, Height: 10, Panels: [][]*Panel{{{ColSpan: 2}, {}}}}, "which holds a panel"},
 	} {
 		require.ErrorContains(t, tc.f.Write(&buf, PNG), tc.want)
 	}
@@ -434,18 +579,23 @@ func TestDotsDrawn(t *testing.T) {
 	require.Less(t, cy, float64(b.Dy())/2)
 
 	// The disc's total opacity is its area times alpha.
+	l := newLayer(40, 40)
+	l.disc(20, 20, 6, 0.5, 1, red)
 	buf2 := make([]float32, 4*40*40)
-	disc(buf2, 40, 40, 20, 20, 6, 0.5, red)
+	l.over(buf2)
 	var mass float32
 	for i := 3; i < len(buf2); i += 4 {
 		mass += buf2[i]
 	}
 	require.InDelta(t, 0.5*math.Pi*36, float64(mass), 0.02*0.5*math.Pi*36)
 	// Two half-transparent dots on one pixel: 1 - (1 - a)^2.
+	l = newLayer(4, 4)
+	l.disc(2, 2, 1.5, 0.5, 1, red)
+	l.disc(2, 2, 1.5, 0.5, 1, red)
 	buf3 := make([]float32, 4*4*4)
-	disc(buf3, 4, 4, 2, 2, 1.5, 0.5, red)
-	disc(buf3, 4, 4, 2, 2, 1.5, 0.5, red)
+	l.over(buf3)
 	require.InDelta(t, 0.75, float64(buf3[4*(2*4+2)+3]), 1e-6)
+	require.InDelta(t, 0.75*230.0/255, float64(buf3[4*(2*4+2)]), 1e-6, "premultiplied red")
 }
 
 func TestSpectrum(t *testing.T) {
@@ -502,7 +652,8 @@ func TestEvalScores(t *testing.T) {
 		Metric:  "accuracy",
 		Methods: []string{"input", "dica"},
 		Domains: []string{"a", "b", "c"},
-		Score:   [][]float64{{0.9, 0.8, 0.7}, {0.95, math.NaN(), 0.85}},
+		Score:   [][]float64{{0.99, 0.94, 1}, {0.95, math.NaN(), 0.85}},
+		Min:     0, Max: 1,
 	}
 	f, err := EvalScores(s, Options{})
 	require.NoError(t, err)
@@ -517,10 +668,16 @@ func TestEvalScores(t *testing.T) {
 			m := p.Marks[k]
 			k++
 			require.Equal(t, s.Score[i][j], m.Y)
-			require.InDelta(t, float64(i), m.X, 0.2)
+			// At the right of the method's bar, within its column.
+			require.Greater(t, m.X, float64(i)+0.05)
+			require.Less(t, m.X, float64(i)+0.4)
 			require.Equal(t, samplePalette[j], m.Color)
 		}
 	}
+	// The joining lines first (a and c; b has one score), then per method
+	// a white band, the bar on the method's tick and the mean: drawn last,
+	// so no line crosses a bar.
+	require.Len(t, p.Lines, 2+4*2)
 	for i, row := range s.Score {
 		var v []float64
 		for _, x := range row {
@@ -529,11 +686,38 @@ func TestEvalScores(t *testing.T) {
 			}
 		}
 		mean, sd := stat.MeanStdDev(v, nil)
-		require.Equal(t, fmt.Sprintf("%.4f ± %.4f", mean, sd), p.Labels[i].Text)
+		require.Equal(t, Tick{Value: float64(i), Label: fmt.Sprintf("%s\n%.4f ± %.4f", s.Methods[i], mean, sd)}, p.XTicks[i])
+		halo, bar, mid := p.Lines[2+4*i], p.Lines[2+4*i+2], p.Lines[2+4*i+3]
+		require.Equal(t, color.NRGBA{R: 255, G: 255, B: 255, A: 255}, halo.Color)
+		require.Equal(t, []float64{float64(i), float64(i)}, bar.X, "on the method's tick")
+		// The bar is mean ± sd, cut at 1: input's 0.9767 + 0.0321 would
+		// pass 1.
+		require.InDelta(t, math.Max(mean-sd, 0), bar.Y[0], 1e-15)
+		require.InDelta(t, math.Min(mean+sd, 1), bar.Y[1], 1e-15)
+		require.Equal(t, []float64{mean, mean}, mid.Y)
 	}
-	require.Equal(t, []Tick{{0, "input"}, {1, "dica"}}, p.XTicks)
+	require.Equal(t, 1.0, p.Lines[2+2].Y[1], "input's bar stops at 1")
+	require.LessOrEqual(t, p.YMax, 1.01, "the axis stops near 1")
 	var buf bytes.Buffer
 	require.NoError(t, f.Write(&buf, SVG))
+
+	// 12 samples: gray dots, no legend, each method's lowest score named.
+	s.Domains = nil
+	s.Score = [][]float64{make([]float64, 12), make([]float64, 12)}
+	for j := range 12 {
+		s.Domains = append(s.Domains, fmt.Sprintf("s%d", j+1))
+		s.Score[0][j] = 0.9 + 0.005*float64(j)
+		s.Score[1][j] = 0.99 - 0.007*float64(j)
+	}
+	f, err = EvalScores(s, Options{})
+	require.NoError(t, err)
+	require.Empty(t, f.Legends)
+	p = f.Panels[0][0]
+	for _, m := range p.Marks {
+		require.Equal(t, OtherColor, m.Color)
+	}
+	require.Equal(t, []string{"s1", "s12"}, []string{p.Labels[0].Text, p.Labels[1].Text})
+	require.Equal(t, 0.9, p.Labels[0].Y)
 
 	for _, tc := range []struct {
 		s    Scores
@@ -544,6 +728,7 @@ func TestEvalScores(t *testing.T) {
 		{Scores{Methods: []string{"a"}, Domains: []string{"x"}, Score: [][]float64{{1, 2}}}, "2 scores for 1 samples"},
 		{Scores{Methods: []string{"a"}, Domains: []string{"x"}, Score: [][]float64{{math.NaN()}}}, "no scores"},
 		{Scores{Methods: []string{"a"}, Domains: []string{"x"}, Score: [][]float64{{math.Inf(1)}}}, "+Inf"},
+		{Scores{Methods: []string{"a"}, Domains: []string{"x"}, Score: [][]float64{{1.5}}, Max: 1}, "outside [0, 1]"},
 	} {
 		_, err := EvalScores(tc.s, Options{})
 		require.ErrorContains(t, err, tc.want)
@@ -685,11 +870,9 @@ func deltaE(a, b color.NRGBA) float64 {
 	return math.Sqrt(sq(p[0]-q[0]) + sq(p[1]-q[1]) + sq(p[2]-q[2]))
 }
 
-func sq(d float64) float64 { return d * d }
-
 // BenchmarkProjection draws the command's default picture: 16 samples of
-// 5,000 cells, the method and a baseline, by population and by sample (4
-// panels of 80,000 dots), as a PNG.
+// 5,000 cells, the method and a baseline, each a large panel of 80,000 dots
+// beside 16 small panels of 5,000 over a backdrop of 80,000, as a PNG.
 func BenchmarkProjection(b *testing.B) {
 	c, views := testCells(80000, 8)
 	c.DomainNames = make([]string, 16)
@@ -710,4 +893,73 @@ func BenchmarkProjection(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestShorten: a title wider than its panel loses characters of its
+// middle, keeps its start and end, and fits.
+func TestShorten(t *testing.T) {
+	sty := style(compactSize, true, black)
+	name := "MiltenyiBiotec__FCS3.1__EY_2013-07-19_PBS_FCS_3.1_Well_A1.001.fcs"
+	require.Equal(t, "sample1", shorten(sty, "sample1", 100))
+	for _, w := range []vg.Length{60, 100, 160} {
+		got := shorten(sty, name, w)
+		require.LessOrEqual(t, sty.Width(got), w, got)
+		require.Greater(t, sty.Width(got), w-sty.Width("MM"), "no shorter than needed: %s", got)
+		parts := strings.Split(got, "…")
+		require.Len(t, parts, 2, got)
+		require.True(t, strings.HasPrefix(name, parts[0]) && strings.HasSuffix(name, parts[1]), got)
+	}
+}
+
+// TestBackdropShared: small multiples that share one backdrop draw it once
+// and reuse it; the picture is that of panels each drawing their own, but
+// for the backdrop's sub-pixel offset.
+func TestBackdropShared(t *testing.T) {
+	c, views := testCells(4000, 15)
+	f, err := Samples(c, views[0], Options{})
+	require.NoError(t, err)
+	render := func(f *Figure) *image.RGBA {
+		var buf bytes.Buffer
+		require.NoError(t, f.Write(&buf, PNG))
+		img, err := png.Decode(&buf)
+		require.NoError(t, err)
+		return img.(*image.RGBA)
+	}
+	shared := render(f)
+	for _, row := range f.Panels {
+		for _, p := range row {
+			if p != nil {
+				p.Backdrop = slices.Clone(p.Backdrop)
+			}
+		}
+	}
+	own := render(f)
+	var diff, big int
+	for i := range shared.Pix {
+		d := int(shared.Pix[i]) - int(own.Pix[i])
+		diff += max(d, -d)
+		if max(d, -d) > 64 {
+			big++
+		}
+	}
+	require.Less(t, float64(diff)/float64(len(shared.Pix)), 0.5, "mean difference per byte")
+	require.Less(t, big, len(shared.Pix)/1000)
+
+	// Two panels of one backdrop: the second reuses the first's layer; a
+	// panel of another backdrop draws its own.
+	back := f.Panels[0][0].Backdrop
+	a, b := *f.Panels[0][0], *f.Panels[0][1]
+	b.Backdrop = back
+	b.XLabel, b.YLabel = a.XLabel, a.YLabel // the same data area
+	other := b
+	other.Backdrop = slices.Clone(back)
+	backs := &backdrops{}
+	canvas := draw.New(vgimg.New(300, 300))
+	a.plot(96, backs).Draw(canvas)
+	require.Equal(t, &back[0], backs.key.first)
+	first := &backs.buf[0]
+	b.plot(96, backs).Draw(canvas)
+	require.Same(t, first, &backs.buf[0], "reused")
+	other.plot(96, backs).Draw(canvas)
+	require.NotSame(t, first, &backs.buf[0], "drawn anew")
 }

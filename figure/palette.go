@@ -3,6 +3,9 @@ package figure
 import (
 	"image/color"
 	"math"
+	"slices"
+
+	"github.com/dicalab/dica/csvio"
 )
 
 func rgb(v uint32) color.NRGBA {
@@ -130,3 +133,100 @@ var (
 	black         = color.NRGBA{A: 0xff}
 	gray          = rgb(0x7f7f7f)
 )
+
+// Palette gives each population a fixed color. The color of a population
+// is a function of its place among the palette's names in natural order
+// (csvio.NaturalCompare: "2" before "10", "B" before "NK"), whatever the
+// order in which the names are given, so every picture made with the
+// population names of one model colors each population alike, whichever
+// populations its cells hold. The first 8 places take colors safe for the
+// common forms of color blindness (Okabe and Ito); further places take
+// other distinct colors, and adding a population after the others does not
+// change their colors.
+//
+// The methods of a nil *Palette are safe: it holds no name.
+type Palette struct {
+	names []string
+	index map[string]int
+}
+
+// NewPalette returns the palette of the populations named; a name given
+// twice counts once.
+func NewPalette(names []string) *Palette {
+	p := &Palette{index: make(map[string]int, len(names))}
+	for _, n := range names {
+		if _, ok := p.index[n]; !ok {
+			p.index[n] = 0
+			p.names = append(p.names, n)
+		}
+	}
+	slices.SortStableFunc(p.names, csvio.NaturalCompare)
+	for i, n := range p.names {
+		p.index[n] = i
+	}
+	return p
+}
+
+// Names returns the palette's names in natural order.
+func (p *Palette) Names() []string {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.names)
+}
+
+// Has reports whether the palette holds the name.
+func (p *Palette) Has(name string) bool {
+	if p == nil {
+		return false
+	}
+	_, ok := p.index[name]
+	return ok
+}
+
+// Color returns the color of the population name: the color of its place
+// in the palette, or OtherColor for a name the palette does not hold.
+func (p *Palette) Color(name string) color.NRGBA {
+	if !p.Has(name) {
+		return OtherColor
+	}
+	return placeColor(p.index[name])
+}
+
+// extraPalette holds the colors of the places after classPalette's: those
+// of samplePalette that differ clearly from every color of classPalette
+// and from OtherColor (its orange, cyan, gray, pink, gold and black do
+// not).
+var extraPalette = func() []color.NRGBA {
+	var out []color.NRGBA
+	for i, c := range samplePalette {
+		if !slices.Contains([]int{3, 5, 13, 14, 16, 19}, i) {
+			out = append(out, c)
+		}
+	}
+	return out
+}()
+
+// placeColor returns the color of place i of a palette: the 8 colors of
+// classPalette, then the 14 of extraPalette, then hues around the color
+// wheel at golden-ratio steps.
+func placeColor(i int) color.NRGBA {
+	switch {
+	case i < len(classPalette):
+		return classPalette[i]
+	case i < len(classPalette)+len(extraPalette):
+		return extraPalette[i-len(classPalette)]
+	}
+	return hue(math.Mod(float64(i)*0.6180339887498949, 1), 0.75, 0.8)
+}
+
+// OtherColor is the color of the cells of a population a palette does not
+// hold, and of the samples grouped as "other samples" where a panel would
+// show more than MaxSampleColors.
+var OtherColor = rgb(0x6b6b6b)
+
+// MaxSampleColors is the largest number of samples a panel colors one by
+// one: beyond it the eye no longer tells the colors apart, so pictures
+// draw one small panel per sample or group the samples beyond the first
+// MaxSampleColors - 1 as "other samples" in OtherColor.
+const MaxSampleColors = 10

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,15 +24,23 @@ import (
 
 // Type sizes, in points.
 const (
-	titleSize  = 15
-	noteSize   = 10
-	panelSize  = 11
-	labelSize  = 10
-	tickSize   = 9
-	legendSize = 10
+	titleSize = 15
+	noteSize  = 10
+	panelSize = 11
+	labelSize = 10
+	// compactSize is the size of the titles of small multiples.
+	compactSize = 9.5
+	tickSize    = 9
+	legendSize  = 10
 )
 
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// Font returns the typeface of the text of every picture: Liberation Sans,
+// which has the metrics of Arial and Helvetica. Pictures drawn with
+// gonum/plot directly (benchmark plots) set plot.DefaultFont to it, so that
+// all pictures share one font family.
+func Font() font.Font { return sans }
 
 func style(size vg.Length, bold bool, c color.Color) text.Style {
 	f := sans
@@ -123,21 +132,58 @@ func draw1(f *Figure, dc draw.Canvas, raster int) {
 	}
 	rows, cols := len(f.Panels), len(f.Panels[0])
 	plots := make([][]*plot.Plot, rows)
+	backs := &backdrops{}
+	type spanned struct {
+		p          *plot.Plot
+		r, c       int
+		rows, cols int
+	}
+	var spans []spanned
 	for r, row := range f.Panels {
 		plots[r] = make([]*plot.Plot, cols)
 		for c, p := range row {
-			if p != nil {
-				plots[r][c] = p.plot(raster)
+			if p == nil {
+				continue
 			}
+			if p.RowSpan > 1 || p.ColSpan > 1 {
+				// Drawn over the tiles it covers, apart from the
+				// alignment of the others.
+				spans = append(spans, spanned{p.plot(raster, backs), r, c, max(p.RowSpan, 1), max(p.ColSpan, 1)})
+				continue
+			}
+			plots[r][c] = p.plot(raster, backs)
 		}
 	}
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(14), PadY: vg.Points(12)}
 	canvases := plot.Align(plots, tiles, grid)
+	for _, s := range spans {
+		// The tiles it covers, as aligned: free of the others' axes.
+		first, last := canvases[s.r][s.c], canvases[s.r+s.rows-1][s.c+s.cols-1]
+		dc := grid
+		dc.Min = vg.Point{X: first.Min.X, Y: last.Min.Y}
+		dc.Max = vg.Point{X: last.Max.X - vg.Points(12), Y: first.Max.Y}
+		p := f.Panels[s.r][s.c]
+		dc.Max.Y -= titleBand(p)
+		drawTitle(dc, s.p, p)
+		s.p.Draw(dc)
+	}
 	for r := range plots {
+		// The titles of a row take one band, so that the data areas
+		// stay aligned.
+		var band vg.Length
 		for c, p := range plots[r] {
 			if p != nil {
-				p.Draw(canvases[r][c])
+				band = max(band, titleBand(f.Panels[r][c]))
 			}
+		}
+		for c, p := range plots[r] {
+			if p == nil {
+				continue
+			}
+			dc := canvases[r][c]
+			dc.Max.Y -= band
+			drawTitle(dc, p, f.Panels[r][c])
+			p.Draw(dc)
 		}
 	}
 	if lw == 0 {
@@ -157,6 +203,62 @@ func draw1(f *Figure, dc draw.Canvas, raster int) {
 		}
 		next = drawLegend(dc, l, col.Min.X, at) - vg.Points(14)
 	}
+}
+
+// titleStyle returns the style of a panel's title.
+func titleStyle(p *Panel) text.Style {
+	size := vg.Length(panelSize)
+	if p.Compact {
+		size = compactSize
+	}
+	c := color.Color(black)
+	if p.TitleColor != (color.NRGBA{}) {
+		c = p.TitleColor
+	}
+	sty := style(size, true, c)
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+	return sty
+}
+
+// titleBand returns the height a panel's title takes above its plot.
+func titleBand(p *Panel) vg.Length {
+	if p.Title == "" {
+		return 0
+	}
+	return titleStyle(p).Height(p.Title) + vg.Points(5)
+}
+
+// drawTitle writes the panel's title centered over the data area of its
+// plot pl drawn in dc, each line shortened to about the data area's width.
+func drawTitle(dc draw.Canvas, pl *plot.Plot, p *Panel) {
+	if p.Title == "" {
+		return
+	}
+	sty := titleStyle(p)
+	data := pl.DataCanvas(dc)
+	lines := strings.Split(p.Title, "\n")
+	for i, l := range lines {
+		lines[i] = shorten(sty, l, data.Max.X-data.Min.X+vg.Points(12))
+	}
+	dc.FillText(sty, vg.Point{X: (data.Min.X + data.Max.X) / 2, Y: data.Max.Y + vg.Points(4)}, strings.Join(lines, "\n"))
+}
+
+// shorten returns s, or, when it is wider than w, s with characters of its
+// middle replaced by an ellipsis until it fits ("Miltenyi…Well_A1.fcs"):
+// the start and the end of a file name tell samples apart best.
+func shorten(sty text.Style, s string, w vg.Length) string {
+	if sty.Width(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	for keep := len(r) - 1; keep > 1; keep-- {
+		head := (keep + 1) / 2
+		t := string(r[:head]) + "…" + string(r[len(r)-(keep-head):])
+		if sty.Width(t) <= w {
+			return t
+		}
+	}
+	return string(r[:1]) + "…"
 }
 
 // wrap breaks s into lines no wider than w at spaces.
@@ -269,16 +371,9 @@ func glyphStyle(g Glyph, c color.NRGBA, r vg.Length) draw.GlyphStyle {
 
 // plot builds the gonum plot of a panel; raster is the resolution of the
 // cells' image in dots per inch.
-func (p *Panel) plot(raster int) *plot.Plot {
+func (p *Panel) plot(raster int, backs *backdrops) *plot.Plot {
 	pl := plot.New()
-	pl.Title.Text = p.Title
-	tc := color.Color(black)
-	if p.TitleColor != (color.NRGBA{}) {
-		tc = p.TitleColor
-	}
-	pl.Title.TextStyle = style(panelSize, true, tc)
-	pl.Title.TextStyle.XAlign, pl.Title.TextStyle.YAlign = draw.XCenter, draw.YTop
-	pl.Title.Padding = vg.Points(4)
+	// The title is drawn by draw1 (drawTitle), shortened to fit.
 	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
 		a.Label.TextStyle.Font = font.From(sans, labelSize)
 		a.Tick.Label.Font = font.From(sans, tickSize)
@@ -287,8 +382,14 @@ func (p *Panel) plot(raster int) *plot.Plot {
 	}
 	pl.X.Label.Text, pl.Y.Label.Text = p.XLabel, p.YLabel
 	pl.X.Min, pl.X.Max, pl.Y.Min, pl.Y.Max = p.XMin, p.XMax, p.YMin, p.YMax
-	pl.X.Tick.Marker = readableTicks{}
-	pl.Y.Tick.Marker = readableTicks{}
+	ticks := readableTicks{few: p.Compact}
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = ticks, ticks
+	if p.HideXTickLabels {
+		pl.X.Tick.Marker = unlabelled{ticks}
+	}
+	if p.HideYTickLabels {
+		pl.Y.Tick.Marker = unlabelled{ticks}
+	}
 	if p.LogY {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = logTicks{}
@@ -311,7 +412,7 @@ func (p *Panel) plot(raster int) *plot.Plot {
 	}
 	pl.Add(g)
 	if len(p.Backdrop)+len(p.Dots) > 0 {
-		pl.Add(&dots{p: p, dpi: raster})
+		pl.Add(&dots{p: p, dpi: raster, backs: backs})
 	}
 	for _, l := range p.Lines {
 		pts := make(plotter.XYs, len(l.X))
@@ -330,24 +431,28 @@ func (p *Panel) plot(raster int) *plot.Plot {
 }
 
 // readableTicks label about 5 round values (1, 2, 2.5 or 5 times a power
-// of 10) with as many decimals as the step needs, and put 4 or 5 minor
-// ticks between them.
-type readableTicks struct{}
+// of 10), or about 3 when few is set (small panels), with as many decimals
+// as the step needs, and put 4 or 5 minor ticks between them.
+type readableTicks struct{ few bool }
 
-func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
+func (rt readableTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) {
 		return []plot.Tick{{Value: lo, Label: tickLabel(lo)}}
 	}
 	// The step of 1, 2, 2.5 or 5 times a power of 10 that gives closest to
-	// 5 intervals (2.5 only when clearly better).
-	p := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
+	// 5 (or 3) intervals (2.5 only when clearly better).
+	want := 5.0
+	if rt.few {
+		want = 3.5
+	}
+	p := math.Pow(10, math.Floor(math.Log10((hi-lo)/want)))
 	step, minor, best := p, 5, math.Inf(1)
 	for _, m := range []struct {
 		f       float64
 		n       int
 		penalty float64
 	}{{1, 5, 0}, {2, 4, 0}, {2.5, 5, 1}, {5, 5, 0}, {10, 5, 0}, {20, 4, 0}} {
-		if cost := math.Abs((hi-lo)/(m.f*p)-5) + m.penalty; cost < best {
+		if cost := math.Abs((hi-lo)/(m.f*p)-want) + m.penalty; cost < best {
 			step, minor, best = m.f*p, m.n, cost
 		}
 	}
@@ -375,6 +480,17 @@ func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
 		if r := math.Abs(math.Remainder(v, step)); r > 1e-6*step {
 			ts = append(ts, plot.Tick{Value: v})
 		}
+	}
+	return ts
+}
+
+// unlabelled keeps the ticks of a marker without their labels.
+type unlabelled struct{ plot.Ticker }
+
+func (u unlabelled) Ticks(lo, hi float64) []plot.Tick {
+	ts := u.Ticker.Ticks(lo, hi)
+	for i := range ts {
+		ts[i].Label = ""
 	}
 	return ts
 }
@@ -470,18 +586,42 @@ func (ls labels) Plot(c draw.Canvas, p *plot.Plot) {
 	for _, l := range ls {
 		sty := style(tickSize, false, l.Color)
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
-		c.FillText(sty, vg.Point{X: trX(l.X), Y: trY(l.Y) + vg.Points(5)}, l.Text)
+		at := vg.Point{X: trX(l.X), Y: trY(l.Y) + vg.Points(5)}
+		if l.Below {
+			sty.YAlign = draw.YTop
+			at.Y = trY(l.Y) - vg.Points(5)
+		}
+		c.FillText(sty, at, l.Text)
 	}
 }
 
-// dots rasterizes a panel's cells at the output's resolution: anti-aliased
-// discs blended in order over a transparent image (premultiplied, float
-// precision, so ten thousand faint dots on one pixel add up right), which
-// is then composited over the plot: pixel for pixel into a PNG, as an
-// embedded image in SVG.
+// dots rasterizes a panel's cells at the output's resolution as
+// anti-aliased discs, composited over the plot: pixel for pixel into a PNG,
+// as an embedded image in SVG. The backdrop and the dots are two layers,
+// each blended independently of the order of its dots (a layer), the dots
+// over the backdrop: where several populations or samples overlap, a
+// pixel shows the mean of their colors weighted by how many of their dots
+// cover it, so none hides another whatever the order they are drawn in.
 type dots struct {
-	p   *Panel
-	dpi int
+	p     *Panel
+	dpi   int
+	backs *backdrops
+}
+
+// backdrops keeps the last backdrop layer drawn, so that small multiples
+// that share one backdrop (the same dots, axes, size in pixels and style)
+// draw it once; the others reuse it at the first one's sub-pixel offset,
+// less than a pixel from where they would draw it.
+type backdrops struct {
+	key backdropKey
+	buf []float32 // premultiplied
+}
+
+type backdropKey struct {
+	first                  *Dot
+	n, w, h                int
+	radius, alpha          float64
+	xMin, xMax, yMin, yMax float64
 }
 
 func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
@@ -498,7 +638,6 @@ func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
 		return
 	}
 	trX, trY := p.Transforms(&c)
-	buf := make([]float32, 4*w*h)
 	radius := toPx(d.p.DotRadius)
 	if radius <= 0 {
 		radius = toPx(vg.Points(1))
@@ -507,20 +646,43 @@ func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
 	if !(alpha > 0 && alpha <= 1) {
 		alpha = 1
 	}
-	put := func(ds []Dot, back bool) {
+	buf := make([]float32, 4*w*h)
+	var key backdropKey
+	if len(d.p.Backdrop) > 0 {
+		key = backdropKey{first: &d.p.Backdrop[0], n: len(d.p.Backdrop), w: w, h: h, radius: radius, alpha: alpha,
+			xMin: d.p.XMin, xMax: d.p.XMax, yMin: d.p.YMin, yMax: d.p.YMax}
+	}
+	cached := d.backs != nil && key.first != nil && d.backs.key == key
+	if cached {
+		copy(buf, d.backs.buf)
+	}
+	l := newLayer(w, h)
+	for i, ds := range [][]Dot{d.p.Backdrop, d.p.Dots} {
+		if len(ds) == 0 || (i == 0 && cached) {
+			continue
+		}
+		l.reset()
+		var weight map[color.NRGBA]float32
+		if i == 1 && d.p.Balance {
+			weight = balance(ds)
+		}
 		for _, q := range ds {
 			col := q.Color
-			if back {
+			if i == 0 {
 				col = backdropColor
 			}
+			wt := float32(1)
+			if weight != nil {
+				wt = weight[col]
+			}
 			// Image coordinates: x to the right, y down from the top.
-			px := toPx(trX(q.X)) - x0
-			py := y1 - toPx(trY(q.Y))
-			disc(buf, w, h, px, py, radius, float32(alpha), col)
+			l.disc(toPx(trX(q.X))-x0, y1-toPx(trY(q.Y)), radius, float32(alpha), wt, col)
+		}
+		l.over(buf)
+		if i == 0 && d.backs != nil {
+			d.backs.key, d.backs.buf = key, slices.Clone(buf)
 		}
 	}
-	put(d.p.Backdrop, true)
-	put(d.p.Dots, false)
 	if direct {
 		if dst, ok := img.Image().(*image.RGBA); ok {
 			H := dst.Bounds().Dy()
@@ -571,12 +733,36 @@ func to8(v float32) uint8 {
 	return uint8(v*255 + 0.5)
 }
 
-// disc blends an anti-aliased disc of radius r (pixels) centered at
-// (cx, cy) with opacity alpha and color col into the premultiplied buffer.
-func disc(buf []float32, w, h int, cx, cy, r float64, alpha float32, col color.NRGBA) {
+// layer accumulates translucent discs independently of their order: per
+// pixel, the sum of the dots' colors weighted by their opacity, the sum of
+// the opacities and the product of the transparencies (1 - opacity). A
+// pixel's color is the weighted mean color and its opacity 1 minus the
+// product: one dot of opacity a gives its color at opacity a, two give
+// 1 - (1 - a)^2 as when drawn one over the other, and a dot drawn before or
+// after the others changes nothing.
+type layer struct {
+	w, h int
+	acc  []float32 // per pixel: weighted R, G, B, sum of weights, transparency
+}
+
+func newLayer(w, h int) *layer {
+	l := &layer{w: w, h: h, acc: make([]float32, 5*w*h)}
+	l.reset()
+	return l
+}
+
+func (l *layer) reset() {
+	for i := 0; i < len(l.acc); i += 5 {
+		l.acc[i], l.acc[i+1], l.acc[i+2], l.acc[i+3], l.acc[i+4] = 0, 0, 0, 0, 1
+	}
+}
+
+// disc adds an anti-aliased disc of radius r (pixels) centered at (cx, cy)
+// with opacity alpha and color col.
+func (l *layer) disc(cx, cy, r float64, alpha, weight float32, col color.NRGBA) {
 	cr, cg, cb := float32(col.R)/255, float32(col.G)/255, float32(col.B)/255
-	lx, hx := max(int(math.Floor(cx-r-0.5)), 0), min(int(math.Ceil(cx+r+0.5)), w-1)
-	ly, hy := max(int(math.Floor(cy-r-0.5)), 0), min(int(math.Ceil(cy+r+0.5)), h-1)
+	lx, hx := max(int(math.Floor(cx-r-0.5)), 0), min(int(math.Ceil(cx+r+0.5)), l.w-1)
+	ly, hy := max(int(math.Floor(cy-r-0.5)), 0), min(int(math.Ceil(cy+r+0.5)), l.h-1)
 	for y := ly; y <= hy; y++ {
 		dy := float64(y) + 0.5 - cy
 		for x := lx; x <= hx; x++ {
@@ -586,13 +772,47 @@ func disc(buf []float32, w, h int, cx, cy, r float64, alpha float32, col color.N
 				continue
 			}
 			a := alpha * float32(min(cov, 1))
-			p := buf[4*(y*w+x):][:4]
-			k := 1 - a
-			p[0] = cr*a + p[0]*k
-			p[1] = cg*a + p[1]*k
-			p[2] = cb*a + p[2]*k
-			p[3] = a + p[3]*k
+			p := l.acc[5*(y*l.w+x):][:5]
+			wa := weight * a
+			p[0] += cr * wa
+			p[1] += cg * wa
+			p[2] += cb * wa
+			p[3] += wa
+			p[4] *= 1 - a
 		}
+	}
+}
+
+// balance returns the weight of each color of the dots: the number of dots
+// over the number of colors times the number of dots of that color, so the
+// dots of each color weigh as much in all.
+func balance(ds []Dot) map[color.NRGBA]float32 {
+	n := map[color.NRGBA]int{}
+	for _, d := range ds {
+		n[d.Color]++
+	}
+	w := make(map[color.NRGBA]float32, len(n))
+	for c, k := range n {
+		w[c] = float32(len(ds)) / float32(len(n)*k)
+	}
+	return w
+}
+
+// over composites the layer over the premultiplied buffer dst of the same
+// size.
+func (l *layer) over(dst []float32) {
+	for i := 0; i < l.w*l.h; i++ {
+		p := l.acc[5*i:][:5]
+		if p[3] <= 0 {
+			continue
+		}
+		a := 1 - p[4]
+		k := a / p[3]
+		d := dst[4*i:][:4]
+		for j := 0; j < 3; j++ {
+			d[j] = p[j]*k + d[j]*p[4]
+		}
+		d[3] = a + d[3]*p[4]
 	}
 }
 

@@ -9,15 +9,13 @@ import (
 	"io"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dicalab/dica/csvio"
@@ -25,7 +23,6 @@ import (
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/figure"
 	"github.com/dicalab/dica/internal/atomicfile"
-	"github.com/dicalab/dica/kernel"
 )
 
 const plotUsage = `Usage: dica plot --model MODEL --data FILES --out FIG.png|FIG.svg [flags]
@@ -39,21 +36,28 @@ is PNG or SVG, by the --out extension.
 Kinds of picture (--kind; the default follows the inputs: eval with --eval,
 spectrum with a model and no cells, projection otherwise):
 
-  projection  the cells on two components (--axes), colored by population
-              (when the cells have labels; by value with --target) and by
-              sample; with --baseline, the same cells under a baseline
-              beside them
+  projection  the cells on two components (--axes): a large panel colored by
+              population (by value with --target), and beside it one small
+              panel per sample, the sample's cells over those of all samples
+              in gray, so a sample that lies apart shows; with --baseline,
+              the same under a baseline below
   pairs       a grid of the first --pairs components: below the diagonal by
-              population, above by sample, each sample's density on the
-              diagonal, so shifts between samples show
-  samples     one small panel per sample, all with the same axes, the
+              population, above by sample (up to 10 samples), each sample's
+              density on the diagonal, so shifts between samples show
+  samples     one larger panel per sample, all with the same axes, the
               sample's cells over those of all samples in gray; samples the
               model was not fitted on are marked unseen
-  unseen      the layout of Figure 2 of the DICA paper: the cells of the
-              training samples (top) and of the unseen samples (bottom)
+  unseen      do unseen samples mix with the others? the cells of the
+              samples the model was not fitted on (or those named by
+              --unseen), each sample in its color, over the other samples'
+              cells in gray, and above them every cell by population
   spectrum    the model's eigenvalues, the components it returns marked
   eval        the score of each method on each test sample, with the mean
               and standard deviation, from 'dica eval --json' output
+
+Each population has one color in every picture of a model, from its place
+among the model's populations in natural order (1, 2, ..., 10), safe for
+color-blind readers; no panel colors more than 10 samples.
 
 The cells come from a model and the data (the same data flags as fit and
 transform; the model's columns are used), or from the CSV written by
@@ -71,7 +75,11 @@ Examples:
   dica plot --model cytof.dica --data 'sample*.csv' --labels 'labels*.csv' \
       --labels-ignore 0 --transform log1p --baseline kpca --out cytof.png
   dica plot --kind samples --model cytof.dica --data 'sample*.csv' \
-      --labels 'labels*.csv' --labels-ignore 0 --transform log1p --out samples.png
+      --labels 'labels*.csv' --labels-ignore 0 --transform log1p \
+      --out samples.png
+  dica plot --kind unseen --model cytof.dica --data 'sample*.csv' \
+      --labels 'labels*.csv' --labels-ignore 0 --transform log1p \
+      --unseen sample15,sample16 --out unseen.png
   dica plot --projected s9.csv --kind pairs --out s9_pairs.svg
   dica eval --json ... > eval.json && dica plot --eval eval.json --out eval.png
 ` + dataHelp
@@ -84,6 +92,7 @@ type plotSettings struct {
 	modelPath, evalPath, out string
 	projected                listFlag
 	kind, baseline, axes     string
+	unseen                   string
 	pairs, cells             int
 	seed                     uint64
 	width, height, dpi       int
@@ -100,6 +109,7 @@ func (f *plotSettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.kind, "kind", "", "`kind` of picture: "+strings.Join(plotKinds, ", ")+" (default: from the inputs)")
 	fs.StringVar(&f.baseline, "baseline", "none", "`baseline` drawn beside the projection: none, kpca or pca")
 	fs.StringVar(&f.axes, "axes", "1,2", "the two `components` on the axes, 1-based")
+	fs.StringVar(&f.unseen, "unseen", "", "--kind unseen: the `samples` to hold apart, comma-separated names or globs (default: those the model was not fitted on)")
 	fs.IntVar(&f.pairs, "pairs", 3, "number of `components` of the pairs grid")
 	fs.IntVar(&f.cells, "cells", 5000, "largest number of `cells` drawn per sample, drawn at random")
 	fs.Uint64Var(&f.seed, "seed", 1, "random `seed` of the subsample and of the drawing order")
@@ -226,6 +236,9 @@ func (f *plotSettings) checkKind(hasData bool) error {
 			return usageErr("no cells: give --model and --data, or --projected FILES")
 		}
 	}
+	if f.unseen != "" && f.kind != "unseen" {
+		return usageErr("--unseen applies to --kind unseen")
+	}
 	if f.baseline != "none" && f.baseline != "kpca" && f.baseline != "pca" {
 		return usageErr("--baseline %q: want none, kpca or pca", f.baseline)
 	}
@@ -276,7 +289,8 @@ func (f *plotSettings) options(format figure.Format) (figure.Options, error) {
 // way subsampled per sample.
 func (f *plotSettings) cellsPicture(ctx context.Context, fs *flag.FlagSet, df *dataFlags, pos []string, m *dica.Model, stderr io.Writer, o figure.Options) (*figure.Figure, error) {
 	pr := newProgress(f.quiet)
-	var s *plotSample
+	so := figure.SampleOptions{PerDomain: f.cells, Seed: f.seed, MaxCells: maxPlotCells}
+	var s *figure.Sample
 	var err error
 	if len(df.data)+len(pos) > 0 {
 		var src dataset.Source
@@ -285,15 +299,23 @@ func (f *plotSettings) cellsPicture(ctx context.Context, fs *flag.FlagSet, df *d
 			return nil, err
 		}
 		pr.setTotal(src)
-		s, err = projectSample(ctx, m, src, f.cells, f.seed, pr)
+		so.Progress = func(rows int64) { pr.update("project", rows) }
+		s, err = figure.SampleModel(ctx, m, src, so)
 	} else {
-		s, err = projectedSample(ctx, f.projected, splitList(df.labelsIgnore), f.cells, f.seed, pr)
+		so.Progress = func(rows int64) { pr.update("read", rows) }
+		s, err = projectedSample(ctx, f.projected, splitList(df.labelsIgnore), so)
 	}
 	pr.done()
-	if err != nil {
+	var many *figure.TooManyCellsError
+	switch {
+	case errors.As(err, &many):
+		return nil, fmt.Errorf("%v: lower --cells", err)
+	case errors.Is(err, figure.ErrNoCells):
+		return nil, errors.New("no cells to draw: the data is empty (or every cell was left out by --labels-ignore)")
+	case err != nil:
 		return nil, err
 	}
-	return cellsFigure(ctx, f.kind, m, s, f.baseline, o)
+	return cellsFigure(ctx, f.kind, m, s, f.baseline, splitList(f.unseen), o)
 }
 
 // parseAxes parses --axes "I,J" into 0-based components.
@@ -359,228 +381,16 @@ func modelSource(df *dataFlags, m *dica.Model, pos []string, stderr io.Writer) (
 	return in.src, nil
 }
 
-// plotSample is the subsample of the cells that a picture draws: at most a
-// given number of cells per sample, in stream order within each sample,
-// the samples in their order of appearance.
-type plotSample struct {
-	// X holds the inputs of the kept cells (nil when they are not known:
-	// a transform output), Z their components.
-	X, Z *mat.Dense
-	// Row is each kept cell's 0-based position in the stream.
-	Row []int64
-	// Domain indexes Domains; Label indexes Classes (nil: unlabelled).
-	Domain  []int
-	Label   []int
-	Domains []string
-	Classes []string
-	// Value holds each kept cell's first regression target, ValueName
-	// its name (nil and "" without targets).
-	Value     []float64
-	ValueName string
-	// Total counts the cells of each domain in the stream.
-	Total []int64
-	// Method names the components ("DICA", "KPCA", ...); From names the
-	// file they were read from (a transform output), if any. Per and Seed
-	// are the subsample's size per domain and seed.
-	Method string
-	From   string
-	Per    int
-	Seed   uint64
-}
-
 // maxPlotCells bounds the cells a picture holds (all samples together):
 // --cells times the number of samples may not exceed it.
-const maxPlotCells = 2_000_000
-
-// sampler collects a plotSample from a stream of blocks with a per-domain
-// reservoir.
-type sampler struct {
-	res            *figure.Reservoir
-	kept, limit    int
-	d, k           int
-	x, z           [][]float64 // per domain: Cap rows of d (x) or k (z) values
-	row            [][]int64
-	label          [][]int
-	value          [][]float64 // per domain: the first target of each kept row
-	domains        []string
-	classes        []string
-	pos            int64
-	labelled, hasX bool
-	hasValue       bool
-}
-
-func newSampler(per int, seed uint64, d, k int, labelled, hasX bool) *sampler {
-	return &sampler{res: figure.NewReservoir(per, seed), d: d, k: k, labelled: labelled, hasX: hasX, limit: maxPlotCells}
-}
-
-// add offers the rows of a block, with z the components of its rows. It
-// fails when the sample would hold more than maxPlotCells cells.
-func (s *sampler) add(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
-	for i := 0; i < b.Rows; i++ {
-		g := b.Domain[i]
-		for len(s.row) <= g {
-			s.row = append(s.row, nil)
-			s.z = append(s.z, nil)
-			s.x = append(s.x, nil)
-			s.label = append(s.label, nil)
-			s.value = append(s.value, nil)
-		}
-		slot, keep := s.res.Offer(g)
-		pos := s.pos + int64(i)
-		if !keep {
-			continue
-		}
-		if slot == len(s.row[g]) {
-			if s.kept++; s.kept > s.limit {
-				return fmt.Errorf("more than %s cells to draw (%d samples so far, at most %s each): lower --cells", commas(int64(s.limit)), len(s.row), commas(int64(s.res.Cap)))
-			}
-			s.row[g] = append(s.row[g], pos)
-			s.z[g] = append(s.z[g], make([]float64, s.k)...)
-			if s.hasX {
-				s.x[g] = append(s.x[g], make([]float64, s.d)...)
-			}
-			if s.labelled {
-				s.label[g] = append(s.label[g], 0)
-			}
-			if s.hasValue {
-				s.value[g] = append(s.value[g], 0)
-			}
-		}
-		s.row[g][slot] = pos
-		copy(s.z[g][slot*s.k:(slot+1)*s.k], z.RawRowView(i))
-		if s.hasX {
-			copy(s.x[g][slot*s.d:(slot+1)*s.d], b.Row(i))
-		}
-		if s.labelled {
-			s.label[g][slot] = b.Label[i]
-		}
-		if s.hasValue {
-			s.value[g][slot] = b.Target[i*b.T]
-		}
-	}
-	s.pos += int64(b.Rows)
-	s.domains, s.classes = slices.Clone(domains), slices.Clone(classes)
-	return nil
-}
-
-// sample returns the kept cells, domain by domain, each domain's cells in
-// stream order, and the classes in natural order ("2" before "10").
-func (s *sampler) sample() (*plotSample, error) {
-	n := 0
-	for _, r := range s.row {
-		n += len(r)
-	}
-	if n == 0 {
-		return nil, errors.New("no cells to draw: the data is empty (or every cell was left out by --labels-ignore)")
-	}
-	out := &plotSample{
-		Z: mat.NewDense(n, s.k, nil), Domains: s.domains, Total: s.res.Seen(),
-		Per: s.res.Cap, Seed: s.res.Seed,
-	}
-	for len(out.Total) < len(s.domains) {
-		out.Total = append(out.Total, 0)
-	}
-	if s.hasX {
-		out.X = mat.NewDense(n, s.d, nil)
-	}
-	var remap []int
-	if s.labelled {
-		out.Classes = slices.Clone(s.classes)
-		slices.SortStableFunc(out.Classes, csvio.NaturalCompare)
-		remap = make([]int, len(s.classes))
-		for i, c := range s.classes {
-			remap[i] = slices.Index(out.Classes, c)
-		}
-		out.Label = make([]int, 0, n)
-	}
-	for g := range s.row {
-		idx := make([]int, len(s.row[g]))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.Slice(idx, func(a, b int) bool { return s.row[g][idx[a]] < s.row[g][idx[b]] })
-		for _, i := range idx {
-			r := len(out.Row)
-			out.Row = append(out.Row, s.row[g][i])
-			out.Domain = append(out.Domain, g)
-			out.Z.SetRow(r, s.z[g][i*s.k:(i+1)*s.k])
-			if s.hasX {
-				out.X.SetRow(r, s.x[g][i*s.d:(i+1)*s.d])
-			}
-			if s.labelled {
-				out.Label = append(out.Label, remap[s.label[g][i]])
-			}
-			if s.hasValue {
-				out.Value = append(out.Value, s.value[g][i])
-			}
-		}
-	}
-	return out, nil
-}
-
-// projectSample projects every cell of src with the model and keeps, for
-// the picture, at most per cells of each domain, drawn uniformly at random
-// (a reservoir per domain, seeded), with their inputs.
-//
-// The components are those dica transform writes by default: centered with
-// the training mean, or, for a --form paper model, with the mean of all the
-// cells given (dica.m's convention).
-func projectSample(ctx context.Context, m *dica.Model, src dataset.Source, per int, seed uint64, pr *progress) (*plotSample, error) {
-	sc := src.Schema()
-	s := newSampler(per, seed, sc.D(), m.Positive, sc.Labelled, true)
-	s.hasValue = len(sc.Targets) > 0
-	batch := m.Config().Solver == dica.Exact && m.Config().Form == dica.Paper
-	sums := make([]float64, m.Positive)
-	var rows int64
-	err := m.TransformStream(ctx, src, 4096, func(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := s.add(b, z, domains, classes); err != nil {
-			return err
-		}
-		if batch {
-			for i := 0; i < b.Rows; i++ {
-				for j, v := range z.RawRowView(i) {
-					sums[j] += v
-				}
-			}
-		}
-		rows += int64(b.Rows)
-		pr.update("project", rows)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.sample()
-	if err != nil {
-		return nil, err
-	}
-	if batch {
-		n, _ := out.Z.Dims()
-		for j := range sums {
-			sums[j] /= float64(rows)
-		}
-		for i := 0; i < n; i++ {
-			for j, v := range out.Z.RawRowView(i) {
-				out.Z.Set(i, j, v-sums[j])
-			}
-		}
-	}
-	out.Method = strings.ToUpper(m.Config().Method.String())
-	if s.hasValue {
-		out.ValueName = sc.Targets[0]
-	}
-	return out, nil
-}
+const maxPlotCells = figure.MaxSampleCells
 
 // componentColumn matches the component columns of a transform output.
 var componentColumn = regexp.MustCompile(`^(DICA|UDICA|KPCA|COIR)([0-9]+)$`)
 
 // projectedSample reads the components, domains and labels of transform
 // outputs (CSV with a header) and keeps at most per cells of each domain.
-func projectedSample(ctx context.Context, patterns []string, ignore []string, per int, seed uint64, pr *progress) (*plotSample, error) {
+func projectedSample(ctx context.Context, patterns []string, ignore []string, so figure.SampleOptions) (*figure.Sample, error) {
 	files, err := expand(patterns, "--projected")
 	if err != nil {
 		return nil, err
@@ -629,36 +439,10 @@ func projectedSample(ctx context.Context, patterns []string, ignore []string, pe
 	if err != nil {
 		return nil, fmt.Errorf("--projected: %w", err)
 	}
-	s := newSampler(per, seed, 0, len(comps), o.Label != "", false)
-	rd, err := src.Open(ctx)
+	out, err := figure.SampleComponents(ctx, src, method, so)
 	if err != nil {
 		return nil, err
 	}
-	defer rd.Close()
-	var b dataset.Block
-	var rows int64
-	for {
-		k, err := rd.Read(&b, 4096)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := s.add(&b, mat.NewDense(k, b.D, b.X[:k*b.D]), rd.Domains(), rd.Classes()); err != nil {
-			return nil, err
-		}
-		rows += int64(k)
-		pr.update("read", rows)
-	}
-	out, err := s.sample()
-	if err != nil {
-		return nil, err
-	}
-	out.Method = method
 	out.From = filepath.Base(files[0])
 	if len(files) > 1 {
 		out.From += fmt.Sprintf(" and %d more", len(files)-1)
@@ -666,45 +450,41 @@ func projectedSample(ctx context.Context, patterns []string, ignore []string, pe
 	return out, nil
 }
 
-// modelTitle says what a model is: method, bandwidth and rank.
-func modelTitle(m *dica.Model) string {
-	c := m.Config()
-	t := strings.ToUpper(c.Method.String())
-	if k, ok := c.Kernel.(kernel.RBF); ok {
-		t += fmt.Sprintf(", sigma = %.4g", k.Sigma)
-	} else if c.Kernel != nil {
-		t += ", kernel " + c.Kernel.String()
+// cellsFigure draws the projected cells. The populations take their
+// colors from the model's populations (so that each has one color in every
+// picture of the model); unseen names the samples --kind unseen holds
+// apart (names or globs; none: the samples the model was not fitted on).
+func cellsFigure(ctx context.Context, kind string, m *dica.Model, s *figure.Sample, baseline string, unseen []string, o figure.Options) (*figure.Figure, error) {
+	var palette *figure.Palette
+	if m != nil && len(m.Summary.Classes) > 0 {
+		palette = figure.NewPalette(m.Summary.Classes)
 	}
-	switch c.Solver {
-	case dica.Nystrom:
-		t += fmt.Sprintf(", rank %d", c.Rank)
-	case dica.RFF:
-		t += fmt.Sprintf(", %d random features", c.Rank)
-	case dica.Exact:
-		t += ", exact"
-	}
-	return t
-}
-
-// cellsFigure draws the projected cells.
-func cellsFigure(ctx context.Context, kind string, m *dica.Model, s *plotSample, baseline string, o figure.Options) (*figure.Figure, error) {
-	c := figure.Cells{
-		Domain: s.Domain, DomainNames: s.Domains, Label: s.Label, ClassNames: s.Classes, Total: s.Total,
-		Value: s.Value, ValueName: s.ValueName,
-	}
+	c := s.Cells(palette)
 	main := figure.View{Name: s.Method, Title: s.Method, Z: s.Z}
 	if s.From != "" {
 		main.Title += " (" + s.From + ")"
 	}
+	// trained marks the samples the model was fitted on (nil: not known).
+	var trained []bool
 	if m != nil {
-		main.Title = modelTitle(m)
-		trained := map[string]bool{}
-		for _, d := range m.Summary.Domains {
-			trained[d] = true
+		main.Title = figure.ModelTitle(m)
+		trained = make([]bool, len(s.Domains))
+		for g, d := range s.Domains {
+			trained[g] = slices.Contains(m.Summary.Domains, d)
 		}
 		c.Unseen = make([]bool, len(s.Domains))
-		for g, d := range s.Domains {
-			c.Unseen[g] = !trained[d]
+		for g := range c.Unseen {
+			c.Unseen[g] = !trained[g]
+		}
+	}
+	var notes []string
+	if kind == "unseen" {
+		note, err := holdApart(&c, s.Domains, trained, unseen, m)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
 		}
 	}
 	_, k := s.Z.Dims()
@@ -718,20 +498,28 @@ func cellsFigure(ctx context.Context, kind string, m *dica.Model, s *plotSample,
 		o.Components = min(o.Components, k)
 	}
 	views := []figure.View{main}
-	var notes []string
 	if baseline != "none" {
-		// For the unseen layout, the baseline sees only the training
-		// samples, as the model did.
+		// The baseline sees the samples the model was fitted on.
 		var fit []bool
-		if kind == "unseen" && c.Unseen != nil {
+		if trained != nil && slices.Contains(trained, false) {
 			fit = make([]bool, len(s.Domain))
 			for i, g := range s.Domain {
-				fit[i] = !c.Unseen[g]
+				fit[i] = trained[g]
 			}
 		}
-		v, note, err := baselineView(ctx, baseline, m, s, fit, max(o.X, o.Y)+1)
+		need := max(o.X, o.Y) + 1
+		var (
+			v    figure.View
+			note string
+			err  error
+		)
+		if baseline == "pca" {
+			v, note, err = figure.PCABaseline(s, fit, need)
+		} else {
+			v, note, err = figure.KPCABaseline(ctx, m, s, fit, need)
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--baseline %s: %w", baseline, err)
 		}
 		views = append(views, v)
 		notes = append(notes, note)
@@ -748,28 +536,63 @@ func cellsFigure(ctx context.Context, kind string, m *dica.Model, s *plotSample,
 	case "samples":
 		fig, err = figure.Samples(c, main, o)
 	case "unseen":
-		if c.Unseen == nil {
-			return nil, usageErr("--kind unseen needs --model: the model says which samples it was fitted on")
-		}
-		if !slices.Contains(c.Unseen, true) || !slices.Contains(c.Unseen, false) {
-			return nil, usageErr("--kind unseen needs both samples the model was fitted on and samples it was not (the model's samples: %s)", capList(m.Summary.Domains, 10))
-		}
 		fig, err = figure.TrainingAndUnseen(c, views, o)
 	}
 	if err != nil {
 		return nil, err
 	}
-	n, _ := s.Z.Dims()
-	var total int64
-	for _, t := range s.Total {
-		total += t
-	}
-	note := fmt.Sprintf("%s of %s cells drawn: at most %s per sample, drawn at random (seed %d).", commas(int64(n)), commas(total), commas(int64(s.Per)), s.Seed)
-	if int64(n) == total {
-		note = fmt.Sprintf("All %s cells.", commas(total))
-	}
-	fig.Notes = append(append([]string{note}, notes...), fig.Notes...)
+	fig.Notes = append(append([]string{s.Note()}, notes...), fig.Notes...)
 	return fig, nil
+}
+
+// holdApart marks in c the samples --kind unseen holds apart: those named
+// by patterns (names or globs), else those the model was not fitted on
+// (trained false). Named samples the model was fitted on, or any named
+// sample when the model is not known, are called "chosen", not unseen, and
+// the returned note says why.
+func holdApart(c *figure.Cells, domains []string, trained []bool, patterns []string, m *dica.Model) (string, error) {
+	if len(patterns) == 0 {
+		if m == nil {
+			return "", usageErr("--kind unseen without --model: name the samples to hold apart with --unseen, such as --unseen %s", capList(domains[max(0, len(domains)-2):], 2))
+		}
+		if !slices.Contains(c.Unseen, true) {
+			return "", usageErr("--kind unseen: the model was fitted on every sample given (%s): name the samples to hold apart with --unseen, such as --unseen %s",
+				capList(domains, 10), capList(domains[max(0, len(domains)-2):], 2))
+		}
+		return "", nil
+	}
+	c.Unseen = make([]bool, len(domains))
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return "", usageErr("--unseen %q: %v", p, err)
+		}
+		found := false
+		for g, d := range domains {
+			if ok, _ := path.Match(p, d); ok {
+				c.Unseen[g], found = true, true
+			}
+		}
+		if !found {
+			return "", usageErr("--unseen %q: no such sample in the data (its samples: %s)", p, capList(domains, 10))
+		}
+	}
+	if !slices.Contains(c.Unseen, false) {
+		return "", usageErr("--unseen names every sample of the data: leave some to compare with")
+	}
+	var seen []string
+	for g, d := range domains {
+		if c.Unseen[g] && (trained == nil || trained[g]) {
+			seen = append(seen, d)
+		}
+	}
+	if len(seen) == 0 {
+		return "", nil
+	}
+	c.UnseenTerm = "chosen"
+	if trained == nil {
+		return "Which samples the model was fitted on is not known here: the chosen samples show where they lie among the others.", nil
+	}
+	return fmt.Sprintf("The model was fitted on %s too: the picture shows where the chosen samples lie among the others, not how the model does on samples it has not seen.", nameList(seen)), nil
 }
 
 // capList joins at most max names, and says how many more there are.
@@ -780,6 +603,14 @@ func capList(names []string, max int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ","), len(names)-max)
 }
 
+// nameList joins names with commas and spaces, "and" before the last.
+func nameList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // commas formats n with thousands separators.
 func commas(n int64) string {
 	s := strconv.FormatInt(n, 10)
@@ -787,130 +618,6 @@ func commas(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-// baselineView projects the sampled cells with a baseline fitted to the
-// cells for which fit is true (nil: all): kernel PCA with the model's
-// kernel and rank, or the principal components of the inputs; at least
-// need components. It also returns a note that says how it was fitted.
-func baselineView(ctx context.Context, baseline string, m *dica.Model, s *plotSample, fit []bool, need int) (figure.View, string, error) {
-	n, d := s.X.Dims()
-	var rows []int
-	for i := 0; i < n; i++ {
-		if fit == nil || fit[i] {
-			rows = append(rows, i)
-		}
-	}
-	if len(rows) < 2 {
-		return figure.View{}, "", fmt.Errorf("--baseline %s: %d cells to fit it to", baseline, len(rows))
-	}
-	xf := mat.NewDense(len(rows), d, nil)
-	for r, i := range rows {
-		xf.SetRow(r, s.X.RawRowView(i))
-	}
-	which := "the plotted cells"
-	if fit != nil {
-		which = "the plotted cells of the training samples"
-	}
-	comps := max(need, 3)
-	if baseline == "pca" {
-		return pcaView(xf, s.X, need, comps, which)
-	}
-	return kpcaView(ctx, m, s, rows, xf, need, comps, which)
-}
-
-// pcaView projects x (the plotted cells' inputs) on the first comps
-// principal components (at least need) of xf (the cells the baseline is
-// fitted to, described by which), centered at xf's means.
-func pcaView(xf, x *mat.Dense, need, comps int, which string) (figure.View, string, error) {
-	n, d := x.Dims()
-	if d < need {
-		return figure.View{}, "", fmt.Errorf("--baseline pca: the data has %d columns, %d components were asked for", d, need)
-	}
-	var pc stat.PC
-	if ok := pc.PrincipalComponents(xf, nil); !ok {
-		return figure.View{}, "", errors.New("--baseline pca: the principal components could not be computed")
-	}
-	var vecs mat.Dense
-	pc.VectorsTo(&vecs)
-	k := min(comps, d)
-	v := mat.DenseCopyOf(vecs.Slice(0, d, 0, k))
-	for j := 0; j < k; j++ {
-		// The sign of a principal component is arbitrary: make the
-		// largest loading positive, so pictures are reproducible.
-		col := mat.Col(nil, j, v)
-		big := 0
-		for i := range col {
-			if math.Abs(col[i]) > math.Abs(col[big]) {
-				big = i
-			}
-		}
-		if col[big] < 0 {
-			for i := range col {
-				v.Set(i, j, -col[i])
-			}
-		}
-	}
-	means := make([]float64, d)
-	for j := range means {
-		means[j] = stat.Mean(mat.Col(nil, j, xf), nil)
-	}
-	xc := mat.NewDense(n, d, nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j < d; j++ {
-			xc.Set(i, j, x.At(i, j)-means[j])
-		}
-	}
-	var z mat.Dense
-	z.Mul(xc, v)
-	fitted, _ := xf.Dims()
-	note := fmt.Sprintf("PCA baseline: the principal components of the inputs of %s (%s cells).", which, commas(int64(fitted)))
-	return figure.View{Name: "PC", Title: "PCA baseline", Z: &z}, note, nil
-}
-
-// kpcaView fits kernel PCA with the model's kernel and rank (Nystrom at the
-// default rank instead of the exact solver above 5000 cells, uniform
-// landmarks instead of given ones) to the rows of the sample s that xf
-// holds (described by which), keeping comps components, at least need,
-// and projects every plotted cell with it.
-func kpcaView(ctx context.Context, m *dica.Model, s *plotSample, rows []int, xf *mat.Dense, need, comps int, which string) (figure.View, string, error) {
-	cfg := m.Config()
-	c := dica.Config{
-		Method: dica.KPCA, Kernel: cfg.Kernel, Solver: cfg.Solver, Rank: cfg.Rank,
-		Landmarks: cfg.Landmarks, Seed: cfg.Seed, Components: comps,
-	}
-	const exactMax = 5000
-	if c.Solver == dica.Exact && len(rows) > exactMax {
-		c.Solver, c.Rank = dica.Nystrom, dica.DefaultRank
-	}
-	if c.Landmarks == dica.GivenLandmarks {
-		c.Landmarks = dica.UniformLandmarks
-	}
-	if c.Solver != dica.Exact {
-		c.Rank = min(c.Rank, len(rows))
-	}
-	names := make([]string, len(rows))
-	for r, i := range rows {
-		names[r] = s.Domains[s.Domain[i]]
-	}
-	ds, err := dataset.New(xf, names)
-	if err != nil {
-		return figure.View{}, "", err
-	}
-	km, err := dica.Fit(ctx, ds.Source(), c)
-	if err != nil {
-		return figure.View{}, "", fmt.Errorf("--baseline kpca: %w", err)
-	}
-	if km.Positive < need {
-		return figure.View{}, "", fmt.Errorf("--baseline kpca: the fit has %d components, %d were asked for", km.Positive, need)
-	}
-	z, err := km.Transform(s.X, dica.TransformOptions{})
-	if err != nil {
-		return figure.View{}, "", fmt.Errorf("--baseline kpca: %w", err)
-	}
-	title := "KPCA baseline" + strings.TrimPrefix(modelTitle(km), "KPCA")
-	note := fmt.Sprintf("KPCA baseline: kernel PCA with the model's kernel, fitted to %s (%s cells).", which, commas(int64(len(rows))))
-	return figure.View{Name: "KPCA", Title: title, Z: z}, note, nil
 }
 
 // spectrumFigure draws the model's eigenvalues.
@@ -924,7 +631,7 @@ func spectrumFigure(m *dica.Model, o figure.Options) (*figure.Figure, error) {
 		return nil, err
 	}
 	if o.Title == "" {
-		f.Title = "Eigenvalues of " + modelTitle(m)
+		f.Title = "Eigenvalues of " + figure.ModelTitle(m)
 	}
 	if c := len(m.Summary.Classes); m.Config().Method.Supervised() && c > 0 {
 		f.Notes = append(f.Notes, fmt.Sprintf("With %d populations, %s has at most %d components with a positive eigenvalue (populations - 1).",
@@ -977,6 +684,9 @@ func evalScores(r io.Reader, name string) (figure.Scores, *evalFile, error) {
 		return s, nil, fmt.Errorf("--eval %s: no methods; want the output of dica eval --json", name)
 	}
 	s.Metric = e.Metric
+	if e.Metric == "accuracy" {
+		s.Min, s.Max = 0, 1
+	}
 	index := map[string]int{}
 	for _, m := range e.Methods {
 		for _, d := range m.Scores {

@@ -18,7 +18,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
@@ -84,7 +83,7 @@ func TestPlotMatchesTransform(t *testing.T) {
 	src, err := modelSource(plotFlags(dir), m, nil, io.Discard)
 	require.NoError(t, err)
 	const per = 60
-	s, err := projectSample(ctx, m, src, per, 3, newProgress(true))
+	s, err := figure.SampleModel(ctx, m, src, figure.SampleOptions{PerDomain: per, Seed: 3})
 	require.NoError(t, err)
 
 	// The reference: every row read and projected at once.
@@ -114,33 +113,40 @@ func TestPlotMatchesTransform(t *testing.T) {
 		require.EqualValues(t, size, s.Total[g])
 	}
 	// Seeded: the same seed, the same cells; another seed, others.
-	s2, err := projectSample(ctx, m, src, per, 3, newProgress(true))
+	s2, err := figure.SampleModel(ctx, m, src, figure.SampleOptions{PerDomain: per, Seed: 3})
 	require.NoError(t, err)
 	require.Equal(t, s.Row, s2.Row)
-	s3, err := projectSample(ctx, m, src, per, 4, newProgress(true))
+	s3, err := figure.SampleModel(ctx, m, src, figure.SampleOptions{PerDomain: per, Seed: 4})
 	require.NoError(t, err)
 	require.NotEqual(t, s.Row, s3.Row)
 
-	fig, err := cellsFigure(ctx, "projection", m, s, "none", figure.Options{Seed: 1})
+	// The picture: all cells by population in a large panel, each sample
+	// in a small one (3 samples: 2 x 2 small panels beside a large panel
+	// of 2 x 2 tiles). A population's color is its place among the
+	// model's populations in natural order: 1, 2, 10.
+	fig, err := cellsFigure(ctx, "projection", m, s, "none", nil, figure.Options{Seed: 1})
 	require.NoError(t, err)
-	require.Len(t, fig.Panels, 1, "one view: by population and by sample side by side")
-	for j, col := range []func(i int) color.NRGBA{
-		func(i int) color.NRGBA { return figure.ClassColor(s.Label[i], 3) },
-		func(i int) color.NRGBA { return figure.SampleColor(s.Domain[i], 3) },
-	} {
-		p := fig.Panels[0][j]
-		require.Len(t, p.Dots, n)
+	require.Len(t, fig.Panels, 2)
+	require.Len(t, fig.Panels[0], 4)
+	pal := figure.NewPalette([]string{"1", "2", "10"})
+	col := func(i int) color.NRGBA { return pal.Color(s.Classes[s.Label[i]]) }
+	require.Equal(t, figure.ClassColor(2, 3), pal.Color("10"))
+	big := fig.Panels[0][0]
+	require.Len(t, big.Dots, n)
+	for g, p := range []*figure.Panel{big, fig.Panels[0][2], fig.Panels[0][3], fig.Panels[1][2]} {
 		for _, d := range p.Dots {
 			r := int(s.Row[d.Cell])
 			require.Equal(t, zAll.At(r, 0), d.X)
 			require.Equal(t, zAll.At(r, 1), d.Y)
 			require.Equal(t, col(d.Cell), d.Color)
+			if g > 0 {
+				require.Equal(t, g-1, s.Domain[d.Cell], "a sample's panel holds its cells")
+			}
 		}
 	}
-	require.Equal(t, "1", fig.Legends[0].Entries[0].Name)
-	require.Equal(t, "10", fig.Legends[0].Entries[2].Name)
-	require.Equal(t, "sample10 (unseen)", fig.Legends[1].Entries[2].Name)
-	require.Equal(t, "sample2", fig.Legends[1].Entries[1].Name)
+	require.Equal(t, "sample10 (unseen)", fig.Panels[1][2].Title)
+	require.Equal(t, "sample2", fig.Panels[0][3].Title)
+	require.Equal(t, []string{"1", "2", "10"}, []string{fig.Legends[0].Entries[0].Name, fig.Legends[0].Entries[1].Name, fig.Legends[0].Entries[2].Name})
 	require.Contains(t, fig.Notes[0], fmt.Sprintf("at most %d per sample", per))
 
 	// The command draws the same, at the requested size, the same bytes
@@ -183,9 +189,10 @@ func TestPlotProjected(t *testing.T) {
 
 	src, err := modelSource(plotFlags(dir), m, nil, io.Discard)
 	require.NoError(t, err)
-	want, err := projectSample(ctx, m, src, 50, 9, newProgress(true))
+	so := figure.SampleOptions{PerDomain: 50, Seed: 9}
+	want, err := figure.SampleModel(ctx, m, src, so)
 	require.NoError(t, err)
-	got, err := projectedSample(ctx, []string{csv}, nil, 50, 9, newProgress(true))
+	got, err := projectedSample(ctx, []string{csv}, nil, so)
 	require.NoError(t, err)
 	require.Equal(t, want.Row, got.Row)
 	require.Equal(t, want.Domains, got.Domains)
@@ -224,10 +231,9 @@ func TestPlotProjected(t *testing.T) {
 	require.Contains(t, errs, "no component columns")
 }
 
-// TestPlotBaseline checks the PCA baseline against principal components
-// computed here from an SVD of the centered inputs, and that the KPCA
-// baseline is kernel PCA of the plotted cells: its components have mean 0
-// over them and are uncorrelated.
+// TestPlotBaseline draws a baseline beside the model: fitted to the
+// samples the model was fitted on (the baselines' numbers are checked in
+// package figure).
 func TestPlotBaseline(t *testing.T) {
 	ctx := context.Background()
 	dir := plotData(t)
@@ -235,87 +241,27 @@ func TestPlotBaseline(t *testing.T) {
 	require.NoError(t, err)
 	src, err := modelSource(plotFlags(dir), m, nil, io.Discard)
 	require.NoError(t, err)
-	s, err := projectSample(ctx, m, src, 80, 1, newProgress(true))
+	s, err := figure.SampleModel(ctx, m, src, figure.SampleOptions{PerDomain: 80, Seed: 1})
 	require.NoError(t, err)
-	n, d := s.X.Dims()
-
-	v, note, err := baselineView(ctx, "pca", m, s, nil, 2)
-	require.NoError(t, err)
-	require.Contains(t, note, fmt.Sprintf("of the plotted cells (%d cells)", n))
-	require.Equal(t, "PC", v.Name)
-	xc := mat.DenseCopyOf(s.X)
-	for j := 0; j < d; j++ {
-		var mean float64
-		for i := 0; i < n; i++ {
-			mean += xc.At(i, j) / float64(n)
-		}
-		for i := 0; i < n; i++ {
-			xc.Set(i, j, xc.At(i, j)-mean)
+	var train int
+	for _, g := range s.Domain {
+		if s.Domains[g] != "sample10" {
+			train++
 		}
 	}
-	var svd mat.SVD
-	require.True(t, svd.Factorize(xc, mat.SVDThin))
-	var u mat.Dense
-	svd.UTo(&u)
-	sv := svd.Values(nil)
-	_, k := v.Z.Dims()
-	require.Equal(t, 3, k)
-	for j := 0; j < k; j++ {
-		sign := 1.0
-		if u.At(0, j)*v.Z.At(0, j) < 0 {
-			sign = -1
-		}
-		for i := 0; i < n; i++ {
-			require.InDelta(t, sign*u.At(i, j)*sv[j], v.Z.At(i, j), 1e-9)
-		}
-	}
-
-	// Fitted to the training samples only (the unseen layout): centered
-	// on their cells, not on sample10's.
-	train := make([]bool, n)
-	for i, g := range s.Domain {
-		train[i] = s.Domains[g] != "sample10"
-	}
-	v, note, err = baselineView(ctx, "pca", m, s, train, 2)
-	require.NoError(t, err)
-	require.Contains(t, note, "of the training samples")
-	var sumTrain, sumTest, nTrain, nTest float64
-	for i := 0; i < n; i++ {
-		if train[i] {
-			sumTrain, nTrain = sumTrain+v.Z.At(i, 0), nTrain+1
-		} else {
-			sumTest, nTest = sumTest+v.Z.At(i, 0), nTest+1
-		}
-	}
-	require.InDelta(t, 0, sumTrain/nTrain, 1e-12)
-	require.Greater(t, math.Abs(sumTest/nTest), 0.05)
-
-	v, _, err = baselineView(ctx, "kpca", m, s, nil, 2)
-	require.NoError(t, err)
-	require.Equal(t, "KPCA", v.Name)
-	require.Equal(t, "KPCA baseline, sigma = 1, rank 40", v.Title)
-	_, k = v.Z.Dims()
-	for a := 0; a < k; a++ {
-		var mean float64
-		for i := 0; i < n; i++ {
-			mean += v.Z.At(i, a) / float64(n)
-		}
-		require.InDelta(t, 0, mean, 1e-9)
-		for b := 0; b < a; b++ {
-			var ab, aa, bb float64
-			for i := 0; i < n; i++ {
-				ab += v.Z.At(i, a) * v.Z.At(i, b)
-				aa += v.Z.At(i, a) * v.Z.At(i, a)
-				bb += v.Z.At(i, b) * v.Z.At(i, b)
-			}
-			require.InDelta(t, 0, ab/math.Sqrt(aa*bb), 1e-6, "components %d and %d", a+1, b+1)
-		}
+	for _, b := range []string{"pca", "kpca"} {
+		fig, err := cellsFigure(ctx, "projection", m, s, b, nil, figure.Options{})
+		require.NoError(t, err)
+		require.Contains(t, fig.Notes[1], fmt.Sprintf("of the training samples (%d cells)", train), b)
+		require.Len(t, fig.Panels, 4, "two blocks of 2 rows")
 	}
 
 	out := filepath.Join(dir, "b.png")
-	_, errs, code := runCmd(t, "plot", "--model", filepath.Join(dir, "m.dica"), "--data", filepath.Join(dir, "sample*.csv"),
-		"--labels", filepath.Join(dir, "labels*.csv"), "--labels-ignore", "0", "--baseline", "kpca", "--out", out, "--quiet")
-	require.Equal(t, 0, code, errs)
+	for _, b := range []string{"pca", "kpca"} {
+		_, errs, code := runCmd(t, "plot", "--model", filepath.Join(dir, "m.dica"), "--data", filepath.Join(dir, "sample*.csv"),
+			"--labels", filepath.Join(dir, "labels*.csv"), "--labels-ignore", "0", "--baseline", b, "--out", out, "--quiet")
+		require.Equal(t, 0, code, errs)
+	}
 }
 
 // TestPlotSpectrumAndEval draws a model's eigenvalues and the scores of a
@@ -370,8 +316,9 @@ func TestPlotSpectrumAndEval(t *testing.T) {
 	fig, err = evalFigure("-", strings.NewReader(js), figure.Options{})
 	require.NoError(t, err)
 	for i, mm := range raw.Methods {
-		require.Equal(t, fmt.Sprintf("%.4f ± %.4f", mm.Mean, mm.SD), fig.Panels[0][0].Labels[i].Text, "the mean and sd of dica eval")
+		require.Equal(t, fmt.Sprintf("%s\n%.4f ± %.4f", mm.Method, mm.Mean, mm.SD), fig.Panels[0][0].XTicks[i].Label, "the mean and sd of dica eval")
 	}
+	require.Equal(t, [2]float64{0, 1}, [2]float64{sc.Min, sc.Max}, "accuracy is within 0 and 1")
 	require.Contains(t, fig.Notes[len(fig.Notes)-1], "3 splits")
 	out = filepath.Join(dir, "eval.svg")
 	_, errs, code = runCmd(t, "plot", "--eval", evalPath, "--out", out)
@@ -421,7 +368,11 @@ func TestPlotUsageErrors(t *testing.T) {
 		{[]string{"--kind", "spectrum", "--out", png}, 2, "needs --model"},
 		{[]string{"--model", model, "--data", data, "--kind", "spectrum", "--out", png}, 2, "give --model only"},
 		{[]string{"--model", modelSVG, "--out", modelSVG}, 2, "also an input"},
-		{[]string{"--model", model, "--data", filepath.Join(dir, "sample1.csv"), "--kind", "unseen", "--out", png}, 2, "needs both samples"},
+		{[]string{"--model", model, "--data", filepath.Join(dir, "sample1.csv"), "--kind", "unseen", "--out", png}, 2, "the model was fitted on every sample given (sample1): name the samples to hold apart with --unseen"},
+		{[]string{"--model", model, "--data", data, "--unseen", "sample10", "--out", png}, 2, "--unseen applies to --kind unseen"},
+		{[]string{"--model", model, "--data", data, "--kind", "unseen", "--unseen", "sample3", "--out", png}, 2, `--unseen "sample3": no such sample in the data (its samples: sample1,sample2,sample10)`},
+		{[]string{"--model", model, "--data", data, "--kind", "unseen", "--unseen", "sample*", "--out", png}, 2, "--unseen names every sample"},
+		{[]string{"--model", model, "--data", data, "--kind", "unseen", "--unseen", "sample[", "--out", png}, 2, `--unseen "sample["`},
 		{[]string{"--eval", filepath.Join(dir, "missing.json"), "--out", png}, 1, "missing.json"},
 		{[]string{"--model", model, "--data", data, "--out", filepath.Join(dir, "no", "p.png")}, 2, "does not exist"},
 		{[]string{"--model", model, "--data", data, "--width", "-3", "--out", png}, 2, "--width"},
@@ -439,9 +390,10 @@ func TestPlotUsageErrors(t *testing.T) {
 	require.Equal(t, mb, after, "an input is never overwritten")
 }
 
-// TestDemoPlot draws the paper's Figure 2 from the demo's fits: the dots
-// of each method's panels are its projections of the training and the
-// unseen domains.
+// TestDemoPlot draws the demo's fits: each method's first two components,
+// every point by target (top) and the unseen domains' points, one color
+// each, over the training domains' in gray (bottom); at most 1400 pixels
+// wide.
 func TestDemoPlot(t *testing.T) {
 	rows, err := demo(context.Background(), 2, 30)
 	require.NoError(t, err)
@@ -449,21 +401,36 @@ func TestDemoPlot(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, fig.Panels, 2)
 	require.Len(t, fig.Panels[0], 4)
-	ntr := rows[0].train.N()
+	ntr, nte := rows[0].train.N(), rows[0].test.N()
 	for j, r := range rows {
 		require.Equal(t, strings.ToUpper(r.method), fig.Panels[0][j].XLabel[:len(r.method)])
+		require.Len(t, fig.Panels[0][j].Dots, ntr+nte)
 		for _, d := range fig.Panels[0][j].Dots {
-			require.Less(t, d.Cell, ntr)
-			require.Equal(t, r.zTrain.At(d.Cell, 0), d.X)
-			require.Equal(t, r.zTrain.At(d.Cell, 1), d.Y)
+			z, i := r.zTrain, d.Cell
+			if d.Cell >= ntr {
+				z, i = r.zTest, d.Cell-ntr
+			}
+			require.Equal(t, z.At(i, 0), d.X)
+			require.Equal(t, z.At(i, 1), d.Y)
 		}
-		require.Len(t, fig.Panels[1][j].Dots, rows[0].test.N())
-		for _, d := range fig.Panels[1][j].Dots {
+		bottom := fig.Panels[1][j]
+		require.Len(t, bottom.Dots, nte)
+		require.Len(t, bottom.Backdrop, ntr)
+		colors := map[color.NRGBA]bool{}
+		for _, d := range bottom.Dots {
 			require.Equal(t, r.zTest.At(d.Cell-ntr, 0), d.X)
 			require.Equal(t, r.zTest.At(d.Cell-ntr, 1), d.Y)
+			colors[d.Color] = true
 		}
+		require.Len(t, colors, 3, "one color per unseen domain")
+		require.Equal(t, fmt.Sprintf("%s: unseen domains, DV %.6f", strings.ToUpper(r.method), r.dvTest), bottom.Title)
 	}
 	require.NotNil(t, fig.Legends[0].Bar, "colored by the target")
+	require.Equal(t, "unseen domain", fig.Legends[1].Title)
+	require.Equal(t, "training domains", fig.Legends[1].Entries[3].Name)
+	for _, p := range fig.Panels[1] {
+		require.NotContains(t, p.Title, "sample", "domains, not samples")
+	}
 
 	out := filepath.Join(t.TempDir(), "fig2.png")
 	_, errs, code := runCmd(t, "demo", "--size", "30", "--plot", out)
@@ -471,11 +438,55 @@ func TestDemoPlot(t *testing.T) {
 	f, err := os.Open(out)
 	require.NoError(t, err)
 	defer f.Close()
-	_, err = png.Decode(f)
+	img, err := png.Decode(f)
 	require.NoError(t, err)
+	require.LessOrEqual(t, img.Bounds().Dx(), 1400)
+	require.Less(t, img.Bounds().Dy(), img.Bounds().Dx())
 	_, errs, code = runCmd(t, "demo", "--plot", "fig.gif")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "must end in .png or .svg")
+}
+
+// TestPlotUnseenNamed draws --kind unseen with a model fitted on every
+// sample by naming the samples to hold apart: they are called chosen, not
+// unseen, and the picture says the model saw them; the populations keep
+// the model's colors.
+func TestPlotUnseenNamed(t *testing.T) {
+	ctx := context.Background()
+	dir := plotData(t)
+	model := filepath.Join(dir, "all.dica")
+	data := []string{"--data", filepath.Join(dir, "sample*.csv"), "--labels", filepath.Join(dir, "labels*.csv"), "--labels-ignore", "0"}
+	_, errs, code := runCmd(t, append([]string{"fit", "--sigma", "1", "--rank", "40", "--out", model, "--quiet"}, data...)...)
+	require.Equal(t, 0, code, errs)
+	m, err := dica.Load(model)
+	require.NoError(t, err)
+	src, err := modelSource(plotFlags(dir), m, nil, io.Discard)
+	require.NoError(t, err)
+	s, err := figure.SampleModel(ctx, m, src, figure.SampleOptions{PerDomain: 50, Seed: 1})
+	require.NoError(t, err)
+	fig, err := cellsFigure(ctx, "unseen", m, s, "none", []string{"sample1?"}, figure.Options{})
+	require.NoError(t, err)
+	require.Equal(t, "Chosen samples among the other samples", fig.Title)
+	require.Contains(t, fig.Notes[1], "The model was fitted on sample10 too")
+	pal := figure.NewPalette(m.Summary.Classes)
+	for _, d := range fig.Panels[0][0].Dots {
+		require.Equal(t, pal.Color(s.Classes[s.Label[d.Cell]]), d.Color)
+	}
+	for _, d := range fig.Panels[0][1].Dots {
+		require.Equal(t, "sample10", s.Domains[s.Domain[d.Cell]])
+	}
+	require.Len(t, fig.Panels[0][1].Backdrop, len(s.Domain)-len(fig.Panels[0][1].Dots))
+
+	out := filepath.Join(dir, "unseen.png")
+	_, errs, code = runCmd(t, append([]string{"plot", "--model", model, "--kind", "unseen", "--unseen", "sample10", "--out", out, "--quiet"}, data...)...)
+	require.Equal(t, 0, code, errs)
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	require.Greater(t, img.Bounds().Dx(), 900)
+	require.Greater(t, img.Bounds().Dx(), 2*img.Bounds().Dy())
 }
 
 // TestPlotCyTOF draws the 16 CyTOF samples, the README's picture.
@@ -497,7 +508,8 @@ func TestPlotCyTOF(t *testing.T) {
 	defer f.Close()
 	img, err := png.Decode(f)
 	require.NoError(t, err)
-	require.Greater(t, img.Bounds().Dx(), 500)
+	require.Greater(t, img.Bounds().Dx(), 900)
+	require.LessOrEqual(t, img.Bounds().Dx(), 1400)
 }
 
 // TestPlotPaperModel: a --form paper model's cells are drawn as dica
@@ -521,7 +533,7 @@ func TestPlotPaperModel(t *testing.T) {
 	require.NoError(t, err)
 	src, err := modelSource(plotFlags(dir), m, nil, io.Discard)
 	require.NoError(t, err)
-	s, err := projectSample(ctx, m, src, 40, 2, newProgress(true))
+	s, err := figure.SampleModel(ctx, m, src, figure.SampleOptions{PerDomain: 40, Seed: 2})
 	require.NoError(t, err)
 	n, k := s.Z.Dims()
 	for i := 0; i < n; i++ {
@@ -530,22 +542,6 @@ func TestPlotPaperModel(t *testing.T) {
 			require.InDelta(t, w, s.Z.At(i, j), 1e-9*math.Max(1, math.Abs(w)))
 		}
 	}
-}
-
-// TestSamplerBound: the cells a picture holds are bounded, whatever the
-// number of samples.
-func TestSamplerBound(t *testing.T) {
-	s := newSampler(10, 1, 1, 1, false, false)
-	s.limit = 25
-	var b dataset.Block
-	b.Reset(40, 1, false, 0)
-	b.Rows = 40
-	for i := range b.Domain {
-		b.Domain[i] = i / 10 // 4 samples of 10 cells
-	}
-	z := mat.NewDense(40, 1, nil)
-	err := s.add(&b, z, []string{"a", "b", "c", "d"}, nil)
-	require.ErrorContains(t, err, "more than 25 cells to draw (3 samples so far, at most 10 each): lower --cells")
 }
 
 // TestPlotTarget: with a regression target the cells are colored by it.
@@ -575,13 +571,13 @@ func TestPlotTarget(t *testing.T) {
 	require.NoError(t, err)
 	src, err := modelSource(&dataFlags{data: listFlag{csv}, domain: "patient", target: "y", header: "auto", transform: "none"}, m, nil, io.Discard)
 	require.NoError(t, err)
-	s, err := projectSample(ctx, m, src, 1000, 1, newProgress(true))
+	s, err := figure.SampleModel(ctx, m, src, figure.SampleOptions{PerDomain: 1000, Seed: 1})
 	require.NoError(t, err)
 	require.Equal(t, "y", s.ValueName)
 	for i, r := range s.Row {
 		require.Equal(t, ds.Target.At(int(r), 0), s.Value[i])
 	}
-	fig, err := cellsFigure(ctx, "projection", m, s, "none", figure.Options{})
+	fig, err := cellsFigure(ctx, "projection", m, s, "none", nil, figure.Options{})
 	require.NoError(t, err)
 	bar := fig.Legends[0].Bar
 	require.NotNil(t, bar)
