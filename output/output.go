@@ -159,8 +159,10 @@ func Write(ctx context.Context, in *ingest.Input, path string, stdout io.Writer,
 	if err != nil {
 		return nil, err
 	}
+	// Opened for the model (ingest.OpenFor), the input holds its inputs,
+	// named as the files name them (by position, they may differ).
 	got, want := in.Source.Schema().Features, o.Model.Inputs()
-	if len(got) != len(want) || o.Model.Preprocessing() != nil && !slices.Equal(got, want) {
+	if len(got) != len(want) || o.Model.Preprocessing() != nil && !in.Pipeline.Equal(o.Model.Preprocessing()) {
 		return nil, fmt.Errorf("output: the input's channels %s are not the model's inputs %s: open the files for the model (ingest.OpenFor)", strings.Join(got, ", "), strings.Join(want, ", "))
 	}
 	raw, err := in.Raw()

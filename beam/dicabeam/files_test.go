@@ -118,8 +118,14 @@ func TestReadFilesCSV(t *testing.T) {
 	require.Equal(t, int64(ds.N()), want.Summary.N, "label 0 rows dropped")
 
 	got2, x, keys := requireFilesFit(t, o, src, cfg, want)
-	// The model records the preprocessing of the files, as dica fit does.
+	// The model records the preprocessing of the files, as dica fit does:
+	// field for field what ingest.Open (the command's reader) records for
+	// all the files.
 	require.Equal(t, "csv; 5 channels m1, m2, m3, m4, m5; asinh:2 on all channels", got2.Preprocessing().String())
+	in, err := ingest.Open(files, o.Options)
+	require.NoError(t, err)
+	require.True(t, got2.Preprocessing().Identical(in.Pipeline), "%+v\n%+v", got2.Preprocessing(), in.Pipeline)
+	require.True(t, want.Preprocessing() == nil, "the in-process fit here records none")
 
 	// A sample smaller than the data: the bundles' bottom-k samples of
 	// FitFiles, merged, must be PlanFiles' sample, and the model the
@@ -192,6 +198,7 @@ func TestReadFilesFCS(t *testing.T) {
 	requireSameModel(t, want, got2, x, keys, nil, 1e-10)
 
 	// Mixing FCS and CSV, and CSV options on FCS files, are errors.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.csv"), []byte("1,2,3,4,5\n"), 0o644))
 	_, err = FileOptions{Files: append(files, filepath.Join(dir, "x.csv"))}.Source()
 	require.ErrorContains(t, err, "mix")
 	_, err = FileOptions{Files: files, Options: ingest.Options{Target: []string{"x"}}}.Source()

@@ -3,6 +3,7 @@ package dicabeam
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -61,6 +62,7 @@ func TestReadFilesParquet(t *testing.T) {
 	// Options of other kinds of files are errors.
 	_, err = FileOptions{Files: files, Options: ingest.Options{Compensate: true}}.Source()
 	require.ErrorContains(t, err, "applies to FCS files")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.csv"), []byte("1,2\n"), 0o644))
 	_, err = FileOptions{Files: append(files, filepath.Join(dir, "x.csv"))}.Source()
 	require.ErrorContains(t, err, "mix kinds")
 }
