@@ -58,6 +58,13 @@ const (
 	Paper     = exact.Paper
 )
 
+// ParseMethod reads a method's name: dica, udica, kpca or coir (case and
+// spaces ignored).
+func ParseMethod(s string) (Method, error) { return exact.ParseMethod(s) }
+
+// ParseForm reads an exact eigenproblem's form: canonical or paper.
+func ParseForm(s string) (Form, error) { return exact.ParseForm(s) }
+
 // Solver selects how the kernel is represented.
 type Solver int
 
@@ -234,6 +241,20 @@ type Config struct {
 	MaxMemory int64
 }
 
+// Bandwidths returns the bandwidths of the input and output kernels (0
+// for a kernel without one; before a fit, Sigma and SigmaY when the
+// kernels are not set).
+func (c Config) Bandwidths() (sigma, sigmaY float64) {
+	sigma, sigmaY = kernel.Bandwidth(c.Kernel), kernel.Bandwidth(c.OutputKernel)
+	if c.Kernel == nil {
+		sigma = c.Sigma
+	}
+	if c.OutputKernel == nil {
+		sigmaY = c.SigmaY
+	}
+	return sigma, sigmaY
+}
+
 // WithDefaults returns c with its zero fields that have a default set to
 // it (DefaultComponents, DefaultEpsilon, DefaultRank, DefaultSeed, ...;
 // Workers to GOMAXPROCS): the configuration a fit with c uses. Fit,
@@ -347,7 +368,7 @@ func (c Config) needsGram() bool {
 }
 
 // supervised reports whether the method uses labels or targets.
-func (c Config) supervised() bool { return c.Method == DICA || c.Method == COIR }
+func (c Config) supervised() bool { return c.Method.Supervised() }
 
 // domainTerm reports whether the method uses the domain variance C_Q.
-func (c Config) domainTerm() bool { return c.Method == DICA || c.Method == UDICA }
+func (c Config) domainTerm() bool { return c.Method.UsesDomains() }

@@ -72,6 +72,8 @@ func TestNilAndZero(t *testing.T) {
 		"NewPlan/nil":               func() error { return two(NewPlan(ctx, nil, Config{})) },
 		"ParseLandmarks":            func() error { return two(ParseLandmarks("")) },
 		"ParseSolver":               func() error { return two(ParseSolver("")) },
+		"ParseMethod":               func() error { return two(ParseMethod("")) },
+		"ParseForm":                 func() error { return two(ParseForm("")) },
 		"Config.MemoryBudget":       func() error { return zero(Config{MaxMemory: -1}.MemoryBudget() == 0) },
 		"Config.NeedsSample":        func() error { Config{}.NeedsSample(dataset.Schema{}); return nil },
 		"Config.WithDefaults":       func() error { return zero(Config{}.WithDefaults().Seed == DefaultSeed) },

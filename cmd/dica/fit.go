@@ -16,9 +16,7 @@ import (
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
-	"github.com/dicalab/dica/exact"
 	"github.com/dicalab/dica/internal/atomicfile"
-	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/preprocess"
 )
 
@@ -95,13 +93,13 @@ func startProfile(path string) (func(), error) {
 func (m *modelFlags) config() (dica.Config, error) {
 	var c dica.Config
 	var err error
-	if c.Method, err = exact.ParseMethod(m.method); err != nil {
+	if c.Method, err = dica.ParseMethod(m.method); err != nil {
 		return c, usageErr("--method: %v", err)
 	}
 	if c.Solver, err = dica.ParseSolver(m.solver); err != nil {
 		return c, usageErr("--solver: %v", err)
 	}
-	if c.Form, err = exact.ParseForm(m.form); err != nil {
+	if c.Form, err = dica.ParseForm(m.form); err != nil {
 		return c, usageErr("--form: %v", err)
 	}
 	if c.Landmarks, err = dica.ParseLandmarks(m.landmarks); err != nil || c.Landmarks == dica.GivenLandmarks {
@@ -228,7 +226,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // the source knows without reading that it has one (one FCS file).
 func oneDomain(cfg dica.Config, src dataset.Source) error {
 	d, ok := src.(interface{ Domains() []string })
-	if !ok || (cfg.Method != dica.DICA && cfg.Method != dica.UDICA) || len(d.Domains()) != 1 {
+	if !ok || !cfg.Method.UsesDomains() || len(d.Domains()) != 1 {
 		return nil
 	}
 	alt := map[dica.Method]string{dica.DICA: "coir", dica.UDICA: "kpca"}[cfg.Method]
@@ -237,7 +235,7 @@ func oneDomain(cfg dica.Config, src dataset.Source) error {
 }
 
 func supervision(cfg dica.Config, sc dataset.Schema) error {
-	if (cfg.Method == dica.DICA || cfg.Method == dica.COIR) && !sc.Labelled && len(sc.Targets) == 0 {
+	if cfg.Method.Supervised() && !sc.Labelled && len(sc.Targets) == 0 {
 		return usageErr("--method %s needs class labels or real targets: give --labels FILES (one label file per data file), --label COLUMN or --target COLUMNS, or fit without them with --method udica or kpca",
 			strings.ToLower(cfg.Method.String()))
 	}
@@ -313,24 +311,15 @@ func newPipelineJSON(p *preprocess.Pipeline) *pipelineJSON {
 	return j
 }
 
-func sigmaOf(k kernel.Kernel) float64 {
-	switch k := k.(type) {
-	case kernel.RBF:
-		return k.Sigma
-	case kernel.Laplacian:
-		return k.Sigma
-	}
-	return 0
-}
-
 func newReport(m *dica.Model, secs float64) fitReport {
 	c := m.Config()
 	s := m.Summary
+	sigma, sigmaY := c.Bandwidths()
 	r := fitReport{
 		N: s.N, D: len(s.Features), Domains: len(s.Domains), Classes: len(s.Classes),
 		Method: strings.ToLower(c.Method.String()), Solver: c.Solver.String(),
 		Eigenvalues: m.Eigenvalues, ComponentsPositive: m.Positive,
-		Sigma: sigmaOf(c.Kernel), SigmaY: sigmaOf(c.OutputKernel),
+		Sigma: sigma, SigmaY: sigmaY,
 		Lambda: c.Lambda, Epsilon: c.Epsilon, Seconds: secs,
 		DistVarInput: m.InputVariance, DistVarProjected: m.ProjectedVariance,
 		DomainNames: s.Domains, ClassNames: s.Classes, Features: s.Features,
