@@ -607,36 +607,46 @@ func csvFields(fields, names []string) []string {
 	return fields
 }
 
-// writeFCS writes the output as FCS 3.1 float32, streaming: a first pass
-// counts the cells and finds each column's range ($TOT and $PnR come before
-// the data in an FCS file), a second writes them, so no cell is held in
-// memory.
+// writeFCS writes the output as FCS 3.1 float32 in one pass: the cells go
+// to the file as they stream, and the TEXT segment, which holds their
+// number, each column's range and the domain and class names, is written
+// at the end into the room fcs.StreamWriter reserved before them, so no
+// cell is held in memory.
 func (t *transformJob) writeFCS(ctx context.Context, path, modelPath string) error {
 	o := newFCSOut(t)
-	if err := o.scan(ctx); err != nil {
-		return err
+	// The columns as known before the cells: their ranges, domains and
+	// classes are set at the end.
+	for j := range o.lo {
+		o.lo[j], o.hi[j] = 0, 0
 	}
 	params, err := o.params()
 	if err != nil {
 		return err
 	}
-	kw, err := t.keywords(modelPath, o.domains, o.classes, o.labelled)
+	kw, err := t.keywords(modelPath, nil, nil, o.labelled)
 	if err != nil {
 		return err
+	}
+	for j := range o.lo {
+		o.lo[j], o.hi[j] = math.Inf(1), math.Inf(-1)
 	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	w, err := fcs.NewWriter(bw, &fcs.DataSet{Params: params, Keywords: kw}, int(o.rows))
+	// Room for the names of up to about a thousand domains and classes;
+	// more make the writer move the events once.
+	w, err := fcs.NewStreamWriter(f, &fcs.DataSet{Params: params, Keywords: kw}, 1<<16)
 	if err != nil {
 		return err
 	}
 	err = t.stream(ctx, "transform", func(r *outRows) error {
 		for i := 0; i < r.b.Rows; i++ {
 			e := o.event(r, i)
+			for j, v := range e {
+				o.lo[j], o.hi[j] = min(o.lo[j], v), max(o.hi[j], v)
+			}
 			if o.labelled {
 				e = append(e, float64(r.b.Label[i]+1))
 			}
@@ -645,15 +655,23 @@ func (t *transformJob) writeFCS(ctx context.Context, path, modelPath string) err
 				return err
 			}
 		}
+		o.rows += int64(r.b.Rows)
+		o.domains, o.classes = r.domains, r.classes
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if err := w.Close(); err != nil {
+	if o.rows == 0 {
+		return fmt.Errorf("no cells to write")
+	}
+	if params, err = o.params(); err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
+	if kw, err = t.keywords(modelPath, o.domains, o.classes, o.labelled); err != nil {
+		return err
+	}
+	if err := w.Close(&fcs.DataSet{Params: params, Keywords: kw}); err != nil {
 		return err
 	}
 	return f.Commit()
