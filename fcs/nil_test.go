@@ -141,6 +141,15 @@ func nilCalls(t *testing.T) []nilCall {
 			}
 			return wantErr(w.Close(&DataSet{}))
 		}},
+		{"NewSourceContext/nil context", func() error {
+			_, err := NewSourceContext(nil, []string{path}, SourceOptions{}) //nolint:staticcheck
+			return wantErr(err)
+		}},
+		{"NewSourceContext/nil", func() error { _, err := NewSourceContext(ctx, nil, SourceOptions{}); return wantErr(err) }},
+		{"NewSourceContext/negative", func() error {
+			_, err := NewSourceContext(ctx, []string{path}, SourceOptions{MaxDataSets: -1})
+			return wantErr(err)
+		}},
 		{"NewSource/nil", func() error { _, err := NewSource(nil, SourceOptions{}); return wantErr(err) }},
 		{"NewSource/empty path", func() error { _, err := NewSource([]string{""}, SourceOptions{}); return wantErr(err) }},
 		{"NewSource/zero spillover", func() error {
