@@ -106,7 +106,7 @@ func TestChainLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "more than 10000 data sets"
-	if _, err := ParseAll(bytes.NewReader(raw), int64(len(raw))); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := ParseAll(bytes.NewReader(raw), int64(len(raw))); !errors.Is(err, ErrTooManyDataSets) || !strings.Contains(err.Error(), want) {
 		t.Errorf("ParseAll: %v, want %q", err, want)
 	}
 	if _, err := OpenAll(path); err == nil || !strings.Contains(err.Error(), want) {

@@ -129,6 +129,11 @@ func Open(path string) (*File, error) {
 // limit rather than read as that many domains.
 const DefaultMaxDataSets = 10_000
 
+// ErrTooManyDataSets is returned (wrapped, with the limit) for a $NEXTDATA
+// chain of more data sets than the limit (DefaultMaxDataSets,
+// SourceOptions.MaxDataSets).
+var ErrTooManyDataSets = errors.New("fcs: too many data sets")
+
 // OpenAll opens the FCS file at path and reads the HEADER and TEXT of every
 // data set of its $NEXTDATA chain, at most DefaultMaxDataSets of them (a
 // longer chain is an error; see SourceOptions.MaxDataSets). Each data set
@@ -299,11 +304,10 @@ func parseChain(ctx context.Context, r io.ReaderAt, size int64, all bool, max in
 			return sets, nil
 		}
 		if len(sets) >= max {
-			msg := fmt.Sprintf("fcs: the $NEXTDATA chain holds more than %d data sets, the limit", max)
 			if raise != "" {
-				msg += " (" + raise + ")"
+				raise = " (" + raise + ")"
 			}
-			return nil, errors.New(msg)
+			return nil, fmt.Errorf("%w: the $NEXTDATA chain holds more than %d data sets, the limit%s", ErrTooManyDataSets, max, raise)
 		}
 		nb := base + f.next
 		if f.next < 0 || nb+HeaderLen > size {
