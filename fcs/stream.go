@@ -62,8 +62,8 @@ var errNoStreamWriter = errors.New("fcs: the StreamWriter was not made by NewStr
 // at offset 0 of out, and returns a StreamWriter for its events. s.Events
 // must be nil and s.Analysis empty; the other fields are as for Write. An F
 // or D parameter whose Range is 0 gets the range of the values written, as
-// Write chooses it ($PnD included). Nothing is written to out before the
-// first events.
+// Write chooses it ($PnD included). NewStreamWriter writes nothing; the
+// events go to out as a 1 MiB buffer fills, the HEADER and TEXT at Close.
 //
 // The room reserved before the DATA segment holds the TEXT of s with the
 // widest $TOT, segment offsets and $PnR there can be and a $PnD for each
