@@ -106,3 +106,59 @@ func BenchmarkParseText(b *testing.B) {
 		}
 	}
 }
+
+// discardAt is a ReadWriterAt that keeps nothing.
+type discardAt struct{}
+
+func (discardAt) WriteAt(p []byte, off int64) (int, error) { return len(p), nil }
+func (discardAt) ReadAt(p []byte, off int64) (int, error)  { return 0, io.EOF }
+
+// benchEncode measures writing 200,000 events of 13 float32 parameters
+// (the width of dica's CyTOF output) in MB/s of DATA bytes per CPU second,
+// by the Writer (ranges declared) or the StreamWriter (ranges from the
+// values, TEXT written at Close).
+func benchEncode(b *testing.B, streamed bool) {
+	const n, p = 200_000, 13
+	ds := randomSet(rand.New(rand.NewPCG(1, 2)), 'F', rep(32, p), n, false)
+	desc := &DataSet{Params: ds.Params}
+	b.SetBytes(int64(n) * 4 * p)
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if streamed {
+			w, err := NewStreamWriter(discardAt{}, desc, 1<<16)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range n {
+				if err := w.WriteEvent(ds.Events.RawRowView(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Close(nil); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		for j := range desc.Params {
+			desc.Params[j].Range = 1e6
+		}
+		w, err := NewWriter(io.Discard, desc, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range n {
+			if err := w.WriteEvent(ds.Events.RawRowView(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(b.N)*float64(n)*4*p/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}
+
+func BenchmarkEncodeWriter(b *testing.B)       { benchEncode(b, false) }
+func BenchmarkEncodeStreamWriter(b *testing.B) { benchEncode(b, true) }

@@ -63,8 +63,12 @@
 //
 // # Writing
 //
-// Write, WriteFile and Writer write FCS 3.1: TEXT in valid UTF-8 (bytes
-// that are not are read as Latin-1), delimiters inside keywords and values
-// doubled, $PnE 0,0 for float data, whose $PnR and $PnD follow from the
-// values (Param.ForFloat). WriteFile replaces its destination atomically.
+// Write, WriteFile, Writer and StreamWriter write FCS 3.1: TEXT in valid
+// UTF-8 (bytes that are not are read as Latin-1), delimiters inside keywords
+// and values doubled, $PnE 0,0 for float data, whose $PnR and $PnD follow
+// from the values (Param.ForFloat). WriteFile replaces its destination
+// atomically. Writer streams events whose number and ranges are declared
+// first; StreamWriter streams events in one pass when they are known only
+// at the end (it writes the TEXT last, before the events, into room it
+// reserved).
 package fcs

@@ -1,6 +1,7 @@
 package fcs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dicalab/dica/internal/escape"
 )
@@ -113,28 +115,43 @@ func Detect(path string) bool {
 // data set. Events are read on demand by Events or ReadAll; Close releases
 // the file.
 func Open(path string) (*File, error) {
-	sets, err := open(path, false)
+	sets, err := open(context.Background(), path, false, 1, "")
 	if err != nil {
 		return nil, err
 	}
 	return sets[0], nil
 }
 
-// OpenAll opens the FCS file at path and reads the HEADER and TEXT of every
-// data set of its $NEXTDATA chain. Each data set must be closed.
-func OpenAll(path string) ([]*File, error) { return open(path, true) }
+// DefaultMaxDataSets is the largest number of data sets that ParseAll,
+// OpenAll and, unless SourceOptions.MaxDataSets says otherwise, NewSource
+// read from the $NEXTDATA chain of one file. Instruments write one data set
+// per file, or a few; a chain of more is refused with an error naming the
+// limit rather than read as that many domains.
+const DefaultMaxDataSets = 10_000
 
-func open(path string, all bool) ([]*File, error) {
-	f, err := os.Open(path)
+// ErrTooManyDataSets is returned (wrapped, with the limit) for a $NEXTDATA
+// chain of more data sets than the limit (DefaultMaxDataSets,
+// SourceOptions.MaxDataSets).
+var ErrTooManyDataSets = errors.New("fcs: too many data sets")
+
+// OpenAll opens the FCS file at path and reads the HEADER and TEXT of every
+// data set of its $NEXTDATA chain, at most DefaultMaxDataSets of them (a
+// longer chain is an error; see SourceOptions.MaxDataSets). Each data set
+// must be closed.
+func OpenAll(path string) ([]*File, error) {
+	return open(context.Background(), path, true, DefaultMaxDataSets, "")
+}
+
+// open opens the file at path and parses its first data set, or, with all,
+// the data sets of its chain, at most max of them (raise says how to
+// read more). A file that is not a regular file (a device or a pipe) is
+// refused: its first bytes are described if they are not an FCS HEADER.
+func open(ctx context.Context, path string, all bool, max int, raise string) ([]*File, error) {
+	f, size, err := openRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("fcs: %w", err)
+		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("fcs: %w", err)
-	}
-	sets, err := parseChain(f, st.Size(), all)
+	sets, err := parseChain(ctx, f, size, all, max, raise)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%w (file %s)", err, path)
@@ -150,13 +167,77 @@ func open(path string, all bool) ([]*File, error) {
 	return sets, nil
 }
 
+// openRegular opens the regular file at path and returns it with its size.
+// Other files (devices, pipes, sockets) have no size and cannot be read at
+// offsets: they are refused, with a description of their first bytes when
+// they do not start with an FCS HEADER.
+func openRegular(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("fcs: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("fcs: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		defer f.Close()
+		var b [HeaderLen]byte
+		n, _ := io.ReadFull(f, b[:])
+		if _, err := parseHeader(b[:n]); err != nil && n > 0 {
+			return nil, 0, fmt.Errorf("%w (file %s, %s)", err, path, fileKind(st.Mode()))
+		}
+		return nil, 0, fmt.Errorf("fcs: %s is not a regular file (%s): FCS files are read at offsets, copy it to a file first", path, fileKind(st.Mode()))
+	}
+	return f, st.Size(), nil
+}
+
+// fileKind names the kind of a file that is not a regular file.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
+
+// openSet opens data set k (0-based) of the $NEXTDATA chain of the file at
+// path, whose HEADER is at byte base: one parse, whatever k.
+func openSet(path string, k int, base int64) (*File, error) {
+	if k == 0 {
+		return Open(path)
+	}
+	f, size, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("%s (data set %d)", path, k+1)
+	d, err := parseAt(f, size, base)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w (file %s, at byte %d: did it change since NewSource?)", err, name, base)
+	}
+	d.h = &handle{refs: 1, c: f}
+	d.name = name
+	return d, nil
+}
+
 // Parse reads the HEADER and TEXT of the first data set of the FCS file held
 // by r, size bytes long.
 func Parse(r io.ReaderAt, size int64) (*File, error) {
 	if err := checkReader(r, size); err != nil {
 		return nil, err
 	}
-	sets, err := parseChain(r, size, false)
+	sets, err := parseChain(context.Background(), r, size, false, 1, "")
 	if err != nil {
 		return nil, err
 	}
@@ -164,12 +245,13 @@ func Parse(r io.ReaderAt, size int64) (*File, error) {
 }
 
 // ParseAll reads the HEADER and TEXT of every data set of the $NEXTDATA
-// chain of the FCS file held by r, size bytes long.
+// chain of the FCS file held by r, size bytes long, at most
+// DefaultMaxDataSets of them (a longer chain is an error).
 func ParseAll(r io.ReaderAt, size int64) ([]*File, error) {
 	if err := checkReader(r, size); err != nil {
 		return nil, err
 	}
-	return parseChain(r, size, true)
+	return parseChain(context.Background(), r, size, true, DefaultMaxDataSets, "")
 }
 
 func checkReader(r io.ReaderAt, size int64) error {
@@ -182,11 +264,18 @@ func checkReader(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-func parseChain(r io.ReaderAt, size int64, all bool) ([]*File, error) {
+// parseChain parses the first data set of the file held by r, or with all
+// every data set of its $NEXTDATA chain, at most max of them: a longer
+// chain is an error, which raise (if not "") tells how to avoid. Each data
+// set is parsed once, and ctx is checked before each.
+func parseChain(ctx context.Context, r io.ReaderAt, size int64, all bool, max int, raise string) ([]*File, error) {
 	var sets []*File
 	base := int64(0)
 	textBytes, dataBytes := int64(0), int64(0)
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		f, err := parseAt(r, size, base)
 		if err != nil {
 			if len(sets) > 0 {
@@ -213,6 +302,12 @@ func parseChain(r io.ReaderAt, size int64, all bool) ([]*File, error) {
 		sets = append(sets, f)
 		if !all || f.next == 0 {
 			return sets, nil
+		}
+		if len(sets) >= max {
+			if raise != "" {
+				raise = " (" + raise + ")"
+			}
+			return nil, fmt.Errorf("%w: the $NEXTDATA chain holds more than %d data sets, the limit%s", ErrTooManyDataSets, max, raise)
 		}
 		nb := base + f.next
 		if f.next < 0 || nb+HeaderLen > size {
@@ -245,7 +340,14 @@ func readAt(r io.ReaderAt, off, n int64) ([]byte, error) {
 	return b[:k], err
 }
 
+// textParses counts the calls of parseAt, so that tests can check that
+// the work of reading a chain of data sets is linear in their number.
+var textParses atomic.Int64
+
+// parseAt parses the HEADER and TEXT of the data set whose HEADER is at
+// byte base.
 func parseAt(r io.ReaderAt, size, base int64) (*File, error) {
+	textParses.Add(1)
 	n := min(size-base, HeaderLen)
 	if n < 0 {
 		n = 0

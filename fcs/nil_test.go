@@ -42,16 +42,18 @@ func wantZero(ok bool, got any) error {
 
 func nilCalls(t *testing.T) []nilCall {
 	var (
-		nf *File
-		zf = &File{}
-		ns *Source
-		zs = &Source{}
-		nr *EventReader
-		zr = &EventReader{}
-		nw *Writer
-		zw = &Writer{}
-		nt *TruncatedError
-		nv *Values
+		nf  *File
+		zf  = &File{}
+		ns  *Source
+		zs  = &Source{}
+		nr  *EventReader
+		zr  = &EventReader{}
+		nw  *Writer
+		zw  = &Writer{}
+		nsw *StreamWriter
+		zsw = &StreamWriter{}
+		nt  *TruncatedError
+		nv  *Values
 	)
 	ctx := context.Background()
 	good := mustWrite(t, &DataSet{Params: []Param{{Name: "A"}}, Events: mat.NewDense(2, 1, []float64{1, 2})})
@@ -111,6 +113,43 @@ func nilCalls(t *testing.T) []nilCall {
 		}},
 		{"Writer.Close/nil", func() error { return wantErr(nw.Close()) }},
 		{"Writer.Close/zero", func() error { return wantErr(zw.Close()) }},
+		{"NewStreamWriter/nil output", func() error {
+			_, err := NewStreamWriter(nil, &DataSet{Params: []Param{{Name: "A"}}}, 0)
+			return wantErr(err)
+		}},
+		{"NewStreamWriter/nil set", func() error { _, err := NewStreamWriter(newMemFile(), nil, 0); return wantErr(err) }},
+		{"NewStreamWriter/zero set", func() error { _, err := NewStreamWriter(newMemFile(), &DataSet{}, 0); return wantErr(err) }},
+		{"NewStreamWriter/negative", func() error {
+			_, err := NewStreamWriter(newMemFile(), &DataSet{Params: []Param{{Name: "A"}}}, -1)
+			return wantErr(err)
+		}},
+		{"StreamWriter.WriteEvent/nil", func() error { return wantErr(nsw.WriteEvent([]float64{1})) }},
+		{"StreamWriter.WriteEvent/zero", func() error { return wantErr(zsw.WriteEvent(nil)) }},
+		{"StreamWriter.WriteEvent/nil values", func() error {
+			w, err := NewStreamWriter(newMemFile(), &DataSet{Params: []Param{{Name: "A"}}}, 0)
+			if err != nil {
+				return err
+			}
+			return wantErr(w.WriteEvent(nil))
+		}},
+		{"StreamWriter.Close/nil", func() error { return wantErr(nsw.Close(nil)) }},
+		{"StreamWriter.Close/zero", func() error { return wantErr(zsw.Close(nil)) }},
+		{"StreamWriter.Close/zero set", func() error {
+			w, err := NewStreamWriter(newMemFile(), &DataSet{Params: []Param{{Name: "A"}}}, 0)
+			if err != nil {
+				return err
+			}
+			return wantErr(w.Close(&DataSet{}))
+		}},
+		{"NewSourceContext/nil context", func() error {
+			_, err := NewSourceContext(nil, []string{path}, SourceOptions{}) //nolint:staticcheck
+			return wantErr(err)
+		}},
+		{"NewSourceContext/nil", func() error { _, err := NewSourceContext(ctx, nil, SourceOptions{}); return wantErr(err) }},
+		{"NewSourceContext/negative", func() error {
+			_, err := NewSourceContext(ctx, []string{path}, SourceOptions{MaxDataSets: -1})
+			return wantErr(err)
+		}},
 		{"NewSource/nil", func() error { _, err := NewSource(nil, SourceOptions{}); return wantErr(err) }},
 		{"NewSource/empty path", func() error { _, err := NewSource([]string{""}, SourceOptions{}); return wantErr(err) }},
 		{"NewSource/zero spillover", func() error {

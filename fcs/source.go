@@ -1,6 +1,7 @@
 package fcs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,10 @@ type SourceOptions struct {
 	// holding one data set keeps its base name). Without it only the first
 	// data set of each file is read, as flowCore and FlowKit do by default.
 	AllDataSets bool
+	// MaxDataSets is the largest number of data sets read from the chain
+	// of one file with AllDataSets: a longer chain is an error. 0 means
+	// DefaultMaxDataSets; it must not be negative.
+	MaxDataSets int
 }
 
 // Source is a dataset.Source over FCS files: each file is one domain, named
@@ -62,6 +67,7 @@ type SourceOptions struct {
 // (Warnings).
 type Source struct {
 	files    []sourceFile
+	domains  []string // of the files, in order
 	features []string
 	opts     SourceOptions
 	n        int
@@ -73,8 +79,9 @@ type Source struct {
 
 type sourceFile struct {
 	path, domain string
-	set          int  // 0-based index of the data set in the $NEXTDATA chain
-	chained      bool // the file holds several data sets, read with AllDataSets
+	set          int   // 0-based index of the data set in the $NEXTDATA chain
+	chained      bool  // the file holds several data sets, read with AllDataSets
+	base         int64 // file offset of its HEADER
 	par          int
 	cols         []int                    // parameter index of each chosen channel
 	comp         *preprocess.Compensation // on the full raw row, or nil
@@ -109,16 +116,31 @@ var errNoSource = errors.New("fcs: the Source was not made by NewSource")
 // Warnings): those of File.Warnings, and, with AllowTruncated, how many
 // events of a truncated data set are read.
 func NewSource(paths []string, opts SourceOptions) (*Source, error) {
+	return NewSourceContext(context.Background(), paths, opts)
+}
+
+// NewSourceContext is NewSource, checking ctx before each file and each
+// data set of a chain.
+func NewSourceContext(ctx context.Context, paths []string, opts SourceOptions) (*Source, error) {
+	if ctx == nil {
+		return nil, errors.New("fcs: NewSourceContext with a nil context")
+	}
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("fcs: NewSource with no file")
 	}
 	if opts.Channels != nil && len(opts.Channels) == 0 {
 		return nil, fmt.Errorf("fcs: NewSource with an empty list of Channels (nil reads every channel)")
 	}
+	if opts.MaxDataSets < 0 {
+		return nil, fmt.Errorf("fcs: SourceOptions.MaxDataSets %d (want 0 for %d, or more)", opts.MaxDataSets, DefaultMaxDataSets)
+	}
 	s := &Source{opts: opts}
 	domains := map[string]string{}
 	for _, p := range paths {
-		sets, err := s.inspectPath(p)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sets, err := s.inspectPath(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -141,6 +163,7 @@ func NewSource(paths []string, opts SourceOptions) (*Source, error) {
 			}
 			s.carry(si.f, &sf)
 			s.files = append(s.files, sf)
+			s.domains = append(s.domains, sf.domain)
 			s.n += sf.events
 		}
 	}
@@ -193,20 +216,14 @@ type setInfo struct {
 
 // inspectPath inspects the first data set of the file at path, or all of
 // them with SourceOptions.AllDataSets.
-func (s *Source) inspectPath(path string) ([]setInfo, error) {
-	var sets []*File
+func (s *Source) inspectPath(ctx context.Context, path string) ([]setInfo, error) {
+	max := 1
 	if s.opts.AllDataSets {
-		all, err := OpenAll(path)
-		if err != nil {
-			return nil, err
-		}
-		sets = all
-	} else {
-		f, err := Open(path)
-		if err != nil {
-			return nil, err
-		}
-		sets = []*File{f}
+		max = cmp.Or(s.opts.MaxDataSets, DefaultMaxDataSets)
+	}
+	sets, err := open(ctx, path, s.opts.AllDataSets, max, "SourceOptions.MaxDataSets raises it")
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		for _, f := range sets {
@@ -224,6 +241,7 @@ func (s *Source) inspectPath(path string) ([]setInfo, error) {
 			return nil, err
 		}
 		sf.chained = len(sets) > 1
+		sf.base = f.base
 		for _, w := range f.Warnings() {
 			s.warnings = append(s.warnings, sf.name()+": "+w)
 		}
@@ -285,27 +303,6 @@ func carried(k Keyword) bool {
 	}
 	_, _, _, param := paramKey(nk)
 	return !param
-}
-
-// openSet opens data set k (0-based) of the $NEXTDATA chain of the file at
-// path.
-func openSet(path string, k int) (*File, error) {
-	if k == 0 {
-		return Open(path)
-	}
-	sets, err := OpenAll(path)
-	if err != nil {
-		return nil, err
-	}
-	for i, f := range sets {
-		if i != k {
-			f.Close()
-		}
-	}
-	if k >= len(sets) {
-		return nil, fmt.Errorf("fcs: %s changed since NewSource: %d data sets, had at least %d", path, len(sets), k+1)
-	}
-	return sets[k], nil
 }
 
 // inspect checks data set k of the file at path, open as f.
@@ -504,11 +501,7 @@ func (s *Source) Domains() []string {
 	if s == nil {
 		return nil
 	}
-	d := make([]string, len(s.files))
-	for i, f := range s.files {
-		d[i] = f.domain
-	}
-	return d
+	return slices.Clone(s.domains)
 }
 
 // Files returns the data sets the source reads, in order (it implements
@@ -617,6 +610,9 @@ func (s *Source) rows(sf *sourceFile, raw, x []float64) {
 func (r *sourceReader) next() error {
 	r.closeFile()
 	for r.cur+1 < len(r.s.files) {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
 		r.closeFile()
 		r.cur++
 		sf := &r.s.files[r.cur]
@@ -645,7 +641,7 @@ func (r *sourceReader) next() error {
 // openFile opens the data set of sf and checks its number of parameters
 // against the one NewSource inspected.
 func (s *Source) openFile(sf *sourceFile) (*File, error) {
-	f, err := openSet(sf.path, sf.set)
+	f, err := openSet(sf.path, sf.set, sf.base)
 	if err != nil {
 		return nil, err
 	}
@@ -688,6 +684,9 @@ func (s *Source) Skim(ctx context.Context, keep func(i int64) bool, put func(x, 
 	var n int64
 	x := make([]float64, len(s.features))
 	for fi := range s.files {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
 		if err := s.skimFile(ctx, &s.files[fi], &n, x, keep, put); err != nil {
 			return n, err
 		}
@@ -742,13 +741,12 @@ func (r *sourceReader) closeFile() {
 	}
 }
 
-// Domains returns the names of the files opened so far.
+// Domains returns the names of the files opened so far. The slice is
+// shared by the calls of a pass (readers call it for every block): it must
+// not be modified.
 func (r *sourceReader) Domains() []string {
-	d := make([]string, 0, r.cur+1)
-	for i := 0; i <= r.cur && i < len(r.s.files); i++ {
-		d = append(d, r.s.files[i].domain)
-	}
-	return d
+	n := min(r.cur+1, len(r.s.domains))
+	return r.s.domains[:n:n]
 }
 
 // Classes returns nil: FCS rows carry no labels.

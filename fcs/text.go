@@ -43,8 +43,7 @@ var fieldNames = [6]string{"TEXT start", "TEXT end", "DATA start", "DATA end", "
 func parseHeader(b []byte) (header, error) {
 	var h header
 	if len(b) < 3 || string(b[:3]) != "FCS" {
-		n := min(len(b), 16)
-		return h, fmt.Errorf("%w: it does not start with \"FCS\" (first bytes %s)", ErrNotFCS, escape.Snippet(b[:n], 0))
+		return h, fmt.Errorf("%w: %s; an FCS file starts with FCS2.0, FCS3.0 or FCS3.1", ErrNotFCS, describeStart(b))
 	}
 	if len(b) < HeaderLen {
 		return h, fmt.Errorf("%w: only %d bytes, shorter than the %d-byte HEADER", ErrNotFCS, len(b), HeaderLen)
@@ -67,6 +66,20 @@ func parseHeader(b []byte) (header, error) {
 		h.off[i] = n
 	}
 	return h, nil
+}
+
+// describeStart says what the first bytes b of a file that is not an FCS
+// file are: none, zero bytes (a device such as /dev/zero, a file of holes),
+// or the first 16 bytes quoted.
+func describeStart(b []byte) string {
+	zeros := len(b) - len(bytes.TrimLeft(b, "\x00"))
+	switch {
+	case len(b) == 0:
+		return "it is empty"
+	case zeros == len(b):
+		return fmt.Sprintf("it starts with %d zero bytes", zeros)
+	}
+	return "it starts with " + escape.Snippet(b[:min(len(b), 16)], 0)
 }
 
 // parseText splits a TEXT segment into keyword/value pairs. The first byte

@@ -206,9 +206,13 @@ func (s *DataSet) check(stream int) (dt byte, n int, ps []wparam, err error) {
 	if stream >= 0 {
 		n = stream
 	}
+	var bounds func(j int) (lo, hi float64) // nil for a Writer: no default F or D range
+	if stream < 0 {
+		bounds = s.eventBounds(dt, n)
+	}
 	ps = make([]wparam, p)
 	for j := range s.Params {
-		if ps[j], err = s.param(dt, j, n, stream >= 0); err != nil {
+		if ps[j], err = s.param(dt, j, bounds); err != nil {
 			return 0, 0, nil, err
 		}
 	}
@@ -224,11 +228,29 @@ func (s *DataSet) check(stream int) (dt byte, n int, ps []wparam, err error) {
 	return dt, n, ps, nil
 }
 
-// param checks parameter j (0-based) of a data set of data type dt and n
-// events, and resolves its bits, range, largest integer value and display
-// hint. A default F or D range is taken from the events, which a streamed
-// data set does not have yet.
-func (s *DataSet) param(dt byte, j, n int, streamed bool) (wparam, error) {
+// eventBounds returns the function giving the smallest and largest value
+// of parameter j among the n events of s as stored for data type dt
+// (+Inf and -Inf when n is 0).
+func (s *DataSet) eventBounds(dt byte, n int) func(j int) (lo, hi float64) {
+	return func(j int) (lo, hi float64) {
+		lo, hi = math.Inf(1), math.Inf(-1)
+		for i := 0; i < n; i++ {
+			v := s.Events.At(i, j) // finite: checked by check before anything is written
+			if dt == 'F' {
+				v = float64(float32(v)) // as stored
+			}
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		return lo, hi
+	}
+}
+
+// param checks parameter j (0-based) of a data set of data type dt and
+// resolves its bits, range, largest integer value and display hint. A
+// default F or D range follows from bounds(j), the smallest and largest
+// value stored; bounds is nil when the values are not known yet (Writer),
+// and a default F or D range is then an error.
+func (s *DataSet) param(dt byte, j int, bounds func(j int) (lo, hi float64)) (wparam, error) {
 	q := s.Params[j]
 	if strings.TrimSpace(q.Name) == "" {
 		return wparam{}, fmt.Errorf("fcs: parameter %d has no name", j+1)
@@ -257,17 +279,10 @@ func (s *DataSet) param(dt byte, j, n int, streamed bool) (wparam, error) {
 			r = math.Exp2(float64(b))
 		}
 		lim = intMask(b, r)
-	} else if r == 0 && streamed {
+	} else if r == 0 && bounds == nil {
 		return wparam{}, fmt.Errorf("fcs: parameter %d (%s): NewWriter needs the range ($PnR) of F and D parameters: the events are not known yet", j+1, q.Name)
 	} else if r == 0 {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for i := 0; i < n; i++ {
-			v := s.Events.At(i, j) // finite: checked by check before anything is written
-			if dt == 'F' {
-				v = float64(float32(v)) // as stored
-			}
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
+		lo, hi := bounds(j)
 		r = math.Max(1, math.Floor(math.Max(hi, 0))+1)
 		if lo < 0 && !s.hasKey(j, "D") {
 			display = linearDisplay(lo, hi)
@@ -558,19 +573,31 @@ func (s *DataSet) writeHead(w *bufio.Writer, dt byte, n int, ps []wparam, last b
 	if err != nil {
 		return err
 	}
-	var hdr bytes.Buffer
-	hdr.WriteString("FCS3.1    ")
-	for i := 0; i < len(off); i += 2 {
-		b, e := off[i], off[i+1]
-		if b > 99999999 || e > 99999999 {
-			// Both offsets of the segment go to $BEGIN/$END keywords.
-			b, e = 0, 0
-		}
-		fmt.Fprintf(&hdr, "%8d%8d", b, e)
-	}
-	w.Write(hdr.Bytes())
+	w.Write(appendHeader(nil, off))
 	_, err = w.Write(text)
 	return err
+}
+
+// maxHeaderOffset is the largest offset the 8 digits of a HEADER field
+// hold.
+const maxHeaderOffset = 99_999_999
+
+// appendHeader appends to b the HEADER of an FCS 3.1 data set whose TEXT,
+// DATA and ANALYSIS segments begin and end at off. A segment whose offsets
+// do not both fit in 8 digits has both written as 0, as the standard asks:
+// its $BEGIN/$END keywords hold them.
+func appendHeader(b []byte, off [6]int64) []byte {
+	b = append(b, "FCS3.1    "...)
+	for i := 0; i < len(off); i += 2 {
+		o := off[i : i+2]
+		if o[0] > maxHeaderOffset || o[1] > maxHeaderOffset {
+			o = []int64{0, 0}
+		}
+		for _, x := range o {
+			b = fmt.Appendf(b, "%8d", x)
+		}
+	}
+	return b
 }
 
 // maxLayoutIter bounds the fixed-point iteration of layoutText. Each
@@ -666,19 +693,8 @@ func (s *DataSet) writeEvent(w *bufio.Writer, dt byte, ps []wparam, ev []float64
 				ord.PutUint64(buf[:], math.Float64bits(v))
 				b = buf[:8]
 			case 'I':
-				u := uint64(v)
-				if v >= 1<<63 {
-					u = uint64(v-(1<<63)) | 1<<63
-				}
-				wb := p.bits / 8
-				for k := 0; k < wb; k++ {
-					sh := 8 * k
-					if s.BigEndian {
-						sh = 8 * (wb - 1 - k)
-					}
-					buf[k] = byte(u >> uint(sh))
-				}
-				b = buf[:wb]
+				b = buf[:p.bits/8]
+				putInt(b, v, s.BigEndian)
 			}
 			if _, err := w.Write(b); err != nil {
 				return fmt.Errorf("fcs: writing DATA: %w", err)

@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
@@ -19,90 +18,88 @@ import (
 // DICA_DOMAINk and DICA_SOURCEk name; the source files' keywords are kept
 // and DICA_* keywords record the model and the layout.
 //
-// $TOT and $PnR come before the data in an FCS file: a first pass counts
-// the cells, finds each column's range and the code tables, and the
-// second writes them, so no cell is held in memory.
+// The file is written in one pass (fcs.StreamWriter): the cells as they
+// come, then the TEXT with the number of cells, the ranges and the code
+// tables, into room reserved before the cells.
 type fcsWriter struct {
 	j        *job
 	f        *atomicfile.File
-	bw       *bufio.Writer
-	w        *fcs.Writer
-	params   []fcs.Param
+	w        *fcs.StreamWriter
 	logCols  []int // raw channels written as their linear values
 	ev       []float64
 	labelled bool
-	// rawParamsCache are the raw channels' parameters as read.
-	rawParamsCache []fcs.Param
+	// rawParams are the raw channels' parameters as read; lo and hi the
+	// range of each float column so far.
+	rawParams []fcs.Param
+	lo, hi    []float64
+	rows      int64
+	maxEvent  int64
 }
 
-func newFCSWriter(ctx context.Context, j *job, path string) (*fcsWriter, error) {
+// maxFloatEvent is the largest event number float32 holds exactly.
+const maxFloatEvent = 1 << 24
+
+func newFCSWriter(_ context.Context, j *job, path string) (*fcsWriter, error) {
 	w := &fcsWriter{j: j, labelled: j.in.Source.Schema().Labelled}
 	// Float data is linear: a log-amplified channel read as stored (without
 	// linearization) is written as its linear value, $PnE 0,0. A channel
 	// read linearized was divided by its gain: its $PnG becomes 1.
 	pp := j.m.Preprocessing()
 	linearize := j.in.Kind == ingest.FCS && pp != nil && pp.Linearize
-	rawParams := append([]fcs.Param(nil), j.raw.Params...)
-	for k := range rawParams {
+	w.rawParams = append([]fcs.Param(nil), j.raw.Params...)
+	for k := range w.rawParams {
 		if linearize {
-			rawParams[k].Gain = 1
-		} else if rawParams[k].Decades > 0 {
+			w.rawParams[k].Gain = 1
+		} else if w.rawParams[k].Decades > 0 {
 			w.logCols = append(w.logCols, k)
 		}
 	}
-	// The first pass: ranges, cells, code tables.
 	raw, inputs := j.channels()
 	cols := len(raw) + len(inputs) + j.m.Positive
-	lo, hi := make([]float64, cols), make([]float64, cols)
-	for k := range lo {
-		lo[k], hi[k] = math.Inf(1), math.Inf(-1)
-	}
-	var rows, maxEvent int64
-	err := j.stream(ctx, func(c *cells) error {
-		for i := 0; i < c.n; i++ {
-			for k, v := range w.event(c, i, rawParams)[:cols] {
-				lo[k], hi[k] = min(lo[k], v), max(hi[k], v)
-			}
-			if c.b.HasOrigins() {
-				maxEvent = max(maxEvent, c.b.Event[i])
-			}
-		}
-		rows += int64(c.n)
-		if j.o.Progress != nil {
-			j.o.Progress("scan", rows)
-		}
-		return nil
-	})
+	w.lo, w.hi = make([]float64, cols), make([]float64, cols)
+	ds, err := w.dataSet()
 	if err != nil {
 		return nil, err
 	}
-	if rows == 0 {
-		return nil, fmt.Errorf("output: no cells to write: %s hold no cell (after the labels left out)", strings.Join(j.in.Files, ", "))
+	for k := range w.lo {
+		w.lo[k], w.hi[k] = math.Inf(1), math.Inf(-1)
 	}
-	if rows > math.MaxInt32 {
-		return nil, fmt.Errorf("output: %d cells: an FCS file of dica's holds at most %d", rows, math.MaxInt32)
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return nil, err
 	}
-	// The codes of the second pass are those of the first, which met every
-	// name: reset the readers' numbering only.
-	j.doms.of, j.cls.of = nil, nil
-	params := make([]fcs.Param, 0, cols+4)
+	w.f = f
+	// Room for the names of about a thousand samples and populations; more
+	// make the writer move the cells once.
+	if w.w, err = fcs.NewStreamWriter(f, ds, 1<<16); err != nil {
+		f.Abort()
+		return nil, err
+	}
+	return w, nil
+}
+
+// dataSet returns the parameters and keywords of the output as known so
+// far: the ranges of the cells written and the codes met.
+func (w *fcsWriter) dataSet() (*fcs.DataSet, error) {
+	j := w.j
+	raw, inputs := j.channels()
+	params := make([]fcs.Param, 0, len(w.lo)+4)
 	for k, name := range append(append([]string(nil), raw...), inputs...) {
 		p := fcs.Param{Name: name}
-		if k < len(rawParams) {
-			p = rawParams[k]
+		if k < len(w.rawParams) {
+			p = w.rawParams[k]
 		} else if k >= len(raw) {
 			p.Label = "model input after preprocessing"
 		}
-		fp, err := p.ForFloat(lo[k], hi[k])
+		fp, err := p.ForFloat(w.lo[k], w.hi[k])
 		if err != nil {
 			return nil, err
 		}
 		params = append(params, fp)
 	}
-	method := j.prov.method
 	for k, name := range componentNames(j.m) {
 		c := len(raw) + len(inputs) + k
-		fp, err := fcs.Param{Name: name, Label: method + " component " + strconv.Itoa(k+1)}.ForFloat(lo[c], hi[c])
+		fp, err := fcs.Param{Name: name, Label: j.prov.method + " component " + strconv.Itoa(k+1)}.ForFloat(w.lo[c], w.hi[c])
 		if err != nil {
 			return nil, err
 		}
@@ -114,29 +111,12 @@ func newFCSWriter(ctx context.Context, j *job, path string) (*fcsWriter, error) 
 	params = append(params,
 		fcs.Param{Name: "DOMAIN", Label: "domain code (" + ingest.KeywordDomain + "k)", Range: float64(len(j.doms.names) + 1)},
 		fcs.Param{Name: "SOURCE", Label: "source file code (DICA_SOURCEk)", Range: float64(len(j.sources) + 1)},
-		fcs.Param{Name: "EVENT", Label: "row or event number in the source file", Range: float64(maxEvent + 1)})
-	w.params = params
+		fcs.Param{Name: "EVENT", Label: "row or event number in the source file", Range: float64(w.maxEvent + 1)})
 	kw, err := w.keywords()
 	if err != nil {
 		return nil, err
 	}
-	f, err := atomicfile.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	w.f = f
-	w.bw = bufio.NewWriterSize(f, 1<<20)
-	ds := &fcs.DataSet{Params: params, Keywords: kw}
-	if maxEvent > 1<<24 {
-		// float32 holds every whole number up to 2^24 only.
-		ds.DataType = 'D'
-	}
-	if w.w, err = fcs.NewWriter(w.bw, ds, int(rows)); err != nil {
-		f.Abort()
-		return nil, err
-	}
-	w.rawParamsCache = rawParams
-	return w, nil
+	return &fcs.DataSet{Params: params, Keywords: kw}, nil
 }
 
 // event returns the values of cell i of c in the output's float columns
@@ -188,8 +168,12 @@ func (w *fcsWriter) keywords() ([]fcs.Keyword, error) {
 }
 
 func (w *fcsWriter) write(c *cells) error {
+	cols := len(w.lo)
 	for i := 0; i < c.n; i++ {
-		e := w.event(c, i, w.rawParamsCache)
+		e := w.event(c, i, w.rawParams)
+		for k, v := range e[:cols] {
+			w.lo[k], w.hi[k] = min(w.lo[k], v), max(w.hi[k], v)
+		}
 		if c.lab != nil {
 			e = append(e, float64(c.lab[i]+1))
 		}
@@ -198,20 +182,29 @@ func (w *fcsWriter) write(c *cells) error {
 		if c.b.HasOrigins() {
 			src, ev = c.b.File[i]+1, c.b.Event[i]
 		}
+		if ev > maxFloatEvent {
+			return fmt.Errorf("output: %s holds more than %d rows: their numbers do not fit the float32 values of an FCS file; write CSV or Parquet instead", w.j.sources[src-1], maxFloatEvent)
+		}
+		w.maxEvent = max(w.maxEvent, ev)
 		e = append(e, float64(src), float64(ev))
 		w.ev = e
 		if err := w.w.WriteEvent(e); err != nil {
 			return err
 		}
 	}
+	w.rows += int64(c.n)
 	return nil
 }
 
 func (w *fcsWriter) commit() error {
-	if err := w.w.Close(); err != nil {
+	if w.rows > math.MaxInt32 {
+		return fmt.Errorf("output: %d cells: an FCS file of dica's holds at most %d", w.rows, math.MaxInt32)
+	}
+	ds, err := w.dataSet()
+	if err != nil {
 		return err
 	}
-	if err := w.bw.Flush(); err != nil {
+	if err := w.w.Close(ds); err != nil {
 		return err
 	}
 	return w.f.Commit()
