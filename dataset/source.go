@@ -25,6 +25,15 @@ type Block struct {
 	// row-major; nil when the stream has no real targets.
 	T      int
 	Target []float64
+	// File and Event say where each row came from, for sources that know
+	// (they implement Origins): File[i] indexes the source's Files, and
+	// Event[i] is the 1-based number of row i in that file (a data row of
+	// a CSV or Parquet file, an event of an FCS data set, a cell of an
+	// AnnData store), counting the rows the source left out
+	// (LabelsIgnore), so that a row can be joined back to its file. Both
+	// are empty (length 0) when the source does not say.
+	File  []int
+	Event []int64
 }
 
 // Row returns row i of the block's inputs, i in [0, Rows). It panics, as a
@@ -50,6 +59,27 @@ func (b *Block) Reset(rows, d int, labels bool, t int) {
 	} else {
 		b.Target = nil
 	}
+}
+
+// ResetOrigins sizes File and Event to hold rows rows, reusing their
+// storage: a source that knows where its rows come from calls it after
+// Reset. A nil b is left as it is.
+func (b *Block) ResetOrigins(rows int) {
+	if b == nil {
+		return
+	}
+	rows = max(rows, 0)
+	b.File = growInt(b.File, rows)
+	if cap(b.Event) < rows {
+		b.Event = make([]int64, rows)
+	}
+	b.Event = b.Event[:rows]
+}
+
+// HasOrigins reports whether the block says where each of its rows came
+// from (File and Event hold Rows values).
+func (b *Block) HasOrigins() bool {
+	return b != nil && len(b.File) >= b.Rows && len(b.Event) >= b.Rows
 }
 
 func grow(s []float64, n int) []float64 {
