@@ -11,11 +11,14 @@
 //
 // Its layout follows the AnnData on-disk specification: X (cells x
 // channels, float32 or float64, chunked by rows), obs (a dataframe: the
-// index "_index" of cell names, a categorical "domain", a categorical or
-// numeric "label", numeric targets), var (the channel names),
+// index "_index" of cell names, "source:row" or "domain:k"; a categorical
+// "domain", a categorical or numeric "label", numeric targets, then extra
+// categorical or numeric columns such as a predicted population and its
+// confidence), var (the channel names and extra string columns),
 // obsm[KEY] (the components, float64), uns["dica"] (method, sigma, rank,
-// eigenvalues, model digest) and the empty groups layers, obsp, varm and
-// varp. Chunks are compressed with zlib (numcodecs' Zlib, level 1 by
+// eigenvalues, model digest, and the JSON texts layout and preprocessing,
+// which ReadDicaUns reads back) and the empty groups layers, obsp, varm
+// and varp. Chunks are compressed with zlib (numcodecs' Zlib, level 1 by
 // default), gzip or not at all: codecs that numcodecs and the Go standard
 // library share. The h5ad (HDF5) format has no pure-Go implementation;
 // convert in Python: anndata.read_zarr("cells.zarr").write_h5ad("cells.h5ad").

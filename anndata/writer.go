@@ -1,6 +1,7 @@
 package anndata
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -25,6 +26,51 @@ type Uns struct {
 	Rank        int       // rank of the feature map (landmarks or features)
 	Eigenvalues []float64 // eigenvalues of the components, largest first
 	Digest      string    // digest of the model file
+	// Layout and Preprocessing are JSON texts (such as the roles of the
+	// output's columns, and the preprocessing of the model's inputs),
+	// written as the strings uns["dica"]["layout"] and
+	// uns["dica"]["preprocessing"]. ReadDicaUns reads them back.
+	Layout        string
+	Preprocessing string
+}
+
+// ObsColumn is an extra column of obs, after domain, label and the
+// targets: categorical (codes and the names they index, such as a
+// predicted population) or numeric (float64, such as a confidence).
+type ObsColumn struct {
+	Name        string
+	Categorical bool
+}
+
+// VarColumn is a column of strings of var: one value per channel (such as
+// the preprocessing of each channel, "log1p").
+type VarColumn struct {
+	Name   string
+	Values []string
+}
+
+// Cells is a block of cells for WriteCells: the rows of Block with their
+// components (Block.Rows x WriterOptions.Components; nil without
+// components), the names of Block's domain and label indexes (the lists may
+// grow from block to block, as a dataset.Reader's do; the names given
+// before must stay as they were), and the values of the extra obs columns,
+// one ObsValues per WriterOptions.Obs, in order.
+type Cells struct {
+	Block            *dataset.Block
+	Components       *mat.Dense
+	Domains, Classes []string
+	Obs              []ObsValues
+}
+
+// ObsValues are the values of an extra obs column for a block of cells:
+// for a categorical column, Codes (one per cell) indexing Names (which may
+// grow from block to block, as Domains do; the categories written are the
+// names given with the last block); for a numeric column, Values (one per
+// cell, finite).
+type ObsValues struct {
+	Codes  []int
+	Names  []string
+	Values []float64
 }
 
 // WriterOptions say what a Writer writes.
@@ -53,16 +99,30 @@ type WriterOptions struct {
 	Targets []string
 	// Uns, if not nil, is written under uns["dica"].
 	Uns *Uns
+	// Sources names the source files of the cells. When it is set and the
+	// blocks say where their rows came from (dataset.Block.HasOrigins), a
+	// cell's name in obs_names is Sources[File[i]] + ":" + Event[i] (such
+	// as "sample1:10" for row 10 of sample1.csv, rows counted from 1);
+	// otherwise it is "domain:k", k counting the cells of each domain from
+	// 0. All blocks must then say where their rows came from, or none.
+	Sources []string
+	// Obs lists extra obs columns, written after domain, label and the
+	// targets; WriteCells takes their values.
+	Obs []ObsColumn
+	// VarColumns are string columns of var, after its index of channel
+	// names; each has one value per channel of Vars.
+	VarColumns []VarColumn
 }
 
 // Writer writes cells to an AnnData store as they stream: X (the input
-// channels), obs (the cells' names "domain:k", k counting the cells of
-// each domain from 0; the domain as a categorical column; the label as a
-// categorical or numeric column; real targets as numeric columns), var
-// (the channel names), obsm[ObsmKey] (the components) and uns["dica"].
-// Each chunk is compressed and written when its rows are complete, so
-// memory does not grow with the number of cells; the categories of domain
-// and label are written by Commit.
+// channels), obs (the cells' names, "source:row" or "domain:k" (see
+// WriterOptions.Sources); the domain as a categorical column; the label as
+// a categorical or numeric column; real targets as numeric columns; the
+// extra columns of WriterOptions.Obs), var (the channel names and
+// WriterOptions.VarColumns), obsm[ObsmKey] (the components) and
+// uns["dica"]. Each chunk is compressed and written when its rows are
+// complete, so memory does not grow with the number of cells; the
+// categories of the categorical columns are written by Commit.
 //
 // The store is written into a temporary folder beside the destination
 // (".NAME.tmp-*"), which Commit renames into place; an existing store at the
@@ -76,8 +136,11 @@ type Writer struct {
 	x, obsm, names, domain *zarr.RowWriter
 	label                  *zarr.RowWriter
 	targets                []*zarr.RowWriter
+	obs                    []*zarr.RowWriter // the extra obs columns
+	obsNames               [][]string        // the categories of each (nil: numeric)
 	started                bool
 	labelled               bool
+	origins                bool // the cells are named by Sources
 	nt                     int
 
 	domains, classes []string
@@ -86,6 +149,8 @@ type Writer struct {
 	rows             int64
 	row              []float64
 	codes            []int
+	name             []byte
+	cells            Cells // WriteBlock's
 	done             bool
 	err              error
 }
@@ -133,6 +198,16 @@ func Create(path string, o WriterOptions) (*Writer, error) {
 	default:
 		return nil, fmt.Errorf("anndata: compression %q: want zlib, gzip or none", o.Compression)
 	}
+	if err := checkColumns(o); err != nil {
+		return nil, err
+	}
+	if u := o.Uns; u != nil {
+		for _, f := range []struct{ name, v string }{{"Layout", u.Layout}, {"Preprocessing", u.Preprocessing}} {
+			if f.v != "" && !json.Valid([]byte(f.v)) {
+				return nil, fmt.Errorf("anndata: Uns.%s is not valid JSON", f.name)
+			}
+		}
+	}
 	if err := checkDest(path); err != nil {
 		return nil, err
 	}
@@ -152,7 +227,51 @@ func Create(path string, o WriterOptions) (*Writer, error) {
 	}
 	w.names = w.st.NewRowWriter("obs/_index", zarr.DType{Kind: zarr.Object}, 0, o.ChunkRows, zarr.EncodingAttrs("string-array", "0.2.0"))
 	w.domain = w.st.NewRowWriter("obs/domain/codes", zarr.DType{Kind: zarr.Int, Size: 4}, 0, o.ChunkRows, arr)
+	for _, c := range o.Obs {
+		if c.Categorical {
+			w.obs = append(w.obs, w.st.NewRowWriter("obs/"+c.Name+"/codes", zarr.DType{Kind: zarr.Int, Size: 4}, 0, o.ChunkRows, arr))
+		} else {
+			w.obs = append(w.obs, w.st.NewRowWriter("obs/"+c.Name, zarr.DType{Kind: zarr.Float, Size: 8}, 0, o.ChunkRows, arr))
+		}
+	}
+	w.obsNames = make([][]string, len(o.Obs))
+	w.o.Obs, w.o.VarColumns, w.o.Sources = slices.Clone(o.Obs), slices.Clone(o.VarColumns), slices.Clone(o.Sources)
 	return w, nil
+}
+
+// checkColumns checks the names of the extra obs and var columns: keys of
+// the store, each once, not those the writer takes (domain, label,
+// _index), and one value per channel of each var column.
+func checkColumns(o WriterOptions) error {
+	seen := map[string]bool{"domain": true, "label": true, "_index": true}
+	for _, c := range o.Obs {
+		if !validKey(c.Name) {
+			return fmt.Errorf("anndata: obs column %q: want a name without '/' or a leading '.'", c.Name)
+		}
+		if seen[c.Name] {
+			return fmt.Errorf("anndata: obs column %q: the name is taken (domain, label and _index are the writer's)", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	for _, c := range o.Obs {
+		if slices.Contains(o.Targets, c.Name) {
+			return fmt.Errorf("anndata: obs column %q is also a target", c.Name)
+		}
+	}
+	seen = map[string]bool{"_index": true}
+	for _, c := range o.VarColumns {
+		if !validKey(c.Name) {
+			return fmt.Errorf("anndata: var column %q: want a name without '/' or a leading '.'", c.Name)
+		}
+		if seen[c.Name] {
+			return fmt.Errorf("anndata: var column %q: the name is taken (_index is the writer's)", c.Name)
+		}
+		seen[c.Name] = true
+		if len(c.Values) != len(o.Vars) {
+			return fmt.Errorf("anndata: var column %q has %d values for %d channels", c.Name, len(c.Values), len(o.Vars))
+		}
+	}
+	return nil
 }
 
 func validKey(k string) bool {
@@ -173,31 +292,56 @@ func (w *Writer) Path() string { return w.path }
 // WriteBlock appends the rows of b: X from b's inputs, z (b.Rows x
 // Components) to obsm, the domain and label names from domains[b.Domain[i]]
 // and classes[b.Label[i]] (the lists may grow from block to block, as a
-// dataset.Reader's do) and b's targets. Values must be finite.
+// dataset.Reader's do) and b's targets. Values must be finite. It is
+// WriteCells without extra obs columns.
 func (w *Writer) WriteBlock(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+	w.cells = Cells{Block: b, Components: z, Domains: domains, Classes: classes}
+	err := w.WriteCells(&w.cells)
+	w.cells = Cells{}
+	return err
+}
+
+// WriteCells appends a block of cells (see Cells): X from the block's
+// inputs, the components to obsm, the cells' names, the domain, label,
+// targets and extra obs columns. The whole block is checked before any of
+// it is written: shapes, finite values, indexes within their names, the
+// origins of the rows within Sources. After an error the writer writes
+// nothing more, and Commit returns the error.
+func (w *Writer) WriteCells(c *Cells) error {
 	if w.err != nil {
 		return w.err
 	}
 	if w.done {
 		return fmt.Errorf("anndata: %s: write after Commit or Abort", w.path)
 	}
-	w.err = w.writeBlock(b, z, domains, classes)
+	if c == nil {
+		w.err = fmt.Errorf("anndata: nil cells")
+	} else {
+		w.err = w.writeCells(c)
+	}
 	if w.err == nil {
 		w.err = w.st.Err()
 	}
 	return w.err
 }
 
-// writeBlock checks the block, then appends it to the store's arrays. An
-// error leaves the writer failed (WriteBlock keeps it).
-func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+// writeCells checks the cells, then appends them to the store's arrays. An
+// error leaves the writer failed (WriteCells keeps it).
+func (w *Writer) writeCells(c *Cells) error {
+	b, z := c.Block, c.Components
 	if b == nil {
 		return fmt.Errorf("anndata: nil block")
+	}
+	if len(c.Obs) != len(w.o.Obs) {
+		return fmt.Errorf("anndata: %d obs columns of values; the store has %d (WriterOptions.Obs): give their values to WriteCells", len(c.Obs), len(w.o.Obs))
 	}
 	if b.Rows == 0 {
 		return nil
 	}
 	if err := w.checkShape(b, z); err != nil {
+		return err
+	}
+	if err := w.checkObs(b.Rows, c.Obs); err != nil {
 		return err
 	}
 	if !w.started {
@@ -211,10 +355,13 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 	if w.labelled && len(b.Label) < b.Rows || len(b.Target) < b.Rows*b.T {
 		return fmt.Errorf("anndata: block of %d rows with %d labels and %d target values", b.Rows, len(b.Label), len(b.Target))
 	}
-	if err := w.checkRows(b, z, domains, classes); err != nil {
+	if w.o.Sources != nil && b.HasOrigins() != w.origins {
+		return fmt.Errorf("anndata: a block with origins %v (Block.File and Event) after blocks with origins %v; with Sources, all blocks say where their rows came from or none do", b.HasOrigins(), w.origins)
+	}
+	if err := w.checkRows(b, z, c.Domains, c.Classes); err != nil {
 		return err
 	}
-	if err := w.growNames(domains, classes); err != nil {
+	if err := w.growNames(c.Domains, c.Classes, c.Obs); err != nil {
 		return err
 	}
 	w.appendBlock(b, z)
@@ -224,7 +371,37 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 		}
 	}
 	w.appendTargets(b)
+	w.appendObs(c.Obs, b.Rows)
 	w.rows += int64(b.Rows)
+	return nil
+}
+
+// checkObs checks the values of the extra obs columns of n cells: the
+// kind of each column, one value per cell, codes within their names and
+// finite numbers.
+func (w *Writer) checkObs(n int, obs []ObsValues) error {
+	for k, col := range w.o.Obs {
+		v := &obs[k]
+		if col.Categorical {
+			if v.Values != nil || len(v.Codes) != n {
+				return fmt.Errorf("anndata: obs column %q is categorical: want %d Codes (and Names), have %d codes and %d values", col.Name, n, len(v.Codes), len(v.Values))
+			}
+			for i, g := range v.Codes {
+				if g < 0 || g >= len(v.Names) {
+					return fmt.Errorf("anndata: cell %d (0-based), obs column %q: code %d out of range of %d names", w.rows+int64(i), col.Name, g, len(v.Names))
+				}
+			}
+			continue
+		}
+		if v.Codes != nil || v.Names != nil || len(v.Values) != n {
+			return fmt.Errorf("anndata: obs column %q is numeric: want %d Values, have %d values and %d codes", col.Name, n, len(v.Values), len(v.Codes))
+		}
+		for i, x := range v.Values {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("anndata: cell %d (0-based), obs column %q: value %v is not finite", w.rows+int64(i), col.Name, x)
+			}
+		}
+	}
 	return nil
 }
 
@@ -252,6 +429,7 @@ func (w *Writer) start(b *dataset.Block) error {
 	w.started = true
 	w.labelled = b.Label != nil
 	w.nt = b.T
+	w.origins = w.o.Sources != nil && b.HasOrigins()
 	if w.labelled {
 		if w.o.NumericLabel {
 			w.label = w.st.NewRowWriter("obs/label", zarr.DType{Kind: zarr.Float, Size: 8}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0"))
@@ -261,6 +439,13 @@ func (w *Writer) start(b *dataset.Block) error {
 	}
 	if w.o.Targets != nil && len(w.o.Targets) != b.T {
 		return fmt.Errorf("anndata: %d target names for blocks of %d targets", len(w.o.Targets), b.T)
+	}
+	for j := 0; j < b.T; j++ {
+		for _, c := range w.o.Obs {
+			if c.Name == w.targetName(j) {
+				return fmt.Errorf("anndata: obs column %q is also a target", c.Name)
+			}
+		}
 	}
 	for j := 0; j < b.T; j++ {
 		w.targets = append(w.targets, w.st.NewRowWriter("obs/"+w.targetName(j), zarr.DType{Kind: zarr.Float, Size: 8}, 0, w.o.ChunkRows, zarr.EncodingAttrs("array", "0.2.0")))
@@ -303,13 +488,31 @@ func (w *Writer) checkRows(b *dataset.Block, z *mat.Dense, domains, classes []st
 				return fmt.Errorf("anndata: cell %d (0-based): class index %d out of range of %d class names", row, c, len(classes))
 			}
 		}
+		if w.origins {
+			if f := b.File[i]; f < 0 || f >= len(w.o.Sources) {
+				return fmt.Errorf("anndata: cell %d (0-based): file index %d out of range of %d Sources", row, f, len(w.o.Sources))
+			}
+			if e := b.Event[i]; e < 1 {
+				return fmt.Errorf("anndata: cell %d (0-based): row number %d in %s; rows count from 1", row, e, w.o.Sources[b.File[i]])
+			}
+		}
 	}
 	return nil
 }
 
-// growNames takes the domain and class names of the block, which must
-// extend those of the blocks before.
-func (w *Writer) growNames(domains, classes []string) error {
+// growNames takes the domain and class names of the block and the names of
+// its categorical obs columns, which must extend those of the blocks before.
+func (w *Writer) growNames(domains, classes []string, obs []ObsValues) error {
+	for k, col := range w.o.Obs {
+		if !col.Categorical {
+			continue
+		}
+		old, v := w.obsNames[k], obs[k].Names
+		if len(v) < len(old) || !slices.Equal(v[:len(old)], old) {
+			return fmt.Errorf("anndata: the names of obs column %q changed between blocks (they may only grow)", col.Name)
+		}
+		w.obsNames[k] = append(old, v[len(old):]...)
+	}
 	if len(domains) < len(w.domains) || !slices.Equal(domains[:len(w.domains)], w.domains) {
 		return fmt.Errorf("anndata: the domain names changed between blocks (they may only grow)")
 	}
@@ -335,13 +538,18 @@ func (w *Writer) appendBlock(b *dataset.Block, z *mat.Dense) {
 			w.obsm.Floats(z.RawRowView(i))
 		}
 	}
-	var name []byte
+	name := w.name
 	for i := 0; i < b.Rows; i++ {
 		g := b.Domain[i]
-		name = append(append(append(name[:0], w.domains[g]...), ':'), strconv.FormatInt(w.perDomain[g], 10)...)
+		if w.origins {
+			name = strconv.AppendInt(append(append(name[:0], w.o.Sources[b.File[i]]...), ':'), b.Event[i], 10)
+		} else {
+			name = strconv.AppendInt(append(append(name[:0], w.domains[g]...), ':'), w.perDomain[g], 10)
+		}
 		w.perDomain[g]++
 		w.names.String(string(name))
 	}
+	w.name = name
 	w.domain.Ints(b.Domain[:b.Rows])
 }
 
@@ -376,6 +584,18 @@ func (w *Writer) appendTargets(b *dataset.Block) {
 			w.row = append(w.row, b.Target[i*b.T+j])
 		}
 		tw.Floats(w.row)
+	}
+}
+
+// appendObs appends the values of the extra obs columns of n checked
+// cells.
+func (w *Writer) appendObs(obs []ObsValues, n int) {
+	for k, col := range w.o.Obs {
+		if col.Categorical {
+			w.obs[k].Ints(obs[k].Codes[:n])
+		} else {
+			w.obs[k].Floats(obs[k].Values[:n])
+		}
 	}
 }
 
@@ -447,12 +667,21 @@ func (w *Writer) finish() error {
 	// var.
 	vr := zarr.EncodingAttrs("dataframe", "0.2.0")
 	vr["_index"] = "_index"
-	vr["column-order"] = []string{}
+	order := []string{}
+	for _, c := range w.o.VarColumns {
+		order = append(order, c.Name)
+	}
+	vr["column-order"] = order
 	if err := st.Group("var", vr); err != nil {
 		return err
 	}
 	if err := st.Strings("var/_index", w.o.Vars, zarr.EncodingAttrs("string-array", "0.2.0")); err != nil {
 		return err
+	}
+	for _, c := range w.o.VarColumns {
+		if err := st.Strings("var/"+c.Name, c.Values, zarr.EncodingAttrs("string-array", "0.2.0")); err != nil {
+			return err
+		}
 	}
 	if w.o.Uns != nil {
 		return w.writeUns(w.o.Uns)
@@ -461,7 +690,7 @@ func (w *Writer) finish() error {
 }
 
 // finishObs completes the obs dataframe: the cells' names, the domain, the
-// label and the targets, in that column order.
+// label, the targets and the extra columns, in that column order.
 func (w *Writer) finishObs() error {
 	order := []string{"domain"}
 	if err := w.names.Close(); err != nil {
@@ -483,6 +712,16 @@ func (w *Writer) finishObs() error {
 	for j, tw := range w.targets {
 		order = append(order, w.targetName(j))
 		if err := tw.Close(); err != nil {
+			return err
+		}
+	}
+	for k, col := range w.o.Obs {
+		order = append(order, col.Name)
+		if col.Categorical {
+			if err := w.categorical("obs/"+col.Name, w.obs[k], w.obsNames[k]); err != nil {
+				return err
+			}
+		} else if err := w.obs[k].Close(); err != nil {
 			return err
 		}
 	}
@@ -522,6 +761,16 @@ func (w *Writer) writeUns(u *Uns) error {
 	}
 	if u.Digest != "" {
 		if err := st.Scalar("uns/dica/digest", u.Digest, str); err != nil {
+			return err
+		}
+	}
+	if u.Layout != "" {
+		if err := st.Scalar("uns/dica/layout", u.Layout, str); err != nil {
+			return err
+		}
+	}
+	if u.Preprocessing != "" {
+		if err := st.Scalar("uns/dica/preprocessing", u.Preprocessing, str); err != nil {
 			return err
 		}
 	}
