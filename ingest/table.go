@@ -167,7 +167,7 @@ func (in *Input) openTableFor(p *preprocess.Pipeline) error {
 // parquetLayout reads the layout of a Parquet file dica wrote, from the
 // key-value metadata dica.layout of its footer (nil for other files).
 func parquetLayout(path string) (*Layout, error) {
-	kv, err := parquetKeyValues(path)
+	kv, err := parquetio.KeyValues(path)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func parquetLayout(path string) (*Layout, error) {
 // zarrLayout reads the layout of an AnnData store dica wrote, from
 // uns["dica"]["layout"] (nil for other stores).
 func zarrLayout(path string) (*Layout, error) {
-	uns, err := zarrDicaUns(path)
+	uns, err := anndata.ReadDicaUns(path)
 	if err != nil {
 		return nil, err
 	}

@@ -30,18 +30,22 @@ func TestTransformToAnnDataAndParquet(t *testing.T) {
 		_, errs, code = runCmd(t, append(common, "--out", filepath.Join(dir, out))...)
 		require.Equal(t, 0, code, "%s: %s", out, errs)
 	}
-	want := readCSV(t, filepath.Join(dir, "z.csv")) // domain,label,V1..V3,DICA1,DICA2
+	withOrigin := readCSV(t, filepath.Join(dir, "z.csv"))
+	want := dropOrigin(t, withOrigin) // domain,label,V1..V3,DICA1,DICA2
 	require.Equal(t, []string{"domain", "label", "V1", "V2", "V3", "DICA1", "DICA2"}, want[0])
 
 	// Parquet: the CSV's columns, the values bit for bit (the CSV writes
 	// the raw values exactly and the components to 10 digits).
 	ps, err := parquetio.NewSource([]string{filepath.Join(dir, "z.parquet")}, parquetio.Options{Domain: "domain", Label: "label"})
 	require.NoError(t, err)
-	require.Equal(t, []string{"V1", "V2", "V3", "DICA1", "DICA2"}, ps.Schema().Features)
+	require.Equal(t, []string{"event", "V1", "V2", "V3", "DICA1", "DICA2"}, ps.Schema().Features)
+	ps, err = parquetio.NewSource([]string{filepath.Join(dir, "z.parquet")}, parquetio.Options{Domain: "source", Label: "label", Features: []string{"V1", "V2", "V3", "DICA1", "DICA2", "event"}})
+	require.NoError(t, err)
 	rows := collectRows(t, ps)
 	require.Len(t, rows, len(want)-1)
 	for i, r := range rows {
-		require.Equal(t, want[i+1][0], r.domain)
+		require.Equal(t, withOrigin[i+1][0], r.domain, "source")
+		require.Equal(t, withOrigin[i+1][1], strconv.FormatFloat(r.x[5], 'g', -1, 64), "event")
 		require.Equal(t, want[i+1][1], r.label)
 		for j := 0; j < 3; j++ {
 			require.Equal(t, want[i+1][2+j], strconv.FormatFloat(r.x[j], 'g', -1, 64))
@@ -65,10 +69,13 @@ func TestTransformToAnnDataAndParquet(t *testing.T) {
 		require.Equal(t, want[i+1][1], r.label)
 		require.Equal(t, pre[i].x, r.x, "row %d: X is not the preprocessed inputs", i)
 	}
-	// Fits from the store and from the Parquet file.
+	// Fits from the store and from the Parquet file, naming the columns
+	// or not (the outputs say which is which).
 	for _, args := range [][]string{
 		{"--data", filepath.Join(dir, "z.zarr"), "--domain", "obs:domain", "--label", "obs:label"},
+		{"--data", filepath.Join(dir, "z.zarr")},
 		{"--data", filepath.Join(dir, "z.parquet"), "--domain", "domain", "--label", "label", "--features", "V1,V2,V3", "--transform", "asinh:5"},
+		{"--data", filepath.Join(dir, "z.parquet"), "--transform", "asinh:5"},
 	} {
 		out, errs, code := runCmd(t, append(append([]string{"fit"}, args...), "--rank", "20", "--sigma", "1", "--report", "json", "--out", filepath.Join(dir, "again.dica"), "--quiet")...)
 		require.Equal(t, 0, code, "%v: %s", args, errs)
