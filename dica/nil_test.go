@@ -77,6 +77,7 @@ func TestNilAndZero(t *testing.T) {
 		"Config.MemoryBudget":       func() error { return zero(Config{MaxMemory: -1}.MemoryBudget() == 0) },
 		"Config.NeedsSample":        func() error { Config{}.NeedsSample(dataset.Schema{}); return nil },
 		"Config.WithDefaults":       func() error { return zero(Config{}.WithDefaults().Seed == DefaultSeed) },
+		"Config.Bandwidths":         func() error { s, sy := Config{}.Bandwidths(); return zero(s == 0 && sy == 0) },
 		"DuplicateError.Error":      func() error { return zero((&DuplicateError{}).Error() != "") },
 		"MemoryError.Error":         func() error { return zero((&MemoryError{}).Error() != "") },
 		"GramPart.Add/nil":          func() error { return errs(zg.Add(nil)) },
