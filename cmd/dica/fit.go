@@ -213,6 +213,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err := model.Save(mf.out); err != nil {
 			return err
 		}
+		if !mf.quiet || mf.report == "" {
+			fmt.Fprintf(stderr, "dica fit: wrote %s: %s\n", mf.out, modelSummary(model))
+		}
 	} else {
 		fmt.Fprintln(stderr, "dica fit: no --out given: the model is not saved")
 	}
@@ -244,16 +247,19 @@ func supervision(cfg dica.Config, sc dataset.Schema) error {
 
 // fitReport is the JSON report of a fit.
 type fitReport struct {
-	N                  int64     `json:"n"`
-	D                  int       `json:"d"`
-	Domains            int       `json:"domains"`
-	Classes            int       `json:"classes"`
-	Method             string    `json:"method"`
-	Solver             string    `json:"solver"`
-	Form               string    `json:"form"`
-	Rank               int       `json:"rank,omitempty"`
+	N       int64  `json:"n"`
+	D       int    `json:"d"`
+	Domains int    `json:"domains"`
+	Classes int    `json:"classes"`
+	Method  string `json:"method"`
+	Solver  string `json:"solver"`
+	Form    string `json:"form"`
+	Rank    int    `json:"rank,omitempty"`
+	// Eigenvalues are those of the components returned; Components the
+	// number asked for.
 	Eigenvalues        []float64 `json:"eigenvalues"`
 	ComponentsPositive int       `json:"components_positive"`
+	Components         int       `json:"components"`
 	Sigma              float64   `json:"sigma"`
 	SigmaY             float64   `json:"sigma_y"`
 	Lambda             float64   `json:"lambda"`
@@ -267,48 +273,8 @@ type fitReport struct {
 	PeakRSSMB          float64   `json:"peak_rss_mb,omitempty"`
 	// Preprocessing is how the model expects its data (null: not
 	// recorded), and PreprocessingText the same on one line.
-	Preprocessing     *pipelineJSON `json:"preprocessing"`
-	PreprocessingText string        `json:"preprocessing_text"`
-}
-
-// pipelineJSON is the JSON form of a model's preprocessing.
-type pipelineJSON struct {
-	Format            string        `json:"format"`
-	Channels          []channelJSON `json:"channels"`
-	Linearize         bool          `json:"linearize"`
-	Compensation      *spillJSON    `json:"compensation"`
-	Transform         string        `json:"transform"`
-	TransformChannels []string      `json:"transform_channels"`
-}
-
-type channelJSON struct {
-	Name  string `json:"name"`
-	Ref   string `json:"ref,omitempty"`
-	Index int    `json:"index,omitempty"`
-	PnN   string `json:"pnn,omitempty"`
-	PnS   string `json:"pns,omitempty"`
-}
-
-type spillJSON struct {
-	PerFile  bool      `json:"per_file"`
-	Keyword  string    `json:"keyword"`
-	Source   string    `json:"source"`
-	Channels []string  `json:"channels"`
-	Matrix   []float64 `json:"matrix"`
-}
-
-func newPipelineJSON(p *preprocess.Pipeline) *pipelineJSON {
-	if p == nil {
-		return nil
-	}
-	j := &pipelineJSON{Format: p.Format, Linearize: p.Linearize, Transform: p.TransformSpec(), TransformChannels: p.TransformChannels}
-	for _, c := range p.Channels {
-		j.Channels = append(j.Channels, channelJSON{c.Name, c.Ref, c.Index, c.PnN, c.PnS})
-	}
-	if s := p.Compensation; s != nil {
-		j.Compensation = &spillJSON{s.PerFile, s.Keyword, s.Source, s.Channels, s.Matrix}
-	}
-	return j
+	Preprocessing     *preprocess.Pipeline `json:"preprocessing"`
+	PreprocessingText string               `json:"preprocessing_text"`
 }
 
 func newReport(m *dica.Model, secs float64) fitReport {
@@ -318,13 +284,13 @@ func newReport(m *dica.Model, secs float64) fitReport {
 	r := fitReport{
 		N: s.N, D: len(s.Features), Domains: len(s.Domains), Classes: len(s.Classes),
 		Method: strings.ToLower(c.Method.String()), Solver: c.Solver.String(),
-		Eigenvalues: m.Eigenvalues, ComponentsPositive: m.Positive,
+		Eigenvalues: m.Eigenvalues[:m.Positive], ComponentsPositive: m.Positive, Components: c.Components,
 		Sigma: sigma, SigmaY: sigmaY,
 		Lambda: c.Lambda, Epsilon: c.Epsilon, Seconds: secs,
 		DistVarInput: m.InputVariance, DistVarProjected: m.ProjectedVariance,
 		DomainNames: s.Domains, ClassNames: s.Classes, Features: s.Features,
 		PeakRSSMB:         peakRSSMB(),
-		Preprocessing:     newPipelineJSON(m.Preprocessing()),
+		Preprocessing:     m.Preprocessing(),
 		PreprocessingText: m.Preprocessing().String(),
 	}
 	r.Form = strings.ToLower(c.Form.String()) // the low-rank solvers solve the canonical form
@@ -360,7 +326,7 @@ func writeReport(w io.Writer, r fitReport) error {
 	}
 	fmt.Fprintf(tw, "method\t%s\tsolver %s\n", r.Method, r.Solver)
 	fmt.Fprintf(tw, "sigma\t%.4g\n", r.Sigma)
-	fmt.Fprintf(tw, "components\t%d positive of %d returned\n", r.ComponentsPositive, len(r.Eigenvalues))
+	fmt.Fprintf(tw, "components\t%s\n", componentsText(r))
 	fmt.Fprintf(tw, "eigenvalues\t%s\n", fmtFloats(r.Eigenvalues))
 	fmt.Fprintf(tw, "distributional variance\t%.4g input, %.4g projected\n", r.DistVarInput, r.DistVarProjected)
 	fmt.Fprintf(tw, "preprocessing\t%s\n", r.PreprocessingText)
@@ -368,6 +334,20 @@ func writeReport(w io.Writer, r fitReport) error {
 		fmt.Fprintf(tw, "seconds\t%.2f\n", r.Seconds)
 	}
 	return tw.Flush()
+}
+
+// componentsText says how many components the model returns, and why
+// fewer than asked: a supervised method with c populations gives at most
+// c - 1, and any method no more than its signal allows.
+func componentsText(r fitReport) string {
+	if r.ComponentsPositive >= r.Components || r.Components == 0 {
+		return fmt.Sprint(r.ComponentsPositive)
+	}
+	why := "the others carry no signal"
+	if (r.Method == "dica" || r.Method == "coir") && r.Classes > 0 && r.ComponentsPositive >= r.Classes-1 {
+		why = fmt.Sprintf("%s gives at most c - 1 = %d for %d populations", strings.ToUpper(r.Method), r.Classes-1, r.Classes)
+	}
+	return fmt.Sprintf("%d of the %d asked (%s)", r.ComponentsPositive, r.Components, why)
 }
 
 func fmtFloats(v []float64) string {
@@ -552,4 +532,23 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "dica merge: no --out given: the model is not saved")
 	}
 	return report(stdout, rep, m, time.Since(start).Seconds())
+}
+
+// modelSummary describes a model in one line: method, components, cells,
+// samples and populations, bandwidth and rank.
+func modelSummary(m *dica.Model) string {
+	c := m.Config()
+	s := m.Summary
+	sigma, _ := c.Bandwidths()
+	what := fmt.Sprintf("%s, %d component(s) of %d cells in %d sample(s)", strings.ToUpper(c.Method.String()), m.Positive, s.N, len(s.Domains))
+	if len(s.Classes) > 0 {
+		what += fmt.Sprintf(", %d population(s)", len(s.Classes))
+	}
+	what += fmt.Sprintf("; sigma %.4g", sigma)
+	if c.Solver != dica.Exact {
+		what += fmt.Sprintf(", rank %d", c.Rank)
+	} else {
+		what += ", exact"
+	}
+	return what
 }

@@ -10,22 +10,36 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
+	"github.com/dicalab/dica/anndata"
 	"github.com/dicalab/dica/csvio"
+	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
+	"github.com/dicalab/dica/ingest"
+	"github.com/dicalab/dica/parquetio"
+	"github.com/dicalab/dica/preprocess"
 )
 
-const infoUsage = `Usage: dica info [--json] [--all-datasets] FILE.fcs|MODEL.dica|FOLDER...
+const infoUsage = `Usage: dica info [--json] [--all-datasets] FILES...
 
-Describe FCS files: version, data type, byte order, number of events, the
+Describe the files dica reads and writes: FCS files, models (.dica),
+statistics (.stats), plans (.plan), dica's Parquet, AnnData (.zarr) and
+CSV outputs, and other CSV and Parquet files. Flags may come before or
+after the files.
+
+FCS files: version, data type, byte order, number of events, the
 channels (name $PnN, marker $PnS, bits, range), whether the file carries a
 spillover matrix (its keyword and size), and the first and last events, as
 a cytometrist would check a file before a fit. A folder stands for the FCS
 files in it, in natural order (sample2 before sample10), as for dica fit.
 A model file (from dica fit, dica merge or the Beam pipeline) is described
 as dica fit --report prints it: cells, markers, domains, classes, method,
-kernel width and eigenvalues.
+kernel width, eigenvalues and how it expects its data. Statistics (dica
+accumulate) and plans (dica plan) give their cells, samples, settings and
+preprocessing; dica's outputs give their columns and what each holds, and
+the model that made them.
 
 A file may hold several data sets (chained by $NEXTDATA): the first is
 described, and --all-datasets describes every one, as dica fit
@@ -55,7 +69,8 @@ Examples:
   dica info 'plate1/*.fcs'
   dica info plate1/
   dica info --all-datasets multi.fcs
-  dica info cytof.dica
+  dica info cytof.dica --json
+  dica info part1.stats cells.parquet cells.zarr
 `
 
 // infoJSON is the JSON form of one data set: the keys of fcs.Info, then
@@ -73,10 +88,11 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlags("info", infoUsage, stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per data set")
 	all := fs.Bool("all-datasets", false, "describe every data set of files holding several ($NEXTDATA)")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	files, err := expand(fs.Args(), "files")
+	files, err := expand(pos, "files")
 	if err != nil {
 		return err
 	}
@@ -133,7 +149,7 @@ func infoFolders(files []string) ([]string, error) {
 	}
 	for _, p := range files {
 		fi, err := os.Stat(p)
-		if err != nil || !fi.IsDir() {
+		if err != nil || !fi.IsDir() || ingest.KindOf(p) == ingest.AnnData {
 			add(p)
 			continue
 		}
@@ -144,7 +160,7 @@ func infoFolders(files []string) ([]string, error) {
 		var in []string
 		for _, e := range ents {
 			f := filepath.Join(p, e.Name())
-			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && fcs.Detect(f) {
+			if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && !strings.HasPrefix(e.Name(), ".") && fcs.Detect(f) {
 				in = append(in, f)
 			}
 		}
@@ -170,8 +186,13 @@ func (e outputError) Error() string { return e.err.Error() }
 // read), each naming the file and data set, or the error that kept the
 // file from being read at all.
 func describe(path string, asJSON, all bool, stdout, stderr io.Writer) ([]error, error) {
-	if isModel(path) {
+	switch kind := fileKind(path); kind {
+	case "model":
 		return nil, describeModel(path, asJSON, stdout)
+	case "stats", "plan":
+		return nil, describePlanFile(path, kind, asJSON, stdout)
+	case "parquet", "zarr", "csv":
+		return nil, describeTable(path, kind, asJSON, stdout)
 	}
 	var sets []*fcs.File
 	if all {
@@ -239,16 +260,34 @@ func describe(path string, asJSON, all bool, stdout, stderr io.Writer) ([]error,
 	return errs, nil
 }
 
-// isModel reports whether the file at path starts as a dica model file.
-func isModel(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
+// fileKind says what the file at path is: "model", "stats" or "plan" (by
+// their magic numbers), "zarr" (an AnnData store), "parquet", "fcs", or
+// "csv" for other files.
+func fileKind(path string) string {
+	if f, err := os.Open(path); err == nil {
+		var magic [8]byte
+		_, err = io.ReadFull(f, magic[:])
+		f.Close()
+		if err == nil {
+			switch string(magic[:]) {
+			case dica.ModelMagic:
+				return "model"
+			case "DICASTAT":
+				return "stats"
+			case "DICAPLAN":
+				return "plan"
+			}
+		}
 	}
-	defer f.Close()
-	var magic [8]byte
-	_, err = io.ReadFull(f, magic[:])
-	return err == nil && string(magic[:]) == dica.ModelMagic
+	switch ingest.KindOf(path) {
+	case ingest.AnnData:
+		return "zarr"
+	case ingest.Parquet:
+		return "parquet"
+	case ingest.FCS:
+		return "fcs"
+	}
+	return "csv"
 }
 
 // describeModel prints the summary of the model file at path.
@@ -273,6 +312,205 @@ func describeModel(path string, asJSON bool, stdout io.Writer) error {
 		return outputError{fmt.Errorf("%s: %w", path, err)}
 	}
 	if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
+		return outputError{err}
+	}
+	return nil
+}
+
+// planReport describes statistics or a plan: the settings of the fit they
+// belong to, and for statistics the cells they summarize.
+type planReport struct {
+	Kind              string               `json:"kind"`
+	File              string               `json:"file"`
+	Method            string               `json:"method"`
+	Solver            string               `json:"solver"`
+	Rank              int                  `json:"rank"`
+	Sigma             float64              `json:"sigma"`
+	Seed              uint64               `json:"seed"`
+	Features          []string             `json:"features"`
+	N                 int64                `json:"n,omitempty"`
+	DomainNames       []string             `json:"domain_names,omitempty"`
+	ClassNames        []string             `json:"class_names,omitempty"`
+	Parts             int                  `json:"parts,omitempty"`
+	Preprocessing     *preprocess.Pipeline `json:"preprocessing"`
+	PreprocessingText string               `json:"preprocessing_text"`
+}
+
+// describePlanFile prints the summary of a statistics or plan file.
+func describePlanFile(path, kind string, asJSON bool, stdout io.Writer) error {
+	var (
+		plan *dica.Plan
+		r    = planReport{Kind: kind, File: path}
+	)
+	if kind == "stats" {
+		st, err := dica.LoadStats(path)
+		if err != nil {
+			return err
+		}
+		plan = st.Plan()
+		r.N, r.DomainNames, r.ClassNames, r.Parts = st.N(), st.Domains, st.Classes, len(st.Parts())
+	} else {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		plan = new(dica.Plan)
+		if err := plan.UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	c := plan.Config
+	r.Method, r.Solver, r.Rank, r.Seed = strings.ToLower(c.Method.String()), c.Solver.String(), c.Rank, c.Seed
+	r.Sigma, _ = c.Bandwidths()
+	r.Features = plan.Schema.Features
+	r.Preprocessing, r.PreprocessingText = c.Preprocessing, c.Preprocessing.String()
+	if asJSON {
+		return printJSON(stdout, r)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	what := map[string]string{"stats": "statistics of one or more shards (dica merge makes a model of them)", "plan": "the plan of a fit (dica accumulate --plan uses it)"}[kind]
+	fmt.Fprintf(tw, "file\t%s\n", what)
+	if kind == "stats" {
+		fmt.Fprintf(tw, "cells\t%d\t%d part(s)\n", r.N, r.Parts)
+		fmt.Fprintf(tw, "samples\t%d\t%s\n", len(r.DomainNames), listNamesShort(r.DomainNames))
+		if len(r.ClassNames) > 0 {
+			fmt.Fprintf(tw, "populations\t%d\t%s\n", len(r.ClassNames), listNamesShort(r.ClassNames))
+		}
+	}
+	fmt.Fprintf(tw, "markers\t%d\t%s\n", len(r.Features), strings.Join(r.Features, ","))
+	fmt.Fprintf(tw, "method\t%s\tsolver %s, rank %d, seed %d\n", r.Method, r.Solver, r.Rank, r.Seed)
+	fmt.Fprintf(tw, "sigma\t%.4g\n", r.Sigma)
+	fmt.Fprintf(tw, "preprocessing\t%s\n", r.PreprocessingText)
+	if err := tw.Flush(); err != nil {
+		return outputError{err}
+	}
+	return nil
+}
+
+// tableReport describes a CSV, Parquet or AnnData file: its cells, its
+// columns with their roles when dica wrote it, and the model that made it.
+type tableReport struct {
+	Kind          string               `json:"kind"`
+	File          string               `json:"file"`
+	Cells         int64                `json:"cells,omitempty"`
+	Columns       []ingest.Column      `json:"columns"`
+	WrittenBy     string               `json:"written_by,omitempty"`
+	Provenance    map[string]string    `json:"provenance,omitempty"`
+	Preprocessing *preprocess.Pipeline `json:"preprocessing,omitempty"`
+}
+
+// describeTable prints the summary of a CSV or Parquet file or an AnnData
+// store.
+func describeTable(path, kind string, asJSON bool, stdout io.Writer) error {
+	r := tableReport{Kind: kind, File: path}
+	in, err := ingest.Open([]string{path}, ingest.Options{})
+	var layout *ingest.Layout
+	if err == nil {
+		layout = in.Layout
+		if sz, ok := in.Source.(dataset.Sizer); ok {
+			r.Cells = int64(sz.Len())
+		}
+	}
+	switch kind {
+	case "parquet":
+		kv, kerr := parquetio.KeyValues(path)
+		if kerr != nil {
+			return kerr
+		}
+		r.Provenance = map[string]string{}
+		for k, v := range kv {
+			if strings.HasPrefix(k, "dica.") && k != ingest.MetadataLayout {
+				r.Provenance[strings.TrimPrefix(k, "dica.")] = v
+			}
+		}
+	case "zarr":
+		uns, uerr := anndata.ReadDicaUns(path)
+		if uerr != nil {
+			return uerr
+		}
+		if len(uns) > 0 {
+			r.Provenance = map[string]string{}
+			for k, v := range uns {
+				if k != "layout" && k != "preprocessing" {
+					r.Provenance[k] = v
+				}
+			}
+		}
+	}
+	if len(r.Provenance) == 0 {
+		r.Provenance = nil
+	}
+	switch {
+	case layout != nil:
+		r.WrittenBy = "dica"
+		r.Columns = layout.Columns
+		r.Preprocessing = layout.Preprocessing
+	case err == nil:
+		for _, f := range in.Source.Schema().Features {
+			r.Columns = append(r.Columns, ingest.Column{Name: f, Role: ingest.RoleChannel})
+		}
+	default:
+		return err
+	}
+	if asJSON {
+		return printJSON(stdout, r)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	what := map[string]string{"csv": "CSV", "parquet": "Parquet", "zarr": "AnnData store (Zarr)"}[kind]
+	if r.WrittenBy != "" {
+		what += ", written by dica"
+	}
+	fmt.Fprintf(tw, "file\t%s\n", what)
+	if r.Cells > 0 {
+		fmt.Fprintf(tw, "cells\t%d\n", r.Cells)
+	}
+	byRole := map[ingest.Role][]string{}
+	var roles []ingest.Role
+	for _, c := range r.Columns {
+		if byRole[c.Role] == nil {
+			roles = append(roles, c.Role)
+		}
+		byRole[c.Role] = append(byRole[c.Role], c.Name)
+	}
+	for _, role := range roles {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", role, len(byRole[role]), listNamesShort(byRole[role]))
+	}
+	if r.Preprocessing != nil && (len(byRole[ingest.RoleInput]) > 0 || kind == "zarr") {
+		fmt.Fprintf(tw, "inputs preprocessed\t%s\n", layout.Preprocessing.String())
+	}
+	keys := make([]string, 0, len(r.Provenance))
+	for k := range r.Provenance {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		label := "model " + strings.ReplaceAll(k, "_", " ")
+		if k == "model" {
+			label = "model file"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", label, r.Provenance[k])
+	}
+	if err := tw.Flush(); err != nil {
+		return outputError{err}
+	}
+	return nil
+}
+
+// listNamesShort lists names, the first 12 and how many more.
+func listNamesShort(names []string) string {
+	if len(names) <= 12 {
+		return strings.Join(names, ",")
+	}
+	return fmt.Sprintf("%s, ... (%d more)", strings.Join(names[:12], ","), len(names)-12)
+}
+
+// printJSON prints v as one line of JSON.
+func printJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return outputError{err}
+	}
+	if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
 		return outputError{err}
 	}
 	return nil
