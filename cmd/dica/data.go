@@ -70,7 +70,7 @@ func (d *dataFlags) register(fs *flag.FlagSet, supervised bool) {
 	fs.StringVar(&d.transform, "transform", "none", "per-channel `transform`: asinh:COFACTOR (5 for mass, 150 for flow cytometry), log1p, none")
 	fs.StringVar(&d.transformChans, "transform-channels", "", "`channels` the --transform applies to, comma-separated (default: all chosen; e.g. leave FSC-A, SSC-A linear)")
 	fs.BoolVar(&d.compensate, "compensate", false, "apply the FCS file's $SPILLOVER compensation")
-	fs.StringVar(&d.header, "header", "auto", "CSV header row: `auto`, yes or no")
+	fs.StringVar(&d.header, "header", "auto", "CSV header `row`: auto, yes or no")
 	fs.IntVar(&d.maxLineBytes, "max-line-bytes", 0, "longest line of a CSV or label file, in `bytes` (0: 1 MiB); a longer line is an error")
 	fs.BoolVar(&d.allowTruncated, "allow-truncated", false, "read the complete events of truncated FCS files instead of failing")
 	fs.BoolVar(&d.linearize, "linearize", false, "FCS: convert log-amplified channels ($PnE) to linear values and divide by gains ($PnG), as flowCore does")

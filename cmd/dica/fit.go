@@ -50,20 +50,20 @@ type modelFlags struct {
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.method, "method", "dica", "`method`: dica (supervised), udica (unsupervised), kpca, coir")
+	fs.StringVar(&m.method, "method", "dica", "`method`: dica (uses the labels), udica (no labels), kpca, coir (labels, no sample term)")
 	fs.StringVar(&m.solver, "solver", "nystrom", "`solver`: nystrom, rff (random Fourier features) or exact (n x n, small data)")
 	fs.StringVar(&m.form, "form", "canonical", "exact solver's eigenproblem: canonical or paper (the authors' dica.m)")
-	fs.IntVar(&m.components, "components", dica.DefaultComponents, "number of components `k`")
-	fs.Float64Var(&m.lambda, "lambda", 0, "ridge `lambda` on the complexity term")
-	fs.Float64Var(&m.epsilon, "epsilon", dica.DefaultEpsilon, "`epsilon` of the inverse-regression operator")
-	fs.Float64Var(&m.sigma, "sigma", 0, "RBF bandwidth on inputs (0: median heuristic)")
-	fs.Float64Var(&m.sigmaY, "sigma-y", 0, "RBF bandwidth on real targets (0: median heuristic)")
-	fs.IntVar(&m.rank, "rank", dica.DefaultRank, "rank `m`: Nystrom landmarks or random features")
-	fs.IntVar(&m.outputRank, "output-rank", 0, "Nystrom landmarks on real targets (0: min(rank, 200))")
-	fs.StringVar(&m.landmarks, "landmarks", "uniform", "Nystrom landmarks: uniform or kmeans")
+	fs.IntVar(&m.components, "components", dica.DefaultComponents, "number of `components` to keep")
+	fs.Float64Var(&m.lambda, "lambda", 0, "regularization `lambda` >= 0: larger values give smoother components (0: none)")
+	fs.Float64Var(&m.epsilon, "epsilon", dica.DefaultEpsilon, "label regularization `epsilon` > 0: smaller follows the labels more closely")
+	fs.Float64Var(&m.sigma, "sigma", 0, "kernel width `sigma` on the (preprocessed) channels (0: the median distance between cells)")
+	fs.Float64Var(&m.sigmaY, "sigma-y", 0, "kernel width `sigma` on real targets (0: the median distance)")
+	fs.IntVar(&m.rank, "rank", dica.DefaultRank, "`rank`: the number of landmark cells (or random features); larger is closer to the exact fit and slower")
+	fs.IntVar(&m.outputRank, "output-rank", 0, "landmarks on real targets, a `number` (0: min(rank, 200))")
+	fs.StringVar(&m.landmarks, "landmarks", "uniform", "how landmark cells are `chosen`: uniform (at random) or kmeans")
 	fs.BoolVar(&m.orthogonal, "orthogonal", false, "orthogonal random features (rff solver)")
 	fs.Uint64Var(&m.seed, "seed", 1, "random `seed` (same seed, same model, whatever the number of cores)")
-	fs.StringVar(&m.report, "report", "", "print a report on stdout: json or text")
+	fs.StringVar(&m.report, "report", "", "print a report on stdout: `format` json or text")
 	fs.BoolVar(&m.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&m.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) to this `file`")
 	fs.StringVar(&m.maxMemory, "max-memory", "", "memory `budget` (e.g. 8G, 500M; 0: none): a fit estimated to need more is refused before it starts (default 3/4 of the machine's memory)")
@@ -475,7 +475,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("merge", mergeUsage, stderr)
 	var out, rep string
 	fs.StringVar(&out, "out", "", "write the model to this `file` (required unless --report is given)")
-	fs.StringVar(&rep, "report", "", "print a report on stdout: json or text")
+	fs.StringVar(&rep, "report", "", "print a report on stdout: `format` json or text")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

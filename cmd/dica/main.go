@@ -236,10 +236,38 @@ func printHelp(fs *flag.FlagSet) {
 	h := v.(help)
 	fmt.Fprint(h.w, h.text)
 	fmt.Fprintln(h.w, "\nFlags:")
-	fs.SetOutput(h.w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	writeFlags(h.w, fs)
 }
+
+// valueNames are the names the help gives to the values of flags whose
+// usage names none (flag.UnquoteUsage names them by their Go type).
+var valueNames = map[string]string{"float": "NUMBER", "int": "N", "uint": "N", "string": "TEXT", "value": "VALUE", "duration": "DURATION"}
+
+// writeFlags writes the flags of fs as the help shows them: "--name VALUE",
+// the value named by the usage's back-quoted word (or by its kind: NUMBER,
+// N, TEXT; none for a switch), then the usage and a non-empty default.
+func writeFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if n, ok := valueNames[name]; ok {
+			name = n
+		} else {
+			name = strings.ToUpper(name)
+		}
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := f.DefValue; d != "" && d != "false" && d != "0" && !isZeroList(d) {
+			fmt.Fprintf(w, " (default %s)", d)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// isZeroList reports whether a default value is an empty list.
+func isZeroList(d string) bool { return d == "[]" }
 
 // parseFlags is fs.Parse that prints the help for -h and turns a bad flag
 // into a usage error (one line, then "Run 'dica CMD -h' for help").
