@@ -112,6 +112,8 @@ func TestNilAndZero(t *testing.T) {
 		"Model.TransformStream/zero":    func() error { return errs(zm.TransformStream(ctx, ds.Source(), 0, nil)) },
 		"Model.UnmarshalBinary":         func() error { return errs(zm.UnmarshalBinary(nil)) },
 		"Part.String":                   func() error { return zero(strings.HasPrefix(Part{}.String(), "0 cells")) },
+		"Plan.Save":                     func() error { return errs(zp.Save(filepath.Join(dir, "p.plan"))) },
+		"LoadPlan":                      func() error { return two(LoadPlan(filepath.Join(dir, "absent"))) },
 		"Plan.Accumulate/nil":           func() error { return two(np.Accumulate(ctx, ds.Source())) },
 		"Plan.Accumulate/zero":          func() error { return two(zp.Accumulate(ctx, ds.Source())) },
 		"Plan.Accumulate/nil src":       func() error { return two(plan.Accumulate(ctx, nil)) },

@@ -375,100 +375,155 @@ func peakRSSMB() float64 {
 	return 0
 }
 
-const accumulateUsage = `Usage: dica accumulate --data SHARD_FILES [--sample-data ALL_FILES] [flags] --out PART.stats
+const planUsage = `Usage: dica plan --data FILES [fit flags] --out FIT.plan
 
-Accumulate the sufficient statistics of one shard of a data set, so that
-shards can be processed in separate processes or machines and merged with
-'dica merge'. Every shard must be given the same fit flags and the same
---sample-data (the files the landmarks and bandwidths are chosen from: by
-default the shard itself, which only agrees across shards with --solver rff
-and a given --sigma).
+The first step of a fit made in shards (separate processes or machines):
+choose the bandwidths and the landmark cells from a sample of all the data,
+with the settings and preprocessing of the fit, and write them to a plan
+file. Every shard is then accumulated with the plan (dica accumulate
+--plan), and the shards' statistics merged into the model (dica merge): the
+model of dica fit with the same flags, whatever the shards.
 
-Example:
+Example (the CyTOF samples, one shard per sample):
 
-  for i in 1 2 3 4; do
-    dica accumulate --data "sample$i.csv" --sample-data 'sample*.csv' \
-        --labels "labels$i.csv" --sample-labels 'labels*.csv' --labels-ignore 0 \
-        --transform log1p --sigma 1 --rank 500 --out part$i.stats
+  dica plan --data 'sample*.csv' --labels 'labels*.csv' --labels-ignore 0 \
+      --transform log1p --sigma 1 --rank 500 --out cytof.plan
+  for i in $(seq 1 16); do
+    dica accumulate --plan cytof.plan --data sample$i.csv --labels labels$i.csv \
+        --labels-ignore 0 --out part$i.stats
   done
   dica merge part*.stats --out cytof.dica
 ` + dataHelp
 
-func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("accumulate", accumulateUsage, stderr)
-	var df, sf dataFlags
+func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("plan", planUsage, stderr)
+	var df dataFlags
 	var mf modelFlags
 	df.register(fs, true)
-	df.shard = true
 	mf.register(fs)
-	fs.Var(&sf.data, "sample-data", "`files` to choose landmarks and bandwidths from (default: --data)")
-	fs.Var(&sf.labels, "sample-labels", "label `files` of --sample-data")
-	fs.StringVar(&mf.out, "out", "", "write the statistics to this `file`")
+	fs.StringVar(&mf.out, "out", "", "write the plan to this `file`")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if mf.out == "" {
-		return usageErr("--out is required: the file to write the statistics to (e.g. --out part1.stats)")
+		return usageErr("--out is required: the file to write the plan to (e.g. --out cytof.plan)")
 	}
 	cfg, err := mf.config()
 	if err != nil {
 		return err
 	}
 	if cfg.Solver == dica.Exact {
-		return usageErr("the exact solver has no statistics to accumulate; use nystrom or rff")
+		return usageErr("the exact solver has no plan: it holds all the cells at once; use nystrom or rff")
 	}
+	df.markSet(fs)
 	in, err := df.open(pos)
 	if err != nil {
 		return err
 	}
-	src := in.src
-	if err := supervision(cfg, src.Schema()); err != nil {
+	if err := supervision(cfg, in.src.Schema()); err != nil {
 		return err
 	}
-	inputs := slices.Concat(in.files, in.labels)
-	planSrc := src
-	if len(sf.data) > 0 {
-		s2 := df
-		s2.data, s2.labels = sf.data, sf.labels
-		sin, err := s2.open(nil)
-		if err != nil {
-			return fmt.Errorf("--sample-data: %w", err)
-		}
-		planSrc = sin.src
-		inputs = slices.Concat(inputs, sin.files, sin.labels)
-	}
-	if err := checkOutputs([]string{mf.out, mf.cpuprofile}, inputs...); err != nil {
+	if err := checkOutputs([]string{mf.out, mf.cpuprofile}, slices.Concat(in.files, in.labels)...); err != nil {
 		return err
 	}
 	cfg.Preprocessing = in.pipe
 	pr := newProgress(mf.quiet)
+	pr.setTotal(in.src)
 	cfg.Progress = pr.update
-	p, err := dica.NewPlan(ctx, planSrc, cfg)
+	p, err := dica.NewPlan(ctx, in.src, cfg)
+	pr.done()
 	if err != nil {
-		pr.done()
 		return fitError(err)
 	}
-	st, err := p.Accumulate(ctx, src)
+	warnInput(stderr, in)
+	if err := p.Save(mf.out); err != nil {
+		return err
+	}
+	if !mf.quiet {
+		sigma, _ := p.Config.Bandwidths()
+		fmt.Fprintf(stderr, "dica plan: wrote %s: %s, rank %d, sigma %.4g; %s\n", mf.out, strings.ToUpper(p.Config.Method.String()), p.Config.Rank, sigma, p.Config.Preprocessing)
+	}
+	return nil
+}
+
+const accumulateUsage = `Usage: dica accumulate --plan FIT.plan --data SHARD_FILES [data flags] --out PART.stats
+
+Accumulate the sufficient statistics of one shard of a data set with the
+plan of the fit (dica plan), so that shards can be processed in separate
+processes or machines and merged with 'dica merge' into the model dica fit
+would give. The plan decides the settings and the preprocessing: give only
+where the shard's cells are (--data, and --labels, --label or --domain as
+for the fit). Each shard is merged once: statistics know which cells they
+hold, and a merge of shards that overlap is refused.
+
+Example:
+
+  dica accumulate --plan cytof.plan --data sample3.csv --labels labels3.csv \
+      --labels-ignore 0 --out part3.stats
+` + dataHelp
+
+func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("accumulate", accumulateUsage, stderr)
+	var df dataFlags
+	df.register(fs, true)
+	df.registerModel(fs)
+	df.shard = true
+	var planPath, out string
+	var quiet bool
+	fs.StringVar(&planPath, "plan", "", "the plan `file` of the fit (dica plan)")
+	fs.StringVar(&out, "out", "", "write the statistics to this `file`")
+	fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if planPath == "" {
+		return usageErr("--plan is required: make it once for all the shards with 'dica plan' and the fit's flags (see 'dica plan -h')")
+	}
+	if out == "" {
+		return usageErr("--out is required: the file to write the statistics to (e.g. --out part1.stats)")
+	}
+	if err := checkOutputs([]string{out}, planPath); err != nil {
+		return err
+	}
+	p, err := dica.LoadPlan(planPath)
+	if err != nil {
+		return err
+	}
+	df.markSet(fs)
+	df.forModel, df.model = true, p.Config.Preprocessing
+	in, err := df.open(pos)
+	if err != nil {
+		return err
+	}
+	if err := checkOutputs([]string{out}, slices.Concat(in.files, in.labels, []string{planPath})...); err != nil {
+		return err
+	}
+	pr := newProgress(quiet)
+	pr.setTotal(in.src)
+	p.Config.Progress = pr.update
+	st, err := p.Accumulate(ctx, in.src)
 	pr.done()
 	if err != nil {
 		return err
 	}
 	warnInput(stderr, in)
-	if err := st.Save(mf.out); err != nil {
+	if err := st.Save(out); err != nil {
 		return err
 	}
-	if !mf.quiet {
+	if !quiet {
 		fp := p.Fingerprint()
-		fmt.Fprintf(stderr, "%s: %d cells, %d domains, plan %x\n", mf.out, st.N(), len(st.Domains), fp[:6])
+		fmt.Fprintf(stderr, "dica accumulate: wrote %s: %d cells, %d sample(s), plan %x\n", out, st.N(), len(st.Domains), fp[:6])
 	}
 	return nil
 }
 
 const mergeUsage = `Usage: dica merge PART.stats... --out MODEL [--report json]
 
-Merge statistics written by 'dica accumulate' (with identical fit flags and
-sample data) and solve: the model equals the fit of all shards at once.
+Merge statistics written by 'dica accumulate' (with one plan) and solve:
+the model equals the fit of all shards at once. Statistics of another plan,
+and shards that hold the same cells, are refused.
 `
 
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {

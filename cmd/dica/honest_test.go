@@ -46,16 +46,19 @@ func TestMergeCopyOfShardRefused(t *testing.T) {
 	dir := t.TempDir()
 	shards(t, dir)
 	all, labels := filepath.Join(dir, "s[12].csv"), filepath.Join(dir, "l[12].csv")
+	plan := filepath.Join(dir, "fit.plan")
+	_, errs, code := runCmd(t, "plan", "--data", all, "--labels", labels, "--rank", "20", "--sigma", "1", "--out", plan, "--quiet")
+	require.Equal(t, 0, code, errs)
 	for s := 1; s <= 2; s++ {
-		_, errs, code := runCmd(t, "accumulate", "--data", filepath.Join(dir, fmt.Sprintf("s%d.csv", s)), "--labels", filepath.Join(dir, fmt.Sprintf("l%d.csv", s)),
-			"--sample-data", all, "--sample-labels", labels, "--rank", "20", "--sigma", "1", "--out", filepath.Join(dir, fmt.Sprintf("p%d.stats", s)), "--quiet")
+		_, errs, code := runCmd(t, "accumulate", "--plan", plan, "--data", filepath.Join(dir, fmt.Sprintf("s%d.csv", s)), "--labels", filepath.Join(dir, fmt.Sprintf("l%d.csv", s)),
+			"--out", filepath.Join(dir, fmt.Sprintf("p%d.stats", s)), "--quiet")
 		require.Equal(t, 0, code, errs)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "p2.stats"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "copy.stats"), b, 0o644))
 	out := filepath.Join(dir, "m.dica")
-	_, errs, code := runCmd(t, "merge", filepath.Join(dir, "p1.stats"), filepath.Join(dir, "p2.stats"), filepath.Join(dir, "copy.stats"), "--out", out)
+	_, errs, code = runCmd(t, "merge", filepath.Join(dir, "p1.stats"), filepath.Join(dir, "p2.stats"), filepath.Join(dir, "copy.stats"), "--out", out)
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "copy.stats summarizes the same cells as "+filepath.Join(dir, "p2.stats")+" (150 cells")
 	require.NoFileExists(t, out)

@@ -55,10 +55,12 @@ func TestLegacyFiles(t *testing.T) {
 
 	// The old statistics load; new ones that record their preprocessing do
 	// not merge with them, and the refusal says why.
-	part2 := filepath.Join(tmp, "part2.stats")
-	_, errs, code = runCmd(t, "accumulate", "--data", filepath.Join(dir, "sample2.csv"), "--labels", filepath.Join(dir, "labels2.csv"),
-		"--sample-data", filepath.Join(dir, "sample*.csv"), "--sample-labels", filepath.Join(dir, "labels*.csv"),
-		"--transform", "log1p", "--sigma", "1", "--rank", "30", "--out", part2, "--quiet")
+	part2, plan := filepath.Join(tmp, "part2.stats"), filepath.Join(tmp, "fit.plan")
+	_, errs, code = runCmd(t, "plan", "--data", filepath.Join(dir, "sample*.csv"), "--labels", filepath.Join(dir, "labels*.csv"),
+		"--transform", "log1p", "--sigma", "1", "--rank", "30", "--out", plan, "--quiet")
+	require.Equal(t, 0, code, errs)
+	_, errs, code = runCmd(t, "accumulate", "--plan", plan, "--data", filepath.Join(dir, "sample2.csv"), "--labels", filepath.Join(dir, "labels2.csv"),
+		"--out", part2, "--quiet")
 	require.Equal(t, 0, code, errs)
 	_, errs, code = runCmd(t, "merge", filepath.Join(dir, "part1-v2.stats"), part2, "--out", filepath.Join(tmp, "m.dica"))
 	require.Equal(t, 1, code)

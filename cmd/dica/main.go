@@ -33,7 +33,8 @@ func commands() map[string]command {
 	return map[string]command{
 		"fit":        {"fit a model to data", fitUsage, runFit},
 		"transform":  {"project cells with a fitted model (CSV or FCS out)", transformUsage, runTransform},
-		"accumulate": {"accumulate statistics of one shard of the data", accumulateUsage, runAccumulate},
+		"plan":       {"choose a fit's landmarks and bandwidths, for a fit in shards", planUsage, runPlan},
+		"accumulate": {"accumulate statistics of one shard of the data with a plan", accumulateUsage, runAccumulate},
 		"merge":      {"merge shard statistics and solve into a model", mergeUsage, runMerge},
 		"info":       {"describe FCS files and model files", infoUsage, runInfo},
 		"demo":       {"fit KPCA, UDICA, COIR and DICA on built-in toy data", demoUsage, runDemo},

@@ -116,13 +116,22 @@ func TestAccumulateMergeEqualsFit(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	var whole map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &whole))
+	plan := filepath.Join(dir, "fit.plan")
+	_, errs, code = runCmd(t, append([]string{"plan", "--data", all, "--out", plan}, common...)...)
+	require.Equal(t, 0, code, errs)
 	var parts []string
 	for i, f := range files {
 		p := filepath.Join(dir, fmt.Sprintf("part%d.stats", i))
-		_, errs, code := runCmd(t, append([]string{"accumulate", "--data", f, "--sample-data", all, "--out", p}, common...)...)
+		// The plan gives the settings and the channels: the shard's
+		// cells only are named.
+		_, errs, code := runCmd(t, "accumulate", "--plan", plan, "--data", f, "--label", "population", "--out", p, "--quiet")
 		require.Equal(t, 0, code, errs)
 		parts = append(parts, p)
 	}
+	// A setting of the fit given to accumulate is refused: the plan has it.
+	_, errs, code = runCmd(t, "accumulate", "--plan", plan, "--data", files[0], "--label", "population", "--rank", "30", "--out", filepath.Join(dir, "x.stats"))
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "unknown flag --rank")
 	// Files first, then flags, as 'dica merge part*.stats --out MODEL' is
 	// documented.
 	out, errs, code = runCmd(t, append(append([]string{"merge"}, parts...), "--report", "json", "--out", filepath.Join(dir, "m.dica"))...)
@@ -135,8 +144,10 @@ func TestAccumulateMergeEqualsFit(t *testing.T) {
 		require.InEpsilon(t, we[j].(float64), me[j].(float64), 1e-10)
 	}
 	// Statistics from another configuration do not merge.
-	other := filepath.Join(dir, "other.stats")
-	_, errs, code = runCmd(t, append([]string{"accumulate", "--data", files[0], "--sample-data", all, "--out", other, "--seed", "9"}, common...)...)
+	other, plan9 := filepath.Join(dir, "other.stats"), filepath.Join(dir, "seed9.plan")
+	_, errs, code = runCmd(t, append([]string{"plan", "--data", all, "--out", plan9, "--seed", "9"}, common...)...)
+	require.Equal(t, 0, code, errs)
+	_, errs, code = runCmd(t, "accumulate", "--plan", plan9, "--data", files[0], "--label", "population", "--out", other, "--quiet")
 	require.Equal(t, 0, code, errs)
 	_, errs, code = runCmd(t, "merge", parts[0], other, "--out", filepath.Join(dir, "never.dica"))
 	require.Equal(t, 1, code)
@@ -277,7 +288,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"transform", "--model", "m"}, 2, "--out"},
 		{[]string{"fit", "--data", plain}, 2, "--method dica needs class labels or real targets: give --labels FILES"},
 		{[]string{"fit", "--data", plain, "--method", "coir"}, 2, "--method udica or kpca"},
-		{[]string{"accumulate", "--data", plain, "--out", "p.stats"}, 2, "--method dica needs class labels"},
+		{[]string{"plan", "--data", plain, "--out", "p.plan"}, 2, "--method dica needs class labels"},
+		{[]string{"accumulate", "--data", plain, "--out", "p.stats"}, 2, "--plan is required: make it once for all the shards with 'dica plan'"},
 	}
 	for _, c := range cases {
 		_, errs, code := runCmd(t, c.args...)
