@@ -233,9 +233,15 @@ func TestAddShifted32(t *testing.T) {
 		func() { AddShifted32(make([]float64, 3), make([]float32, 4), make([]float64, 4), nil) },
 		func() { AddShifted32(make([]float64, 4), make([]float32, 4), make([]float64, 3), nil) },
 		func() { AddShifted32(make([]float64, 4), make([]float32, 4), make([]float64, 4), make([]float32, 3)) },
-		func() { Syrk32(blas32.General{Rows: 2, Cols: 3, Stride: 3, Data: make([]float32, 6)}, upperSym(4, 4, make([]float64, 16))) },
-		func() { Syrk32(blas32.General{Rows: 2, Cols: 3, Stride: 3, Data: make([]float32, 5)}, upperSym(3, 3, make([]float64, 9))) },
-		func() { Syrk32(blas32.General{Rows: 2, Cols: 3, Stride: 3, Data: make([]float32, 6)}, lowerSym(3, 3, make([]float64, 9))) },
+		func() {
+			Syrk32(blas32.General{Rows: 2, Cols: 3, Stride: 3, Data: make([]float32, 6)}, upperSym(4, 4, make([]float64, 16)))
+		},
+		func() {
+			Syrk32(blas32.General{Rows: 2, Cols: 3, Stride: 3, Data: make([]float32, 5)}, upperSym(3, 3, make([]float64, 9)))
+		},
+		func() {
+			Syrk32(blas32.General{Rows: 2, Cols: 3, Stride: 3, Data: make([]float32, 6)}, lowerSym(3, 3, make([]float64, 9)))
+		},
 	} {
 		func() {
 			defer func() {
