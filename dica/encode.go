@@ -134,6 +134,11 @@ func (p *Plan) encode(e *encoder) {
 		p.out.encode(e)
 	}
 	encodePipeline(e, c.Preprocessing)
+	if c.Precision != 0 && c.Precision != 64 {
+		// Only plans of another precision than the default record it (in
+		// files of the versions that read it: see Plan.fileVersion).
+		e.int(c.Precision)
+	}
 }
 
 func encodePipeline(e *encoder, p *preprocess.Pipeline) {
@@ -193,8 +198,10 @@ func decodePipeline(d *decoder) *preprocess.Pipeline {
 }
 
 // decodePlan decodes a plan; files of the versions before the
-// preprocessing was recorded (withPipeline false) have none.
-func decodePlan(d *decoder, withPipeline bool) (*Plan, error) {
+// preprocessing was recorded (withPipeline false) have none, and files of
+// the versions that record a precision (withPrecision) have one; other
+// files are of precision 64.
+func decodePlan(d *decoder, withPipeline, withPrecision bool) (*Plan, error) {
 	var c Config
 	c.Method = Method(d.int())
 	c.Components = d.int()
@@ -220,6 +227,9 @@ func decodePlan(d *decoder, withPipeline bool) (*Plan, error) {
 	}
 	if withPipeline {
 		p.Config.Preprocessing = decodePipeline(d)
+	}
+	if withPrecision {
+		p.Config.Precision = d.int()
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -261,7 +271,9 @@ const (
 	// statsVersion 3: the plan records its preprocessing and the
 	// statistics their parts (see Part); version 2 files load without
 	// them.
-	statsVersion = 3
+	// statsVersion 4: the plan records its precision when it is not 64
+	// (statistics of precision 64 are still written as version 3).
+	statsVersion = 4
 )
 
 // MarshalBinary encodes the statistics with their plan (configuration,
@@ -296,7 +308,7 @@ func (s *Stats) MarshalBinary() ([]byte, error) {
 		e.b = append(e.b, pt.Digest[:]...)
 		e.u64(uint64(pt.N))
 	}
-	return seal(statsMagic, statsVersion, e.b), nil
+	return seal(statsMagic, s.plan.fileVersion(3, statsVersion), e.b), nil
 }
 
 func rowOr(rows [][]float64, i, m int) []float64 {
@@ -316,7 +328,7 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("dica: statistics format version %d is from an older dica whose sums mean something else: accumulate them again", v)
 	}
 	d := &decoder{b: payload}
-	p, err := decodePlan(d, v >= 3)
+	p, err := decodePlan(d, v >= 3, v >= 4)
 	if err != nil {
 		return fmt.Errorf("dica: statistics: %w", err)
 	}

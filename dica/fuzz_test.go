@@ -157,7 +157,7 @@ func TestDecodeInvalidContents(t *testing.T) {
 	planFile := func(p Plan) []byte {
 		var e encoder
 		p.encode(&e)
-		return seal(planMagic, planVersion, e.b)
+		return seal(planMagic, p.fileVersion(2, planVersion), e.b)
 	}
 	for _, tc := range []struct {
 		name, want string

@@ -375,7 +375,10 @@ const ModelMagic = "DICAMODL"
 
 // modelVersion 2: the plan records the preprocessing
 // (Config.Preprocessing); version 1 files load with none recorded.
-const modelVersion = 2
+// modelVersion 3: the plan records its precision when it is not 64
+// (Config.Precision); models of precision 64 are still written as version
+// 2, byte for byte as before.
+const modelVersion = 3
 
 // MarshalBinary encodes the model in a versioned format with a checksum.
 func (m *Model) MarshalBinary() ([]byte, error) {
@@ -397,7 +400,7 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	var e encoder
 	m.plan.encode(&e)
 	m.encodeFields(&e, w)
-	return seal(ModelMagic, modelVersion, e.b), nil
+	return seal(ModelMagic, m.plan.fileVersion(2, modelVersion), e.b), nil
 }
 
 // encodeFields writes the fields of a model file that follow its plan,
@@ -427,7 +430,7 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	d := &decoder{b: payload}
-	p, err := decodePlan(d, v >= 2)
+	p, err := decodePlan(d, v >= 2, v >= 3)
 	if err != nil {
 		return fmt.Errorf("dica: model: %w", err)
 	}

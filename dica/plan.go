@@ -45,6 +45,12 @@ type Plan struct {
 	// the output landmarks.
 	negInShift []float64
 	outShift   []float64
+
+	// The single-precision kernel rows of a plan of Precision 32 with a
+	// Nystrom map whose kernel has them (nil otherwise): the kernel and
+	// the landmarks prepared for it.
+	k32   kernel.Prepared32
+	pts32 *kernel.Points
 }
 
 // mapSpec is the serializable description of a feature map.
@@ -269,6 +275,10 @@ func (p *Plan) finish() error {
 		return err
 	}
 	p.negInShift, p.outShift = nil, nil
+	p.k32, p.pts32 = nil, nil
+	if k, ok := p.in.kern.(kernel.Prepared32); ok && p.in.kind == mapNystrom && p.Config.Precision == 32 {
+		p.k32, p.pts32 = k, kernel.NewPoints(p.in.landmarks)
+	}
 	if p.in.kind == mapNystrom {
 		// c = mean kernel row of the landmarks, computed by the code that
 		// computes the streamed rows.
@@ -291,6 +301,17 @@ func (p *Plan) finish() error {
 	p.encode(&e)
 	p.fp = fingerprint(e.b)
 	return nil
+}
+
+// fileVersion returns the format version of a file that holds the plan:
+// v, or withPrecision when the plan's precision is not 64, a field that
+// the versions before withPrecision do not read; files of the default
+// precision keep the bytes and the version older versions of dica read.
+func (p *Plan) fileVersion(v, withPrecision uint32) uint32 {
+	if c := p.Config.Precision; c != 0 && c != 64 {
+		return withPrecision
+	}
+	return v
 }
 
 // meanRow returns the mean over the rows of pts of their raw features under

@@ -16,7 +16,9 @@ const (
 	planMagic = "DICAPLAN"
 	// planVersion 2: the plan records its preprocessing; version 1 plans
 	// load with none.
-	planVersion = 2
+	// planVersion 3: the plan records its precision when it is not 64
+	// (plans of precision 64 are still written as version 2).
+	planVersion = 3
 	gramMagic   = "DICAGRAM"
 	// gramVersion 2: the Gram sum is of shifted raw features (see Stats);
 	// version 1 parts are rejected.
@@ -33,7 +35,7 @@ func (p *Plan) MarshalBinary() ([]byte, error) {
 	}
 	var e encoder
 	p.encode(&e)
-	return seal(planMagic, planVersion, e.b), nil
+	return seal(planMagic, p.fileVersion(2, planVersion), e.b), nil
 }
 
 // UnmarshalBinary decodes a plan written by MarshalBinary. The decoded plan
@@ -45,7 +47,7 @@ func (p *Plan) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	d := &decoder{b: payload}
-	q, err := decodePlan(d, v >= 2)
+	q, err := decodePlan(d, v >= 2, v >= 3)
 	if err != nil {
 		return fmt.Errorf("dica: plan: %w", err)
 	}
