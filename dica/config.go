@@ -230,12 +230,20 @@ type Config struct {
 	// float32, distances and exponentials in float32: kernel.Prepared32)
 	// and added to the float64 domain and class sums, and the Gram sum
 	// (lambda > 0, UDICA, KPCA) is summed in float32 over blocks of 128
-	// rows and in float64 across them (gemm.Syrk32). Everything else, the
-	// plan, the solve and Model.Transform, is float64. It is about twice
-	// as fast on CPUs with AVX2; docs/PERFORMANCE.md ("Single precision")
-	// measures its error against the float64 fit and against the Nystrom
-	// approximation. The exact solver is float64 only. Statistics of
-	// different precisions do not merge.
+	// rows and in float64 across them (gemm.Syrk32); both about twice as
+	// fast. The plan, the solve and Model.Transform stay float64.
+	//
+	// The map's transform amplifies the float32 rounding by up to the
+	// condition number of the landmarks' kernel matrix, so the pass runs
+	// in float32 only where that cannot hurt (Plan.SinglePrecision): for
+	// random Fourier features, and for Nystrom maps whose condition number
+	// is bounded by 1e7 (narrow kernels, such as sigma = 1 on
+	// log-transformed cytometry data up to m = 1000); with wide kernels
+	// (such as the median heuristic's) it stays float64.
+	// docs/PERFORMANCE.md ("Single precision") measures the error against
+	// the float64 fit and against the Nystrom approximation. The exact
+	// solver is float64 only. Statistics of different precisions do not
+	// merge.
 	Precision int
 
 	// MaxMemory is the memory budget of the fit in bytes: a fit whose

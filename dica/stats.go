@@ -217,16 +217,18 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 		w.sumCells(a, b, keepShifted, withClass)
 	}
 	w.foldCells(a, withClass)
+	// With float32 rows, the float64 shifted rows that the cross sums and
+	// a float64 Gram sum need are the float32 ones widened.
+	if rows32 && (a.rout > 0 || a.gram && !w.plan.f32) {
+		w.f = reuseDense(w.f, b.Rows, a.mraw)
+		widen(w.f.RawMatrix().Data, w.f32[:b.Rows*a.mraw])
+	}
 	if a.rout > 0 {
-		if rows32 {
-			w.f = reuseDense(w.f, b.Rows, a.mraw)
-			widen(w.f.RawMatrix().Data, w.f32[:b.Rows*a.mraw])
-		}
 		w.crossSums(a, b, w.f.RawMatrix())
 	}
 	if a.gram {
 		gram := blas64.Symmetric{Uplo: blas.Upper, N: a.mraw, Stride: a.mraw, Data: a.gramSum}
-		if w.plan.Config.Precision != 32 {
+		if !w.plan.f32 {
 			gemm.Syrk(blas.Trans, w.f.RawMatrix(), gram)
 			return nil
 		}
