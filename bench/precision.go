@@ -35,13 +35,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dicalab/dica/approx"
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
@@ -254,7 +252,33 @@ func modelError(a, b []float64, za, zb *mat.Dense, k int) (eig, angle float64) {
 		eig = math.Max(eig, math.Abs(b[j]-a[j])/math.Abs(a[j]))
 	}
 	n, _ := za.Dims()
-	cos := approx.PrincipalCosines(za.Slice(0, n, 0, k).(*mat.Dense), zb.Slice(0, n, 0, k).(*mat.Dense))
-	c := slices.Min(cos)
-	return eig, math.Acos(math.Min(1, c)) * 180 / math.Pi
+	return eig, largestAngle(za.Slice(0, n, 0, k).(*mat.Dense), zb.Slice(0, n, 0, k).(*mat.Dense))
+}
+
+// largestAngle returns the largest principal angle in degrees between the
+// column spaces of a and b (n x k each) from its sine, the 2-norm of
+// Qb - Qa Qa^T Qb with Qa and Qb orthonormal bases: accurate for small
+// angles, where the arccosine of the cosines (approx.PrincipalCosines)
+// cannot resolve angles below about 1e-6 degrees.
+func largestAngle(a, b *mat.Dense) float64 {
+	qa, qb := orthonormal(a), orthonormal(b)
+	var c, r mat.Dense
+	c.Mul(qa.T(), qb)
+	r.Mul(qa, &c)
+	r.Sub(qb, &r)
+	var svd mat.SVD
+	if !svd.Factorize(&r, mat.SVDNone) {
+		return math.NaN()
+	}
+	return math.Asin(math.Min(1, svd.Values(nil)[0])) * 180 / math.Pi
+}
+
+// orthonormal returns an orthonormal basis of the columns of a (thin QR).
+func orthonormal(a *mat.Dense) *mat.Dense {
+	n, k := a.Dims()
+	var qr mat.QR
+	qr.Factorize(a)
+	var q mat.Dense
+	qr.QTo(&q)
+	return mat.DenseCopyOf(q.Slice(0, n, 0, k))
 }
