@@ -222,10 +222,11 @@ l1done:
 //
 // Per block: y = x*inv; t = -y where y < 0 (as math.Asinh, so -0 stays -0);
 // w = t + t*t/(1 + sqrt(1 + t*t)) and z = 2t + 1/(sqrt(t*t + 1) + t) for
-// every lane, log1p(w) and log(z) for every lane (both are harmless where
-// they are not used), then t where t < 2^-28, log(z) where t > 2, log1p(w)
-// elsewhere, and the sign of y. The frame holds t (0), the sign lanes (32),
-// w (64), z (96), log1p(w) (128).
+// every lane; log1p(w) for every lane when a lane has 2^-28 <= t <= 2, and
+// log(z) for every lane when a lane has t > 2 (both harmless in the lanes
+// that do not use them); then t where t < 2^-28, log(z) where t > 2,
+// log1p(w) elsewhere, and the sign of y. The frame holds t (0), the sign
+// lanes (32), w (64), z (96), log1p(w) (128).
 TEXT ·asinhAVX2(SB), NOSPLIT, $160-40
 	MOVQ x_base+0(FP), DI
 	MOVQ x_len+8(FP), CX
@@ -261,11 +262,24 @@ asloop:
 	VMULPD       two<>(SB), Y0, Y8
 	VADDPD       Y7, Y8, Y8
 	VMOVUPD      Y8, 96(SP)
+	VCMPPD       $0x1E, two<>(SB), Y0, Y9
+	VMOVMSKPD    Y9, R8
+	VCMPPD       $0x1D, near28<>(SB), Y0, Y10
+	VANDNPD      Y10, Y9, Y10
+	VMOVMSKPD    Y10, R9
+	TESTQ        R9, R9
+	JZ           asnomid
 	VMOVAPD      Y6, Y0
 	LOG1P(asdone)
 	VMOVUPD      Y0, 128(SP)
+
+asnomid:
+	TESTQ        R8, R8
+	JZ           asnolarge
 	VMOVUPD      96(SP), Y0
 	LOG
+
+asnolarge:
 	VMOVUPD      0(SP), Y1
 	VCMPPD       $0x1E, two<>(SB), Y1, Y2
 	VMOVUPD      128(SP), Y3
