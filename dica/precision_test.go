@@ -106,39 +106,49 @@ func TestPrecision32(t *testing.T) {
 // well-conditioned maps: forced into float32 with a wide kernel (sigma = 4
 // on the toy data, about the median heuristic's, where the landmarks'
 // kernel matrix has a condition number near the 1e10 cutoff), UDICA finds
-// spurious leading eigenvalues made of rounding noise; and the bound of
-// float32Safe rejects that map and accepts the narrow one.
+// spurious leading eigenvalues made of the rounding noise of the float32
+// Gram sum, and float32 kernel rows alone (with a float64 Gram sum) move
+// the eigenvalues by far more than with a narrow kernel; the bound of
+// float32Safe rejects that map and accepts the narrow one (sigma = 1).
 func TestPrecision32Conditioning(t *testing.T) {
 	ctx := context.Background()
 	all := toy.Regression(toy.Options{Domains: 10, MeanSize: 2000, Seed: 1})
 	ds := all.Subset(kernel.SampleRows(all.N(), 1500, 5))
 	for _, tc := range []struct {
 		sigma float64
+		m     int
 		safe  bool
-		worst float64 // the eigenvalue error forced into float32 is above (safe: below) it
-	}{{4, false, 0.1}, {1, true, 1e-5}} {
-		cfg := Config{Method: UDICA, Rank: 200, Sigma: tc.sigma, Seed: 1, Components: 10}
+		// The eigenvalue error of the forced float32 pass is above
+		// (safe: below) full, that of float32 rows alone above (below)
+		// rows.
+		full, rows float64
+	}{{4, 200, false, 0.1, 1e-7}, {4, 500, false, 0.1, 1e-6}, {1, 200, true, 1e-5, 1e-7}, {1, 500, true, 1e-5, 1e-7}} {
+		cfg := Config{Method: UDICA, Rank: tc.m, Sigma: tc.sigma, Seed: 1, Components: 10}
 		m64 := fit(t, ds, cfg)
 		cfg.Precision = 32
 		p, err := NewPlan(ctx, ds.Source(), cfg)
 		require.NoError(t, err)
 		require.Equal(t, tc.safe, p.SinglePrecision(), "sigma %g", tc.sigma)
-		// Force the float32 pass.
-		q := *p
-		q.f32, q.k32, q.pts32 = true, kernel.RBF{Sigma: p.Config.Kernel.(kernel.RBF).Sigma}, kernel.NewPoints(p.in.landmarks)
-		st, err := q.Accumulate(ctx, ds.Source())
-		require.NoError(t, err)
-		m32, err := st.Solve()
-		require.NoError(t, err)
-		worst := 0.0
-		for j := range 10 {
-			worst = math.Max(worst, math.Abs(m32.Eigenvalues[j]-m64.Eigenvalues[j])/m64.Eigenvalues[j])
+		var errs [2]float64
+		for i, gram32 := range []bool{true, false} {
+			// Force float32 rows, with a float32 or a float64 Gram sum.
+			q := *p
+			q.f32, q.k32, q.pts32 = gram32, kernel.RBF{Sigma: tc.sigma}, kernel.NewPoints(p.in.landmarks)
+			st, err := q.Accumulate(ctx, ds.Source())
+			require.NoError(t, err)
+			m32, err := st.Solve()
+			require.NoError(t, err)
+			for j := range 10 {
+				errs[i] = math.Max(errs[i], math.Abs(m32.Eigenvalues[j]-m64.Eigenvalues[j])/m64.Eigenvalues[j])
+			}
 		}
-		t.Logf("sigma %g: forced float32, largest eigenvalue error %.3g", tc.sigma, worst)
+		t.Logf("sigma %g, m = %d: forced float32, largest eigenvalue error %.3g; float32 rows alone %.3g", tc.sigma, tc.m, errs[0], errs[1])
 		if tc.safe {
-			require.Less(t, worst, tc.worst)
+			require.Less(t, errs[0], tc.full)
+			require.Less(t, errs[1], tc.rows)
 		} else {
-			require.Greater(t, worst, tc.worst)
+			require.Greater(t, errs[0], tc.full)
+			require.Greater(t, errs[1], tc.rows)
 		}
 	}
 }
