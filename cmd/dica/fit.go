@@ -117,6 +117,9 @@ func (m *modelFlags) config() (dica.Config, error) {
 	if m.precision != 32 && m.precision != 64 {
 		return c, usageErr("--precision %d: want 32 or 64", m.precision)
 	}
+	if m.precision == 32 && c.Solver == dica.Exact {
+		return c, usageErr("--precision 32 applies to the nystrom and rff solvers; the exact solver is float64 only")
+	}
 	if m.sigma < 0 || m.sigmaY < 0 {
 		return c, usageErr("--sigma and --sigma-y must be > 0 (or 0 for the median heuristic)")
 	}
