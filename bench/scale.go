@@ -3,7 +3,7 @@
 //
 //	go run ./bench scale [-json] [-out DIR] [-n 10000,100000,300000,all]
 //	    [-m 125,250,500,1000] [-rank 500] [-stream 10000000] [-procs 1,2]
-//	    [-peer=true] [-repeat 1]
+//	    [-peer=true] [-repeat 1] [-precision 64,32]
 //
 // Every measurement runs in a child process (this program, re-executed with
 // GOMAXPROCS set), so that each peak resident set size (VmHWM, reset after
@@ -12,7 +12,9 @@
 // uses the 693,643 labelled cells, UDICA all 929,685 (ungated included);
 // smaller n are seeded subsamples. Fits: Nystrom, uniform landmarks, RBF
 // sigma = 1, eps = 1e-4, lambda = 0, k = 10 (the README's flagship
-// setting; docs/PERFORMANCE.md, "One fit, step by step", gives its cost).
+// setting; docs/PERFORMANCE.md, "One fit, step by step", gives its cost),
+// at each precision of -precision (dica.Config.Precision; every Go
+// measurement is made at each, the peer runs once).
 //
 // Measured:
 //   - fit time and peak RSS vs n for DICA and UDICA at m = -rank;
@@ -83,6 +85,8 @@ type scaleJob struct {
 	Procs  int    `json:"procs"`
 	Extras bool   `json:"extras"` // transform throughput and bare pass
 	Seed   uint64 `json:"seed"`
+	// Precision is dica.Config.Precision (0: the default).
+	Precision int `json:"precision,omitempty"`
 }
 
 // scaleResult is what a child measures.
@@ -111,6 +115,7 @@ type scaleConfig struct {
 	rank   int
 	stream int
 	procs  []int
+	precs  []int // precisions of the Go fits
 	peer   bool
 	repeat int
 	seed   uint64
@@ -129,6 +134,7 @@ func runScale(args []string) error {
 	fs.IntVar(&cfg.rank, "rank", 500, "rank m of the runs vs n, GOMAXPROCS and the transform")
 	fs.IntVar(&cfg.stream, "stream", 10000000, "cells of the synthetic stream (0: skip)")
 	procs := fs.String("procs", "1,2", "comma-separated GOMAXPROCS values to compare")
+	precs := fs.String("precision", "64", "comma-separated precisions of the Go fits, in bits (64, 32: dica.Config.Precision)")
 	fs.BoolVar(&cfg.peer, "peer", true, "run ../shared/peers/numpy_dica.py when Python is available")
 	fs.IntVar(&cfg.repeat, "repeat", 1, "runs of each Go measurement (median time, largest peak RSS)")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "random `seed`")
@@ -165,6 +171,9 @@ func runScale(args []string) error {
 	}
 	if cfg.procs, err = parseInts(*procs); err != nil {
 		return fmt.Errorf("-procs: %w", err)
+	}
+	if cfg.precs, err = parseInts(*precs); err != nil {
+		return fmt.Errorf("-precision: %w", err)
 	}
 	cfg.repeat = max(cfg.repeat, 1)
 	if _, err := dataPath("multicenter16_cytof"); err != nil {
@@ -247,7 +256,7 @@ func scaleChild(ctx context.Context, job scaleJob) (*scaleResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := dica.Config{Method: method, Solver: dica.Nystrom, Rank: job.M, Sigma: 1, Epsilon: 1e-4, Components: 10, Seed: job.Seed}
+	cfg := dica.Config{Method: method, Solver: dica.Nystrom, Rank: job.M, Sigma: 1, Epsilon: 1e-4, Components: 10, Seed: job.Seed, Precision: job.Precision}
 	var src dataset.Source
 	var ds *dataset.Dataset
 	switch job.Kind {
@@ -518,6 +527,7 @@ type scaleParent struct {
 	cfg      scaleConfig
 	rep      *reporter
 	allProcs int // GOMAXPROCS of the runs that do not vary it
+	prec     int // precision of the current Go fits
 }
 
 // scalePt is a point of a plot: x (cells or m), fit seconds and peak RSS
@@ -529,22 +539,31 @@ func scaleRun(ctx context.Context, cfg scaleConfig, rep *reporter, out string) e
 	nproc := runtime.NumCPU()
 	rep.note("machine: %d CPUs, load average at start %s", nproc, loadAvg())
 	p := &scaleParent{ctx: ctx, cfg: cfg, rep: rep, allProcs: runtime.GOMAXPROCS(0)}
-	curves, dicaAll, err := p.vsN()
-	if err != nil {
-		return err
-	}
-	if dicaAll != nil && dicaAll.BarePassS > 0 {
-		if err := p.transformRow(dicaAll); err != nil {
+	var curves map[string][]scalePt
+	var vsM []scalePt
+	for i, prec := range cfg.precs {
+		p.prec = prec
+		c, dicaAll, err := p.vsN()
+		if err != nil {
 			return err
 		}
+		if dicaAll != nil && dicaAll.BarePassS > 0 {
+			if err := p.transformRow(dicaAll); err != nil {
+				return err
+			}
+		}
+		m, err := p.vsM()
+		if err != nil {
+			return err
+		}
+		if err := p.vsProcs(); err != nil {
+			return err
+		}
+		if i == 0 { // the plots show the first precision
+			curves, vsM = c, m
+		}
 	}
-	vsM, err := p.vsM()
-	if err != nil {
-		return err
-	}
-	if err := p.vsProcs(); err != nil {
-		return err
-	}
+	var err error
 	var peerPts []scalePt
 	if cfg.peer {
 		if peerPts, err = p.peer(); err != nil {
@@ -560,12 +579,12 @@ func scaleRun(ctx context.Context, cfg scaleConfig, rep *reporter, out string) e
 
 // job describes a child measurement with the run's seed.
 func (p *scaleParent) job(kind, method string, n int, all bool, m, procs int, extras bool) scaleJob {
-	return scaleJob{Kind: kind, Method: method, N: n, All: all, M: m, Procs: procs, Extras: extras, Seed: p.cfg.seed}
+	return scaleJob{Kind: kind, Method: method, N: n, All: all, M: m, Procs: procs, Extras: extras, Seed: p.cfg.seed, Precision: p.prec}
 }
 
 // fitRow reports a fit measured by a child, under kind, with extra values.
 func (p *scaleParent) fitRow(kind string, r *scaleResult, extra obj) error {
-	conf := obj{{"method", r.Job.Method}, {"data", dataName(r.Job)}, {"cells", r.Cells}, {"m", r.Job.M}, {"gomaxprocs", r.GOMAXPROCS}}
+	conf := obj{{"method", r.Job.Method}, {"data", dataName(r.Job)}, {"cells", r.Cells}, {"m", r.Job.M}, {"gomaxprocs", r.GOMAXPROCS}, {"precision", precisionOf(r.Job)}}
 	vals := obj{{"fit_s", r.FitS}, {"peak_rss_mb", mb(r.PeakRSS)}, {"rss_before_fit_mb", mb(r.RSSBefore)}}
 	if r.GenPassS > 0 {
 		vals = append(vals, field{"gen_pass_s", r.GenPassS})
@@ -616,7 +635,7 @@ func (p *scaleParent) vsN() (map[string][]scalePt, *scaleResult, error) {
 // transformRow reports the transform throughput and the bare kernel-row
 // pass of the run r, against its fit.
 func (p *scaleParent) transformRow(r *scaleResult) error {
-	return p.rep.add("transform and bare kernel-row pass", obj{{"method", "dica"}, {"cells", r.Cells}, {"m", p.cfg.rank}, {"gomaxprocs", r.GOMAXPROCS}},
+	return p.rep.add("transform and bare kernel-row pass", obj{{"method", "dica"}, {"cells", r.Cells}, {"m", p.cfg.rank}, {"gomaxprocs", r.GOMAXPROCS}, {"precision", precisionOf(r.Job)}},
 		obj{{"transform_cells_per_s", float64(r.Cells) / r.TransformS}, {"transform_s", r.TransformS},
 			{"bare_pass_s", r.BarePassS}, {"fit_s", r.FitS}, {"fit_over_bare_pass", r.FitS / r.BarePassS}})
 }
@@ -683,20 +702,23 @@ func (p *scaleParent) peer() ([]scalePt, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Go on the same number of labelled cells (UDICA too: the peer
-		// drops ungated cells).
-		gr, err := cfg.runChild(p.ctx, p.job("cytof", j.method, j.n, false, cfg.rank, p.allProcs, false))
-		if err != nil {
-			return nil, err
-		}
 		if j.method == "dica" {
 			pts = append(pts, scalePt{float64(pr.n), pr.fitS, mb(pr.peakRSS)})
 		}
-		if err := p.rep.add("peer (numpy_dica.py, same run)", obj{{"method", j.method}, {"cells", pr.n}, {"m", cfg.rank}},
-			obj{{"peer_fit_s", pr.fitS}, {"peer_features_s", pr.featS}, {"peer_stats_solve_s", pr.solveS}, {"peer_load_s", pr.loadS},
-				{"peer_peak_rss_mb", mb(pr.peakRSS)}, {"go_fit_s", gr.FitS}, {"go_peak_rss_mb", mb(gr.PeakRSS)},
-				{"time_ratio_go_over_peer", gr.FitS / pr.fitS}, {"rss_ratio_go_over_peer", float64(gr.PeakRSS) / float64(pr.peakRSS)}}); err != nil {
-			return nil, err
+		for _, prec := range cfg.precs {
+			// Go on the same number of labelled cells (UDICA too: the
+			// peer drops ungated cells).
+			p.prec = prec
+			gr, err := cfg.runChild(p.ctx, p.job("cytof", j.method, j.n, false, cfg.rank, p.allProcs, false))
+			if err != nil {
+				return nil, err
+			}
+			if err := p.rep.add("peer (numpy_dica.py, same run)", obj{{"method", j.method}, {"cells", pr.n}, {"m", cfg.rank}, {"precision", precisionOf(gr.Job)}},
+				obj{{"peer_fit_s", pr.fitS}, {"peer_features_s", pr.featS}, {"peer_stats_solve_s", pr.solveS}, {"peer_load_s", pr.loadS},
+					{"peer_peak_rss_mb", mb(pr.peakRSS)}, {"go_fit_s", gr.FitS}, {"go_peak_rss_mb", mb(gr.PeakRSS)},
+					{"time_ratio_go_over_peer", gr.FitS / pr.fitS}, {"rss_ratio_go_over_peer", float64(gr.PeakRSS) / float64(pr.peakRSS)}}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return pts, nil
@@ -746,6 +768,14 @@ func (p *scaleParent) plots(out string, curves map[string][]scalePt, vsM, peerPt
 	}
 	p.rep.note("plots: %s", strings.Join(files, ", "))
 	return nil
+}
+
+// precisionOf returns the precision of a job's fit in bits.
+func precisionOf(j scaleJob) int {
+	if j.Precision == 0 {
+		return 64
+	}
+	return j.Precision
 }
 
 // dataName describes the data of a job.

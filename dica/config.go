@@ -234,6 +234,29 @@ type Config struct {
 	// part of the plan: statistics of different preprocessing do not merge.
 	Preprocessing *preprocess.Pipeline
 
+	// Precision is the floating-point precision, in bits, of the
+	// streaming pass of a Nystrom or RFF fit: 64 (the default; 0 means 64)
+	// or 32. With 32, the kernel rows of a Nystrom map with an RBF or
+	// Laplacian kernel are computed in float32 (coordinates rounded to
+	// float32, distances and exponentials in float32: kernel.Prepared32)
+	// and added to the float64 domain and class sums, and the Gram sum
+	// (lambda > 0, UDICA, KPCA) is summed in float32 over blocks of 128
+	// rows and in float64 across them (gemm.Syrk32); both about twice as
+	// fast. The plan, the solve and Model.Transform stay float64.
+	//
+	// The map's transform amplifies the float32 rounding by up to the
+	// condition number of the landmarks' kernel matrix, so the pass runs
+	// in float32 only where that cannot hurt (Plan.SinglePrecision): for
+	// random Fourier features, and for Nystrom maps whose condition number
+	// is bounded by 1e7 (narrow kernels, such as sigma = 1 on
+	// log-transformed cytometry data up to m = 1000); with wide kernels
+	// (such as the median heuristic's) it stays float64.
+	// docs/PERFORMANCE.md ("Single precision") measures the error against
+	// the float64 fit and against the Nystrom approximation. The exact
+	// solver is float64 only. Statistics of different precisions do not
+	// merge.
+	Precision int
+
 	// MaxMemory is the memory budget of the fit in bytes: a fit whose
 	// estimated memory (EstimateMemory) exceeds it is refused with a
 	// *MemoryError before anything large is allocated. 0 means
@@ -293,6 +316,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Workers == 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.Precision == 0 {
+		c.Precision = 64
 	}
 	return c
 }
@@ -355,6 +381,12 @@ func (c Config) check() error {
 	}
 	if c.Preprocessing != nil && c.Preprocessing.Channels != nil && len(c.Preprocessing.Channels) == 0 {
 		return fmt.Errorf("dica: preprocessing records no channel")
+	}
+	if c.Precision != 32 && c.Precision != 64 {
+		return fmt.Errorf("dica: precision = %d bits; need 32 or 64 (or 0 for 64)", c.Precision)
+	}
+	if c.Precision == 32 && c.Solver == Exact {
+		return fmt.Errorf("dica: precision 32 applies to the streaming pass of the nystrom and rff solvers; the exact solver is float64 only")
 	}
 	if c.BlockRows < 1 || c.Workers < 1 || c.Sample < 1 {
 		return fmt.Errorf("dica: block rows, workers and sample size must be positive")

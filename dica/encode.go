@@ -135,6 +135,11 @@ func (p *Plan) encode(e *encoder) {
 		p.out.encode(e)
 	}
 	encodePipeline(e, c.Preprocessing)
+	prec := c.Precision
+	if prec == 0 {
+		prec = 64
+	}
+	e.int(prec)
 }
 
 func encodePipeline(e *encoder, p *preprocess.Pipeline) {
@@ -205,7 +210,9 @@ func decodePipeline(d *decoder, level int) *preprocess.Pipeline {
 	return p
 }
 
-// decodePlan decodes a plan of the given encoding (planNoPipeline, ...).
+// decodePlan decodes a plan of the given encoding (planNoPipeline, ...):
+// files of the versions before the preprocessing was recorded have none,
+// and those before the precision was recorded are of precision 64.
 func decodePlan(d *decoder, level int) (*Plan, error) {
 	var c Config
 	c.Method = Method(d.int())
@@ -232,6 +239,9 @@ func decodePlan(d *decoder, level int) (*Plan, error) {
 	}
 	if level >= planPipeline {
 		p.Config.Preprocessing = decodePipeline(d, level)
+	}
+	if level >= planUnnamed {
+		p.Config.Precision = d.int()
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -273,7 +283,8 @@ const (
 	// statsVersion 3: the plan records its preprocessing and the
 	// statistics their parts (see Part); version 2 files load without
 	// them.
-	// statsVersion 4: the preprocessing records Unnamed.
+	// statsVersion 4: the preprocessing records Unnamed, and the plan its
+	// precision (Config.Precision).
 	statsVersion = 4
 )
 

@@ -376,7 +376,8 @@ const ModelMagic = "DICAMODL"
 // modelVersion 2: the plan records the preprocessing
 // (Config.Preprocessing); version 1 files load with none recorded.
 // modelVersion 3: the preprocessing records Unnamed (version 2 files load
-// with it inferred: see Model.Preprocessing).
+// with it inferred: see Model.Preprocessing), and the plan its precision
+// (Config.Precision; version 2 files are of precision 64).
 const modelVersion = 3
 
 // MarshalBinary encodes the model in a versioned format with a checksum.

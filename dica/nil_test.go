@@ -119,6 +119,7 @@ func TestNilAndZero(t *testing.T) {
 		"Plan.Accumulate/nil src":       func() error { return two(plan.Accumulate(ctx, nil)) },
 		"Plan.Fingerprint":              func() error { return zero(np.Fingerprint() == [32]byte{}) },
 		"Plan.InputMap":                 func() error { return zero(np.InputMap() == nil && zp.InputMap() == nil) },
+		"Plan.SinglePrecision":          func() error { return zero(!np.SinglePrecision() && !zp.SinglePrecision()) },
 		"Plan.MarshalBinary":            func() error { return two(zp.MarshalBinary()) },
 		"Plan.NewStats/nil":             func() error { return errs(np.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },
 		"Plan.NewStats/zero":            func() error { return errs(zp.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },

@@ -117,10 +117,11 @@ func TestModelVersion1Loads(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The version 1 layout: the plan without the preprocessing flag (the
-	// 8 bytes a nil pipeline adds at its end), then the model's fields.
+	// 8 bytes a nil pipeline adds) and the precision (8 bytes at its end),
+	// then the model's fields.
 	var e encoder
 	m.plan.encode(&e)
-	e.b = e.b[:len(e.b)-8]
+	e.b = e.b[:len(e.b)-16]
 	m.encodeFields(&e, m.W)
 	var old Model
 	if err := old.UnmarshalBinary(seal(ModelMagic, 1, e.b)); err != nil {

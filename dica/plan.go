@@ -45,6 +45,15 @@ type Plan struct {
 	// the output landmarks.
 	negInShift []float64
 	outShift   []float64
+
+	// The single-precision kernel rows of a plan of Precision 32 with a
+	// Nystrom map whose kernel has them (nil otherwise): the kernel and
+	// the landmarks prepared for it.
+	k32   kernel.Prepared32
+	pts32 *kernel.Points
+	// f32 reports that the streaming pass runs in float32: Precision 32
+	// and a map that cannot amplify float32 rounding much (float32Safe).
+	f32 bool
 }
 
 // mapSpec is the serializable description of a feature map.
@@ -269,6 +278,11 @@ func (p *Plan) finish() error {
 		return err
 	}
 	p.negInShift, p.outShift = nil, nil
+	p.k32, p.pts32 = nil, nil
+	p.f32 = p.Config.Precision == 32 && float32Safe(p.inMap, p.in.kern, p.in.landmarks)
+	if k, ok := p.in.kern.(kernel.Prepared32); ok && p.f32 && p.in.kind == mapNystrom {
+		p.k32, p.pts32 = k, kernel.NewPoints(p.in.landmarks)
+	}
 	if p.in.kind == mapNystrom {
 		// c = mean kernel row of the landmarks, computed by the code that
 		// computes the streamed rows.
@@ -291,6 +305,70 @@ func (p *Plan) finish() error {
 	p.encode(&e)
 	p.fp = fingerprint(e.b)
 	return nil
+}
+
+// SinglePrecision reports whether the streaming pass of the plan runs in
+// float32 (see Config.Precision): the configuration asks for precision 32
+// and the input feature map cannot amplify float32 rounding much (random
+// Fourier features, or a Nystrom map whose landmarks' kernel matrix has a
+// condition number bounded by 1e7). Otherwise the pass is float64.
+func (p *Plan) SinglePrecision() bool {
+	return p != nil && p.f32
+}
+
+// float32MaxCond bounds the condition number of the landmarks' kernel
+// matrix K_mm under which Precision 32 runs the pass in float32. The map's
+// transform T = K_mm^{-1/2} amplifies rounding of the raw features and
+// sums by up to cond(K_mm) relative to their leading directions: the
+// per-cell rounding of float32 kernel rows (about 1e-7, random) moves the
+// leading eigenvalues by about 1e-14 cond(K_mm) relative, the rounding of
+// float32 Gram sums (about 1e-7 of the sums) makes spurious leading
+// eigenvalues of UDICA and KPCA from cond(K_mm) of about 1e9 on (bench
+// precision, TestPrecision32Conditioning). Up to a few 1e7 both move the
+// eigenvalues by at most about 1e-6. float32Safe's bound overestimates the
+// condition number, typically by 10 to 100.
+const float32MaxCond = 1e7
+
+// float32Safe reports whether the pass over the raw features of m may run
+// in float32: m has no transform (random Fourier features, bounded by 1),
+// or an upper bound of the condition number of its landmarks z's kernel
+// matrix (restricted to the kept directions) is at most float32MaxCond.
+// The bound is lambda_max(K_mm) <= max_i sum_j |K_ij| (Gershgorin) times
+// 1/lambda_min = ||T||_2^2 <= ||T||_F^2 (T^T K_mm T = I on the kept
+// directions); K_mm is computed in blocks of rows.
+func float32Safe(m approx.Map, k kernel.Kernel, z *mat.Dense) bool {
+	f, ok := m.(approx.Factored)
+	if !ok {
+		return true
+	}
+	t := f.Transform()
+	if t == nil || z == nil {
+		return false
+	}
+	var tf float64
+	r, c := t.Dims()
+	for i := 0; i < r; i++ {
+		for _, v := range t.RawRowView(i)[:c] {
+			tf += v * v
+		}
+	}
+	n, d := z.Dims()
+	const rows = 256
+	var blk mat.Dense
+	rowMax := 0.0
+	for lo := 0; lo < n; lo += rows {
+		hi := min(n, lo+rows)
+		blk.Reset()
+		k.Block(&blk, z.Slice(lo, hi, 0, d), z)
+		for i := 0; i < hi-lo; i++ {
+			s := 0.0
+			for _, v := range blk.RawRowView(i) {
+				s += math.Abs(v)
+			}
+			rowMax = max(rowMax, s)
+		}
+	}
+	return rowMax*tf <= float32MaxCond
 }
 
 // meanRow returns the mean over the rows of pts of their raw features under

@@ -231,7 +231,7 @@ func resealed(data []byte, v uint32) []byte {
 // requireDamageIsError cuts data at every byte and corrupts every byte
 // (one at a time), and checks that decode returns a clear error and never
 // panics; it also checks a future version and, when old > 0, an older one.
-func requireDamageIsError(t *testing.T, data []byte, what string, decode func([]byte) error, old uint32) {
+func requireDamageIsError(t *testing.T, data []byte, what string, decode func([]byte) error, old, newest uint32) {
 	t.Helper()
 	for cut := 0; cut < len(data); cut++ {
 		err := decode(data[:cut])
@@ -248,7 +248,7 @@ func requireDamageIsError(t *testing.T, data []byte, what string, decode func([]
 		require.Contains(t, err.Error(), "dica: ", "corrupted byte %d", pos)
 	}
 	v := binary.LittleEndian.Uint32(data[8:])
-	require.ErrorContains(t, decode(resealed(data, v+1)), "newer than this program's")
+	require.ErrorContains(t, decode(resealed(data, newest+1)), "newer than this program's")
 	if old > 0 {
 		require.ErrorContains(t, decode(resealed(data, old)), "from an older dica")
 	}
@@ -267,14 +267,14 @@ func TestBinaryDamage(t *testing.T) {
 	require.NoError(t, err)
 	pb, err := p.MarshalBinary()
 	require.NoError(t, err)
-	requireDamageIsError(t, pb, "plan", func(b []byte) error { return new(Plan).UnmarshalBinary(b) }, 0)
+	requireDamageIsError(t, pb, "plan", func(b []byte) error { return new(Plan).UnmarshalBinary(b) }, 0, planVersion)
 	sb, err := st.MarshalBinary()
 	require.NoError(t, err)
-	requireDamageIsError(t, sb, "statistics", func(b []byte) error { return new(Stats).UnmarshalBinary(b) }, 1)
+	requireDamageIsError(t, sb, "statistics", func(b []byte) error { return new(Stats).UnmarshalBinary(b) }, 1, statsVersion)
 	gp := st.SplitGram(2)
 	gb, err := gp[1].MarshalBinary()
 	require.NoError(t, err)
-	requireDamageIsError(t, gb, "Gram part", func(b []byte) error { return new(GramPart).UnmarshalBinary(b) }, 1)
+	requireDamageIsError(t, gb, "Gram part", func(b []byte) error { return new(GramPart).UnmarshalBinary(b) }, 1, gramVersion)
 	// A plan is not statistics, and the other way round.
 	require.ErrorContains(t, new(Stats).UnmarshalBinary(pb), "not a statistics file")
 	require.ErrorContains(t, new(Plan).UnmarshalBinary(sb), "not a plan file")

@@ -15,7 +15,8 @@ const (
 	planMagic = "DICAPLAN"
 	// planVersion 2: the plan records its preprocessing; version 1 plans
 	// load with none.
-	// planVersion 3: the preprocessing records Unnamed.
+	// planVersion 3: the preprocessing records Unnamed, and the plan its
+	// precision.
 	planVersion = 3
 	gramMagic   = "DICAGRAM"
 	// gramVersion 2: the Gram sum is of shifted raw features (see Stats);

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/internal/gemm"
 	"github.com/dicalab/dica/internal/pivchol"
 	"github.com/dicalab/dica/lanczos"
 )
@@ -125,11 +126,7 @@ func (s *Stats) features() (*featureStats, error) {
 		g.SymRankOne(g, -n, mat.NewVecDense(a.mraw, dbar))
 		c := mat.NewSymDense(m, nil)
 		if t != nil {
-			var tg mat.Dense
-			tg.Mul(t.T(), g)
-			var full mat.Dense
-			full.Mul(&tg, t)
-			symFrom(c, &full)
+			symFrom(c, congruence(t, g, max(1, cfg.Workers)))
 		} else {
 			c.CopySym(g)
 		}
@@ -146,6 +143,27 @@ func (s *Stats) features() (*featureStats, error) {
 		return nil, errNotFinite
 	}
 	return fs, nil
+}
+
+// congruence returns T^T G T (T is r x m, G symmetric r x r) by two
+// products of internal/gemm on up to workers goroutines (the result does
+// not depend on workers): T^T G, then (T^T G) T.
+func congruence(t *mat.Dense, g *mat.SymDense, workers int) *mat.Dense {
+	r, m := t.Dims()
+	gr := g.RawSymmetric()
+	full := make([]float64, r*r)
+	for i := 0; i < r; i++ {
+		for j := i; j < r; j++ {
+			v := gr.Data[i*gr.Stride+j]
+			full[i*r+j], full[j*r+i] = v, v
+		}
+	}
+	tr := t.RawMatrix()
+	tg := mat.NewDense(m, r, nil)
+	gemm.Gemm(blas.Trans, blas.NoTrans, 1, tr, blas64.General{Rows: r, Cols: r, Stride: r, Data: full}, tg.RawMatrix(), workers)
+	out := mat.NewDense(m, m, nil)
+	gemm.Gemm(blas.NoTrans, blas.NoTrans, 1, tg.RawMatrix(), tr, out.RawMatrix(), workers)
+	return out
 }
 
 // numeratorFactor returns g = F R^{-1}, the factor of the numerator

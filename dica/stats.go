@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
@@ -162,6 +163,7 @@ type worker struct {
 	plan       *Plan
 	hash       bool // sum row hashes per domain (Accumulate)
 	f, psi, ky *mat.Dense
+	f32        []float32 // the rows in float32 (Precision 32)
 	cells      []cell
 	cellSums   [][]float64
 }
@@ -208,16 +210,103 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 	// cell sum (bit-identical, one pass over the row instead of two).
 	keepShifted := a.gram || a.rout > 0
 	withClass := b.Label != nil && w.plan.Config.supervised()
-	w.sumCells(a, b, keepShifted, withClass)
+	rows32 := w.plan.k32 != nil
+	if rows32 {
+		w.sumCells32(a, b, keepShifted, withClass)
+	} else {
+		w.sumCells(a, b, keepShifted, withClass)
+	}
 	w.foldCells(a, withClass)
-	fr := w.f.RawMatrix()
+	// With float32 rows, the float64 shifted rows that the cross sums and
+	// a float64 Gram sum need are the float32 ones widened.
+	if rows32 && (a.rout > 0 || a.gram && !w.plan.f32) {
+		w.f = reuseDense(w.f, b.Rows, a.mraw)
+		widen(w.f.RawMatrix().Data, w.f32[:b.Rows*a.mraw])
+	}
 	if a.rout > 0 {
-		w.crossSums(a, b, fr)
+		w.crossSums(a, b, w.f.RawMatrix())
 	}
 	if a.gram {
-		gemm.Syrk(blas.Trans, fr, blas64.Symmetric{Uplo: blas.Upper, N: a.mraw, Stride: a.mraw, Data: a.gramSum})
+		gram := blas64.Symmetric{Uplo: blas.Upper, N: a.mraw, Stride: a.mraw, Data: a.gramSum}
+		if !w.plan.f32 {
+			gemm.Syrk(blas.Trans, w.f.RawMatrix(), gram)
+			return nil
+		}
+		if !rows32 {
+			w.f32 = narrow(w.f32, w.f.RawMatrix().Data[:b.Rows*a.mraw])
+		}
+		gemm.Syrk32(blas32.General{Rows: b.Rows, Cols: a.mraw, Stride: a.mraw, Data: w.f32[:b.Rows*a.mraw]}, gram)
 	}
 	return nil
+}
+
+// sumCells32 is sumCells with the kernel rows in float32 (Precision 32
+// with a Nystrom map): the rows k(x) are computed in float32 by the plan's
+// kernel.Prepared32, and k(x) - c is rounded to float64 and added to the
+// float64 cell sums. With keepShifted, every row of w.f32 is replaced by
+// k(x) - c rounded to float32 for the Gram and cross sums.
+func (w *worker) sumCells32(a *accum, b *dataset.Block, keepShifted, withClass bool) {
+	rows, d, m := b.Rows, b.D, a.mraw
+	x := mat.NewDense(rows, d, b.X[:rows*d])
+	neg := w.plan.negInShift
+	w.cells = w.cells[:0]
+	last := -1
+	chunk := max(1, cacheChunk/(4*m))
+	n := rows
+	if !keepShifted {
+		n = min(chunk, rows)
+	}
+	if cap(w.f32) < n*m {
+		w.f32 = make([]float32, n*m)
+	}
+	f := w.f32[:n*m]
+	base := 0
+	for i := 0; i < rows; i++ {
+		if i%chunk == 0 {
+			hi := min(i+chunk, rows)
+			if keepShifted {
+				base = i
+			}
+			w.plan.k32.BlockPoints32(blas32.General{Rows: hi - i, Cols: m, Stride: m, Data: f[base*m : (base+hi-i)*m]},
+				x.Slice(i, hi, 0, d), w.plan.pts32)
+		}
+		r := base + i%chunk
+		frow := f[r*m : (r+1)*m]
+		g, c := b.Domain[i], 0
+		if withClass {
+			c = b.Label[i]
+		}
+		if last < 0 || w.cells[last].g != g || w.cells[last].c != c {
+			last = w.cell(g, c, m)
+		}
+		w.cells[last].n++
+		var out []float32
+		if keepShifted {
+			out = frow
+		}
+		gemm.AddShifted32(w.cells[last].sum, frow, neg, out)
+	}
+}
+
+// widen stores the float32 values src in dst as float64.
+func widen(dst []float64, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = float64(v)
+	}
+}
+
+// narrow returns the float64 values src rounded to float32, in buf when
+// it is large enough.
+func narrow(buf []float32, src []float64) []float32 {
+	if cap(buf) < len(src) {
+		buf = make([]float32, len(src))
+	}
+	buf = buf[:len(src)]
+	for i, v := range src {
+		buf[i] = float32(v)
+	}
+	return buf
 }
 
 // checkBlock returns an error naming the first value of b (and of its
@@ -589,6 +678,9 @@ func (s *Stats) Merge(o *Stats) error {
 		return nil
 	}
 	if s.plan.fp != o.plan.fp {
+		if ps, po := s.plan.Config.Precision, o.plan.Config.Precision; ps != po {
+			return fmt.Errorf("dica: cannot merge statistics of precision %d and %d bits: accumulate every shard with the same precision", ps, po)
+		}
 		return fmt.Errorf("dica: cannot merge statistics of different configurations: %s", strings.Join(planDiff(s.plan, o.plan), "; "))
 	}
 	for _, p := range o.parts {

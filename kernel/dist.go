@@ -30,6 +30,8 @@ type Points struct {
 	z        *mat.Dense
 	zt       []float64 // d x sp
 	s, sp, d int
+	zt32     []float32 // d x sp32: the coordinates rounded to float32
+	sp32     int       // s rounded up to a multiple of 8
 }
 
 // NewPoints prepares the rows of z (NewPoints keeps its own copy).
@@ -42,6 +44,13 @@ func NewPoints(z mat.Matrix) *Points {
 	}
 	p.zt = make([]float64, d*p.sp)
 	transpose(p.zt, zd, p.sp)
+	p.sp32 = (s + 7) &^ 7
+	p.zt32 = make([]float32, d*p.sp32)
+	for k := range d {
+		for j := range s {
+			p.zt32[k*p.sp32+j] = float32(p.zt[k*p.sp+j])
+		}
+	}
 	return p
 }
 

@@ -12,3 +12,9 @@ func expAVX2(dst, src []float64) int
 
 //go:noescape
 func distRowAVX2(row, x, zt []float64, stride int, gamma float64, mode int) int
+
+//go:noescape
+func exp32AVX2(dst, src []float32) int
+
+//go:noescape
+func distRow32AVX2(row, x, zt []float32, stride int, gamma float32, mode int) int

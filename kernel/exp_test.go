@@ -145,6 +145,18 @@ func BenchmarkExp(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/exp")
 		c.report(b, len(src), "exp")
 	})
+	src32, dst32 := make([]float32, len(src)), make([]float32, len(src))
+	for i, v := range src {
+		src32[i] = float32(v)
+	}
+	b.Run("float32", func(b *testing.B) {
+		c := startCPU()
+		for b.Loop() {
+			expSlice32(dst32, src32)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/exp")
+		c.report(b, len(src), "exp")
+	})
 	b.Run("scalar", func(b *testing.B) {
 		c := startCPU()
 		for b.Loop() {

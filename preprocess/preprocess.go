@@ -114,18 +114,95 @@ func (c Channels) Apply(x []float64, d int) {
 			panic(fmt.Sprintf("preprocess: column %d out of range [0,%d)", j, d))
 		}
 	}
-	// Fast paths avoid the interface call per value for the common funcs.
+	// Fast paths: the common funcs on whole blocks of values, with the
+	// vector transforms (bit-identical to Eval).
 	switch f := c.F.(type) {
 	case Identity:
 		return
 	case Asinh:
-		inv := 1 / f.Cofactor
-		c.each(x, d, func(v float64) float64 { return math.Asinh(v * inv) })
+		c.vector(x, d, vecFunc{asinh: true, inv: 1 / f.Cofactor})
 	case Log1pAbs:
-		c.each(x, d, func(v float64) float64 { return math.Log1p(math.Abs(v)) })
+		c.vector(x, d, vecFunc{})
 	default:
 		c.each(x, d, c.F.Eval)
 	}
+}
+
+// vecFunc is a transform of a slice of values in place: asinh(v * inv) or
+// log(1 + |v|).
+type vecFunc struct {
+	asinh bool
+	inv   float64
+}
+
+func (f vecFunc) apply(v []float64) {
+	if f.asinh {
+		asinhSlice(v, f.inv)
+	} else {
+		log1pAbsSlice(v)
+	}
+}
+
+// vector applies f to the chosen columns: to the whole block when every
+// column is chosen, otherwise to the chosen values gathered, a batch of
+// rows at a time, in a buffer (one column chosen twice is transformed
+// twice, value by value, as each does).
+func (c Channels) vector(x []float64, d int, f vecFunc) {
+	if c.Cols == nil {
+		f.apply(x)
+		return
+	}
+	k := len(c.Cols)
+	var buf [256]float64
+	if k == 0 || k > len(buf) || hasDuplicates(c.Cols, d) {
+		c.each(x, d, func(v float64) float64 {
+			b := [1]float64{v}
+			f.apply(b[:])
+			return b[0]
+		})
+		return
+	}
+	n := len(x) / d
+	per := len(buf) / k
+	for r0 := 0; r0 < n; r0 += per {
+		r1 := min(n, r0+per)
+		b := buf[:(r1-r0)*k]
+		for r := r0; r < r1; r++ {
+			row, br := x[r*d:(r+1)*d], b[(r-r0)*k:(r-r0+1)*k]
+			for i, j := range c.Cols {
+				br[i] = row[j]
+			}
+		}
+		f.apply(b)
+		for r := r0; r < r1; r++ {
+			row, br := x[r*d:(r+1)*d], b[(r-r0)*k:(r-r0+1)*k]
+			for i, j := range c.Cols {
+				row[j] = br[i]
+			}
+		}
+	}
+}
+
+// hasDuplicates reports whether cols (each in [0, d)) names a column twice.
+func hasDuplicates(cols []int, d int) bool {
+	if len(cols) <= 8 {
+		for i, a := range cols {
+			for _, b := range cols[:i] {
+				if a == b {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seen := make([]bool, d)
+	for _, j := range cols {
+		if seen[j] {
+			return true
+		}
+		seen[j] = true
+	}
+	return false
 }
 
 func (c Channels) each(x []float64, d int, f func(float64) float64) {

@@ -42,7 +42,7 @@ Examples:
 // modelFlags are the flags that configure a fit.
 type modelFlags struct {
 	method, solver, form, landmarks, report, out string
-	components, rank, outputRank                 int
+	components, rank, outputRank, precision      int
 	lambda, epsilon, sigma, sigmaY               float64
 	orthogonal, quiet                            bool
 	cpuprofile, maxMemory                        string
@@ -63,6 +63,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.landmarks, "landmarks", "uniform", "how landmark cells are `chosen`: uniform (at random) or kmeans")
 	fs.BoolVar(&m.orthogonal, "orthogonal", false, "orthogonal random features (rff solver)")
 	fs.Uint64Var(&m.seed, "seed", 1, "random `seed` (same seed, same model, whatever the number of cores)")
+	fs.IntVar(&m.precision, "precision", 64, "floating-point `bits` of the pass over the data: 64, or 32 (float32 kernel rows and Gram sum, about twice as fast; docs/PERFORMANCE.md)")
 	fs.StringVar(&m.report, "report", "", "print a report on stdout: `format` json or text")
 	fs.BoolVar(&m.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&m.cpuprofile, "cpuprofile", "", "write a CPU profile (pprof) to this `file`")
@@ -111,6 +112,12 @@ func (m *modelFlags) config() (dica.Config, error) {
 	if m.rank < 1 {
 		return c, usageErr("--rank %d: need at least 1", m.rank)
 	}
+	if m.precision != 32 && m.precision != 64 {
+		return c, usageErr("--precision %d: want 32 or 64", m.precision)
+	}
+	if m.precision == 32 && c.Solver == dica.Exact {
+		return c, usageErr("--precision 32 applies to the nystrom and rff solvers; the exact solver is float64 only")
+	}
 	if m.sigma < 0 || m.sigmaY < 0 {
 		return c, usageErr("--sigma and --sigma-y must be > 0 (or 0 for the median heuristic)")
 	}
@@ -121,7 +128,7 @@ func (m *modelFlags) config() (dica.Config, error) {
 	}
 	c.Components, c.Lambda, c.Epsilon = m.components, m.lambda, m.epsilon
 	c.Sigma, c.SigmaY, c.Rank, c.OutputRank = m.sigma, m.sigmaY, m.rank, m.outputRank
-	c.Orthogonal, c.Seed = m.orthogonal, m.seed
+	c.Orthogonal, c.Seed, c.Precision = m.orthogonal, m.seed, m.precision
 	budget, err := memoryBudget(m.maxMemory)
 	if err != nil {
 		return c, err

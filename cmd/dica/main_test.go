@@ -285,6 +285,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fit", "--data", "/nonexistent/*.csv"}, 2, "--data: no file matches"},
 		{[]string{"fit", "--data", "x.csv", "--method", "pca"}, 2, "--method"},
 		{[]string{"fit", "--data", "x.csv", "--transform", "sqrt"}, 2, "sqrt"},
+		{[]string{"fit", "--data", "x.csv", "--precision", "16"}, 2, "--precision 16: want 32 or 64"},
+		{[]string{"fit", "--data", plain, "--method", "udica", "--solver", "exact", "--precision", "32"}, 2, "exact solver is float64 only"},
 		{[]string{"transform", "--model", "m"}, 2, "--out"},
 		{[]string{"fit", "--data", plain}, 2, "--method dica needs class labels or real targets: give --labels FILES"},
 		{[]string{"fit", "--data", plain, "--method", "coir"}, 2, "--method udica or kpca"},

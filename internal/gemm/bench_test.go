@@ -6,14 +6,16 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
 // BenchmarkSyrk measures the streaming Gram sum C += F^T F (upper) of an
-// r x m block, r*m*(m+1) flops, against gonum's blas64.Syrk.
+// r x m block, r*m*(m+1) flops, against gonum's blas64.Syrk, and the same
+// sum of float32 rows (Syrk32, gemm32).
 func BenchmarkSyrk(b *testing.B) {
-	for _, s := range []struct{ r, m int }{{1024, 500}, {4096, 50}, {256, 2000}} {
+	for _, s := range []struct{ r, m int }{{1024, 500}, {1024, 1000}, {4096, 50}, {256, 2000}} {
 		r, m := s.r, s.m
 		rng := rand.New(rand.NewPCG(1, 1))
 		f := randSlice(rng, r*m)
@@ -23,6 +25,17 @@ func BenchmarkSyrk(b *testing.B) {
 			ct := startCPU()
 			for b.Loop() {
 				Syrk(blas.Trans, general(r, m, m, f), upperSym(m, m, c))
+			}
+			ct.report(b, flops)
+		})
+		f32 := make([]float32, len(f))
+		for i, v := range f {
+			f32[i] = float32(v)
+		}
+		b.Run(fmt.Sprintf("r=%d/m=%d/gemm32", r, m), func(b *testing.B) {
+			ct := startCPU()
+			for b.Loop() {
+				Syrk32(blas32.General{Rows: r, Cols: m, Stride: m, Data: f32}, upperSym(m, m, c))
 			}
 			ct.report(b, flops)
 		})

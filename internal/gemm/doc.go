@@ -2,8 +2,10 @@
 // dica, on gonum's types: the streaming Gram sum C += F^T F of a block of
 // raw feature rows (Syrk), the Cholesky factorization of a dense symmetric
 // positive definite matrix (Potrf, and CholeskyTo for a mat.Cholesky), the
-// triangular solves with many right-hand sides that go with it (Trsm) and
-// the general product (Gemm). Gemm, Syrk, Trsm and Potrf mirror the blas64
+// triangular solves with many right-hand sides that go with it (Trsm), the
+// general product (Gemm), and the Gram sum of float32 rows, in float32
+// within blocks of 128 rows and in float64 across them (Syrk32, with a
+// 4 x 24 float32 micro-kernel). Gemm, Syrk, Trsm and Potrf mirror the blas64
 // or lapack64 function of the same name, with one more argument, the number
 // of goroutines, and fewer cases (see each function).
 //

@@ -40,9 +40,19 @@ type impl struct {
 	// addShifted: dst[i] += src[i] + shift[i] (src[i] + shift[i] rounded
 	// first) for i < len(src) rounded down to a multiple of 16.
 	addShifted func(dst, src, shift []float64)
+
+	// kern32: C[i][j] += float64(acc[i][j]) for the mr x nr32 tile at c
+	// (row stride ldc), acc[i][j] = the float32 sum over p < k of
+	// a[p*sa+i]*b[p*sb+j], one fma32 per term in increasing p.
+	kern32 func(k int, a []float32, sa int, b []float32, sb int, c []float64, ldc int)
+
+	// addShifted32: dst[i] += float64(src[i]) + shift[i] (the sum rounded
+	// first), and out[i] = float32 of that sum when out is not nil, for
+	// i < len(src) rounded down to a multiple of 16.
+	addShifted32 func(dst []float64, src []float32, shift []float64, out []float32)
 }
 
-var goImpl = impl{kern: kernGo, trsmKern: trsmKernGo, add: addGo, addShifted: addShiftedGo}
+var goImpl = impl{kern: kernGo, trsmKern: trsmKernGo, add: addGo, addShifted: addShiftedGo, kern32: kern32Go, addShifted32: addShifted32Go}
 
 // triangle restricts the elements of C that are written.
 type triangle int

@@ -36,11 +36,31 @@ func addAVX2(dst, src []float64)
 //go:noescape
 func addShiftedAVX2(dst, src, shift []float64)
 
+// kern32AVX2 is the AVX2+FMA single-precision micro-kernel with the
+// contract of kern32Go: C[i][j] += float64(acc[i][j]) for the 4 x 24 tile
+// at c with row stride ldc, acc[i][j] = sum_{p<k} a[p*sa+i]*b[p*sb+j] in
+// float32 with one FMA per term in increasing p. The caller guarantees
+// that all the elements addressed lie inside a, b and c.
+//
+//go:noescape
+func kern32AVX2(k int, a []float32, sa int, b []float32, sb int, c []float64, ldc int)
+
+// addShifted32AVX2 adds float64(src) + shift into dst (the sum rounded
+// first), len(src) rounded down to a multiple of 16 elements; with out
+// non-nil it also stores the sum rounded to float32 in out.
+// len(dst), len(shift) (and len(out)) >= len(src).
+//
+//go:noescape
+func addShifted32AVX2(dst []float64, src []float32, shift []float64, out []float32)
+
 // native is the implementation used by the exported functions.
 var native = func() impl {
 	if hasAVX2FMA {
-		return impl{kern: kernAVX2, trsmKern: trsmKernAVX2, add: addAVX2, addShifted: addShiftedAVX2}
+		return impl{kern: kernAVX2, trsmKern: trsmKernAVX2, add: addAVX2, addShifted: addShiftedAVX2,
+			kern32: kern32AVX2, addShifted32: addShifted32AVX2}
 	}
-	// math.FMA is emulated in software without the FMA instruction.
-	return impl{kern: kernGoMulAdd, trsmKern: trsmKernGoMulAdd, add: addGo, addShifted: addShiftedGo}
+	// math.FMA is emulated in software without the FMA instruction; the
+	// float32 kernel emulates fma32 exactly with float64 arithmetic.
+	return impl{kern: kernGoMulAdd, trsmKern: trsmKernGoMulAdd, add: addGo, addShifted: addShiftedGo,
+		kern32: kern32Go, addShifted32: addShifted32Go}
 }()

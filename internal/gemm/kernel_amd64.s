@@ -262,3 +262,163 @@ addshloop:
 addshdone:
 	VZEROUPPER
 	RET
+
+// KSTEP32 is one step p of the single-precision 4 x 24 block: the 24
+// values of B at b0, b1, b2 (32 bytes apart) into Y0..Y2, then for each row
+// i the value of A at ai broadcast into Y3 and multiplied into that row's
+// accumulators (KROW32).
+#define KSTEP32(b0, b1, b2, a0, a1, a2, a3) \
+	VMOVUPS      b0, Y0;           \
+	VMOVUPS      b1, Y1;           \
+	VMOVUPS      b2, Y2;           \
+	VBROADCASTSS a0, Y3;           \
+	KROW32(Y4, Y5, Y6);            \
+	VBROADCASTSS a1, Y3;           \
+	KROW32(Y7, Y8, Y9);            \
+	VBROADCASTSS a2, Y3;           \
+	KROW32(Y10, Y11, Y12);         \
+	VBROADCASTSS a3, Y3;           \
+	KROW32(Y13, Y14, Y15)
+
+#define KROW32(c0, c1, c2)     \
+	VFMADD231PS Y0, Y3, c0; \
+	VFMADD231PS Y1, Y3, c1; \
+	VFMADD231PS Y2, Y3, c2
+
+// CADD8 adds the 8 float32 of the accumulator acc (xacc its low half),
+// converted to float64, into the 8 float64 at off(DX).
+#define CADD8(acc, xacc, off) \
+	VCVTPS2PD    xacc, Y0;         \
+	VEXTRACTF128 $1, acc, X1;      \
+	VCVTPS2PD    X1, Y1;           \
+	VADDPD       off(DX), Y0, Y0;  \
+	VADDPD       off+32(DX), Y1, Y1; \
+	VMOVUPD      Y0, off(DX);      \
+	VMOVUPD      Y1, off+32(DX)
+
+// CSTORE32 updates the row of C at DX (24 float64) with the accumulators
+// c0..c2.
+#define CSTORE32(c0, x0, c1, x1, c2, x2) \
+	CADD8(c0, x0, 0);   \
+	CADD8(c1, x1, 64);  \
+	CADD8(c2, x2, 128)
+
+// func kern32AVX2(k int, a []float32, sa int, b []float32, sb int, c []float64, ldc int)
+//
+// 4 x 24 register block of float32: Y4..Y15 hold the accumulators (row i
+// in Y(4+3i)..Y(6+3i), 8 columns each), Y0..Y2 the 24 values of B at step
+// p, Y3 the broadcast A value. SI, DI walk A and B by R9 = 4*sa and
+// R10 = 4*sb bytes per step. At the end each accumulator is converted to
+// float64 and added to C.
+TEXT ·kern32AVX2(SB), NOSPLIT, $0-104
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ sa+32(FP), R9
+	SHLQ $2, R9
+	MOVQ b_base+40(FP), DI
+	MOVQ sb+64(FP), R10
+	SHLQ $2, R10
+	MOVQ c_base+72(FP), DX
+	MOVQ ldc+96(FP), R8
+	SHLQ $3, R8
+
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+	MOVQ CX, BX
+	SHRQ $1, BX
+	JZ   tail32
+
+loop32:
+	KSTEP32(0(DI), 32(DI), 64(DI), 0(SI), 4(SI), 8(SI), 12(SI))
+	KSTEP32(0(DI)(R10*1), 32(DI)(R10*1), 64(DI)(R10*1), 0(SI)(R9*1), 4(SI)(R9*1), 8(SI)(R9*1), 12(SI)(R9*1))
+	LEAQ (SI)(R9*2), SI
+	LEAQ (DI)(R10*2), DI
+	DECQ BX
+	JNZ  loop32
+
+tail32:
+	ANDQ $1, CX
+	JZ   store32
+	KSTEP32(0(DI), 32(DI), 64(DI), 0(SI), 4(SI), 8(SI), 12(SI))
+
+store32:
+	CSTORE32(Y4, X4, Y5, X5, Y6, X6)
+	ADDQ R8, DX
+	CSTORE32(Y7, X7, Y8, X8, Y9, X9)
+	ADDQ R8, DX
+	CSTORE32(Y10, X10, Y11, X11, Y12, X12)
+	ADDQ R8, DX
+	CSTORE32(Y13, X13, Y14, X14, Y15, X15)
+
+	VZEROUPPER
+	RET
+
+// func addShifted32AVX2(dst []float64, src []float32, shift []float64, out []float32)
+//
+// t = float64(src[i]) + shift[i]; dst[i] += t; out[i] = float32(t) when out
+// is not nil; for i < len(src) rounded down to a multiple of 16 (the caller
+// does the rest). The 16 values of src are loaded before out is written,
+// so out may be src.
+TEXT ·addShifted32AVX2(SB), NOSPLIT, $0-96
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+	MOVQ shift_base+48(FP), DX
+	MOVQ out_base+72(FP), R8
+	SHRQ $4, CX
+	JZ   as32done
+	TESTQ R8, R8
+	JNZ  as32store
+
+as32loop:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VCVTPS2PD 32(SI), Y2
+	VCVTPS2PD 48(SI), Y3
+	ADD4(DX)
+	ADD4(DI)
+	STORE4(DI)
+	ADDQ $64, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  as32loop
+	JMP  as32done
+
+as32store:
+	VCVTPS2PD  (SI), Y0
+	VCVTPS2PD  16(SI), Y1
+	VCVTPS2PD  32(SI), Y2
+	VCVTPS2PD  48(SI), Y3
+	ADD4(DX)
+	VCVTPD2PSY Y0, X4
+	VCVTPD2PSY Y1, X5
+	VCVTPD2PSY Y2, X6
+	VCVTPD2PSY Y3, X7
+	VMOVUPS    X4, (R8)
+	VMOVUPS    X5, 16(R8)
+	VMOVUPS    X6, 32(R8)
+	VMOVUPS    X7, 48(R8)
+	ADD4(DI)
+	STORE4(DI)
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ $128, DX
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  as32store
+
+as32done:
+	VZEROUPPER
+	RET
