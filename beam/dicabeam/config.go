@@ -35,6 +35,7 @@ type configSpec struct {
 	Seed           uint64
 	Sample         int
 	BlockRows      int
+	Precision      int
 	// Preprocessing is dica.Config.Preprocessing as JSON ("" for none).
 	Preprocessing string
 }
@@ -77,7 +78,7 @@ func newConfigSpec(c dica.Config) (configSpec, error) {
 		Sigma: c.Sigma, SigmaY: c.SigmaY, Solver: int(c.Solver), Rank: c.Rank,
 		Landmarks: int(c.Landmarks), LloydIters: c.LloydIters, Orthogonal: c.Orthogonal,
 		RCond: c.RCond, OutputRank: c.OutputRank, Form: int(c.Form), Seed: c.Seed,
-		Sample: c.Sample, BlockRows: c.BlockRows,
+		Sample: c.Sample, BlockRows: c.BlockRows, Precision: c.Precision,
 	}
 	if c.Preprocessing != nil {
 		b, err := json.Marshal(c.Preprocessing)
@@ -111,7 +112,7 @@ func (s configSpec) config() dica.Config {
 		Kernel: s.Kernel.kernel(), Sigma: s.Sigma, OutputKernel: s.OutputKernel.kernel(), SigmaY: s.SigmaY,
 		Solver: dica.Solver(s.Solver), Rank: s.Rank, Landmarks: dica.Landmarks(s.Landmarks),
 		LloydIters: s.LloydIters, Orthogonal: s.Orthogonal, RCond: s.RCond, OutputRank: s.OutputRank,
-		Form: dica.Form(s.Form), Seed: s.Seed, Sample: s.Sample, BlockRows: s.BlockRows,
+		Form: dica.Form(s.Form), Seed: s.Seed, Sample: s.Sample, BlockRows: s.BlockRows, Precision: s.Precision,
 	}
 	if len(s.LandmarkPoints) > 0 {
 		d := len(s.LandmarkPoints[0])

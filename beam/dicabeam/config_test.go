@@ -37,7 +37,7 @@ func TestConfigMirror(t *testing.T) {
 	// comes back the same.
 	c := dica.Config{Method: dica.UDICA, Components: 4, Lambda: 0.5, Epsilon: 1e-3, Sigma: 2, SigmaY: 3,
 		Solver: dica.RFF, Rank: 64, Landmarks: dica.KMeansLandmarks, LloydIters: 3, Orthogonal: true, RCond: 1e-8,
-		OutputRank: 20, Seed: 7, Sample: 999, BlockRows: 77}
+		OutputRank: 20, Seed: 7, Sample: 999, BlockRows: 77, Precision: 32}
 	s, err := newConfigSpec(c)
 	if err != nil {
 		t.Fatal(err)
