@@ -73,7 +73,7 @@ func TestLineSearch(t *testing.T) {
 		if !(want > 0) {
 			continue
 		}
-		got, evals, visited := lineSearch(w, s, z, dz, c2, make([]int, 0, n))
+		got, evals, visited := lineSearch(w, s, z, dz, c2, make([]int, 0, n), make([]int, 0, n))
 		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
 			t.Fatalf("step %v, exact %v", got, want)
 		}
@@ -106,7 +106,7 @@ func TestLineSearch(t *testing.T) {
 		z[i], dz[i] = -10, -1
 	}
 	want := exactStep(w, s, z, dz, 20)
-	got, evals, _ := lineSearch(w, s, z, dz, 20, make([]int, 0, len(z)))
+	got, evals, _ := lineSearch(w, s, z, dz, 20, make([]int, 0, len(z)), make([]int, 0, len(z)))
 	if math.Abs(got-want) > 1e-12*want || evals > 8 {
 		t.Errorf("one piece: step %v in %d passes, want %v in <= 8", got, evals, want)
 	}
