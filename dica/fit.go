@@ -56,6 +56,12 @@ func (s *Stats) Solve() (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.solveFeatures(fs)
+}
+
+// solveFeatures is Solve from the feature statistics fs of s (which the
+// solve does not change).
+func (s *Stats) solveFeatures(fs *featureStats) (*Model, error) {
 	sol, err := fs.solve(s.plan.Config)
 	if err != nil {
 		return nil, err

@@ -14,11 +14,30 @@
 //     is fitted on the other groups, the classifier is trained on their
 //     projections and scored on the held-out group. The score of a grid point
 //     is the mean of its per-domain scores over all held-out domains; the
-//     best point wins, the first one in grid order on ties. Test domains are
-//     never read in this step.
+//     best point wins, the first one in grid order on ties. A grid of one
+//     point is scored alike (SplitResult.InnerScore) when the training
+//     domains allow the folds. Test domains are never read in this step
+//     (Choose runs it for one set of training domains).
 //  2. The transformation is refitted on all training domains with the chosen
 //     point, the classifier is trained on their projections, and each test
-//     domain is scored separately.
+//     domain is scored separately (TrainFinal gives that model and
+//     classifier).
+//
+// The inner cross-validation of all methods of a split runs as tasks of one
+// inner fold and one pair of bandwidths (input sigma, target sigma), on all
+// cores: one pass over the fold's fitting cells serves every method,
+// lambda, epsilon and k of the pair (dica.Family, with the models Fit would
+// give bit for bit), each fitting and held-out cell's kernel row is
+// computed once for all its models (dica.Projector), a projection on the
+// largest k serves the smaller ones, and the linear SVMs of all costs share
+// one prepared problem (svm.Problem). A point whose learner input equals an
+// earlier point's to rounding (standardized features within 1e-9, up to
+// column signs: a k above the components a model returned, or KPCA at any
+// lambda, whose ridge only rescales its components) takes that point's
+// scores instead of training the same learners again. The final fits of
+// methods with the same bandwidths share one pass and the test cells'
+// kernel rows. Scores are summed in fold order: the result does not depend
+// on GOMAXPROCS.
 //
 // Projected components are standardized (svm.Standardize on the training
 // projections) before the learner. Classification uses a linear SVM
@@ -58,8 +77,10 @@
 // of all test cells and targets together, the square root of the
 // cell-weighted mean of the domains' squared RMSEs), and by the mean over
 // its test domains (SplitResult.DomainMean). MethodResult gives the mean
-// and the sample standard deviation of both over the splits (repeats).
-// Classification also counts a confusion matrix (true class by predicted
+// and the sample standard deviation of both over the splits (repeats), and
+// the score of the test cells of all splits together (AllCells: with
+// several splits not the mean of the pooled scores, which weighs every
+// split alike). Classification also counts a confusion matrix (true class by predicted
 // class) per split and over all splits, and lists the classes of a split's
 // test cells that none of its training cells has (SplitResult.UnseenClasses:
 // no learner can predict them).
@@ -303,8 +324,8 @@ type Options struct {
 	Grid Grid
 	// InnerFolds is the number of groups of training domains of the inner
 	// cross-validation (DefaultInnerFolds; at most the number of training
-	// domains). The inner cross-validation is skipped when a method's grid
-	// has a single point.
+	// domains). A grid of one point is cross-validated only for its score,
+	// when the training domains allow it.
 	InnerFolds int
 	// MaxFitCells bounds the cells of each inner-CV fit and of each held-out
 	// group (DefaultMaxFitCells, DefaultMaxExactCells for the exact solver).
@@ -450,6 +471,9 @@ type SplitResult struct {
 	// off (Options.MixingCells < 0). Its domain silhouettes follow the
 	// order of Test.
 	Mixing *mixing.Report `json:"mixing,omitempty"`
+
+	// pooled holds the sums behind Pooled (for MethodResult.AllCells).
+	pooled tally
 }
 
 // Spread is the mean and the sample standard deviation of a value over N
@@ -478,12 +502,22 @@ type MethodResult struct {
 	Scores []DomainScore `json:"scores"`
 	Mean   float64       `json:"mean"`
 	SD     float64       `json:"sd"`
-	// Seconds is the total time, inner cross-validation included.
+	// Seconds is the time spent for the method, inner cross-validation
+	// included: work shared with other methods (a pass, a projection) is
+	// charged to them in equal parts, and the time of work that ran on
+	// several cores at once adds up, so the methods' seconds can sum to
+	// more than the evaluation's wall time.
 	Seconds float64 `json:"seconds"`
 	// Pooled and DomainMean are the spreads over the splits of the splits'
 	// pooled scores and of their means over test domains.
 	Pooled     Spread `json:"pooled"`
 	DomainMean Spread `json:"domain_mean"`
+	// AllCells is the score of the test cells of all splits together: the
+	// accuracy of the summed confusion matrix (correct cells over all test
+	// cells), or the RMSE over all test cells and targets. A cell tested
+	// in several splits counts once per split. With one split it is the
+	// split's Pooled score.
+	AllCells float64 `json:"all_cells"`
 	// Confusion sums the splits' confusion matrices (classification only).
 	Confusion [][]int `json:"confusion,omitempty"`
 	// Mixing is the spread of the mixing measures over the splits that
@@ -661,29 +695,43 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 	if e.o.MixingCells > 0 {
 		res.MixingCells, res.Perplexity = e.o.MixingCells, e.o.Perplexity
 	}
-	for _, name := range e.methods {
-		start := time.Now()
-		mr := MethodResult{Method: name}
-		for si := range splits {
-			sr, err := e.runSplit(ctx, name, si)
-			if err != nil {
-				return nil, err
-			}
-			mr.Splits = append(mr.Splits, *sr)
-			mr.Scores = append(mr.Scores, sr.Scores...)
-		}
-		mr.Mean, mr.SD = meanSD(mr.Scores)
-		mr.summarize()
-		mr.Seconds = time.Since(start).Seconds()
-		res.Methods = append(res.Methods, mr)
+	mrs := make([]MethodResult, len(e.methods))
+	busy := map[string]time.Duration{}
+	for i, name := range e.methods {
+		mrs[i].Method = name
 	}
+	for si := range splits {
+		srs, err := e.chooseSplit(ctx, si, busy)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.final(ctx, si, e.methods, srs, busy); err != nil {
+			return nil, err
+		}
+		for i, name := range e.methods {
+			mrs[i].Splits = append(mrs[i].Splits, *srs[name])
+			mrs[i].Scores = append(mrs[i].Scores, srs[name].Scores...)
+		}
+	}
+	for i := range mrs {
+		mr := &mrs[i]
+		mr.Mean, mr.SD = meanSD(mr.Scores)
+		mr.summarize(e.regression)
+		mr.Seconds = busy[mr.Method].Seconds()
+	}
+	res.Methods = mrs
 	return res, nil
 }
 
-// summarize fills the spreads over splits and the summed confusion matrix.
-func (mr *MethodResult) summarize() {
+// summarize fills the spreads over splits, the summed confusion matrix and
+// the score of all test cells (regression tells itself by the sums: a
+// squared error is summed per target, a count per cell and target).
+func (mr *MethodResult) summarize(regression bool) {
 	var pooled, dmean, il, cl, sil, dv []float64
+	var all tally
 	for _, s := range mr.Splits {
+		all.sum += s.pooled.sum
+		all.count += s.pooled.count
 		pooled = append(pooled, s.Pooled)
 		dmean = append(dmean, s.DomainMean)
 		if s.Mixing != nil {
@@ -709,6 +757,12 @@ func (mr *MethodResult) summarize() {
 		}
 	}
 	mr.Pooled, mr.DomainMean = spreadOf(pooled), spreadOf(dmean)
+	if all.count > 0 {
+		mr.AllCells = all.sum / float64(all.count)
+		if regression {
+			mr.AllCells = math.Sqrt(mr.AllCells)
+		}
+	}
 	if len(il) > 0 {
 		mr.Mixing = &MixingSummary{ILISI: spreadOf(il), Silhouette: spreadOf(sil), DistributionalVariance: spreadOf(dv)}
 		if len(cl) > 0 {

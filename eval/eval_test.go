@@ -88,8 +88,10 @@ func TestRunClassification(t *testing.T) {
 			wantGrid = 1
 		}
 		if wantGrid == 1 {
-			if s.InnerFolds != 0 || len(s.Grid) != 0 {
-				t.Errorf("%s: inner CV with a single grid point", m.Method)
+			// A single point is not chosen, but its inner score is
+			// reported.
+			if s.InnerFolds != 4 || len(s.Grid) != 0 || !(s.InnerScore > 0.5 && s.InnerScore <= 1) {
+				t.Errorf("%s: a single grid point: %d inner folds, %d grid points, inner score %v; want 4, 0 and an accuracy", m.Method, s.InnerFolds, len(s.Grid), s.InnerScore)
 			}
 		} else {
 			if s.InnerFolds != 4 || len(s.Grid) != wantGrid {
@@ -354,7 +356,19 @@ func TestLeaveOneDomainOut(t *testing.T) {
 				t.Errorf("%s: score %d = %+v", m.Method, i, m.Scores[i])
 			}
 		}
+		// Leave-one-domain-out: the mean over splits of their pooled
+		// accuracies is the mean over domains, and the accuracy of all
+		// test cells weighs the domains by their cells.
+		var right, cells float64
+		for _, d := range m.Scores {
+			right += d.Score * float64(d.Cells)
+			cells += float64(d.Cells)
+		}
+		if math.Abs(m.Pooled.Mean-m.Mean) > 1e-15 || math.Abs(m.AllCells-right/cells) > 1e-12 || m.AllCells == m.Pooled.Mean {
+			t.Errorf("%s: pooled mean over splits %v (domain mean %v), all cells %v (want %v, another value)", m.Method, m.Pooled.Mean, m.Mean, m.AllCells, right/cells)
+		}
 	}
+	checkSplitSummaries(t, res)
 }
 
 func TestGroups(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
-	"time"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -28,6 +28,13 @@ type evaluator struct {
 	// splitRows[si][g] holds the rows of domain g in split si after
 	// CellsPerDomain (nil without it: byDomain).
 	splitRows [][][]int
+	// trainOnly: the splits have training domains only (Choose,
+	// TrainFinal).
+	trainOnly bool
+	// progressMu serializes the calls of Options.Progress.
+	progressMu sync.Mutex
+	// maxTasks bounds the inner tasks that run at once (memory).
+	maxTasks int
 }
 
 // domainRows returns the rows of domain g in split si, in order.
@@ -97,13 +104,19 @@ func (e *evaluator) cellsUsed() int {
 }
 
 func newEvaluator(ds *dataset.Dataset, splits []Split, o Options) (*evaluator, error) {
+	return buildEvaluator(ds, splits, o, false)
+}
+
+// buildEvaluator is newEvaluator; with trainOnly the splits need no test
+// domains (Choose, TrainFinal).
+func buildEvaluator(ds *dataset.Dataset, splits []Split, o Options, trainOnly bool) (*evaluator, error) {
 	if ds == nil {
 		return nil, errors.New("eval: nil data set")
 	}
 	if err := ds.Validate(); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
-	e := &evaluator{ds: ds, splits: splits}
+	e := &evaluator{ds: ds, splits: splits, trainOnly: trainOnly}
 	switch {
 	case ds.Target != nil:
 		e.regression = true
@@ -142,17 +155,24 @@ func newEvaluator(ds *dataset.Dataset, splits []Split, o Options) (*evaluator, e
 			return nil, err
 		}
 	}
+	mp := memoryPlan(ds, e.o)
+	e.maxTasks = int(mp.tasks)
 	if e.o.MaxMemory > 0 {
-		if need, step := EstimateMemory(ds, e.o); need > e.o.MaxMemory {
-			return nil, &MemoryError{Need: need, Limit: e.o.MaxMemory, Step: step}
+		t := mp.maxTasks(e.o.MaxMemory)
+		if t == 0 {
+			return nil, &MemoryError{Need: mp.total(1), Limit: e.o.MaxMemory, Step: mp.what(1)}
 		}
+		e.maxTasks = int(t)
 	}
 	e.subsampleDomains()
 	return e, nil
 }
 
 func (e *evaluator) checkSplit(si int, s Split) error {
-	if len(s.Train) == 0 || len(s.Test) == 0 {
+	if e.trainOnly && len(s.Train) == 0 {
+		return errors.New("eval: no training domains")
+	}
+	if !e.trainOnly && (len(s.Train) == 0 || len(s.Test) == 0) {
 		return fmt.Errorf("eval: split %d has %d training and %d test domains; need at least one of each", si+1, len(s.Train), len(s.Test))
 	}
 	role := map[int]string{}
@@ -277,6 +297,8 @@ func (e *evaluator) grid(name string) methodGrid {
 
 func (e *evaluator) progress(format string, args ...any) {
 	if e.o.Progress != nil {
+		e.progressMu.Lock()
+		defer e.progressMu.Unlock()
 		e.o.Progress(fmt.Sprintf(format, args...))
 	}
 }
@@ -403,89 +425,6 @@ func firstCols(z *mat.Dense, k int) *mat.Dense {
 	return mat.DenseCopyOf(z.Slice(0, r, 0, k))
 }
 
-// fit fits the transformation of a method on the data set.
-func (e *evaluator) fit(ctx context.Context, name string, p Params, k int, ds *dataset.Dataset) (transformer, error) {
-	return e.fitShared(ctx, name, p, k, ds, nil)
-}
-
-// passes holds the statistics of one set of fitting cells by bandwidths,
-// so that the fits of a grid that differ only in lambda and epsilon share
-// one plan and one pass: dica.Stats.SolveWith gives the model Fit would.
-type passes struct {
-	lambdaMax map[bandwidths]float64 // the largest lambda of the grid
-	stats     map[bandwidths]*dica.Stats
-	errs      map[bandwidths]error
-}
-
-// bandwidths are the settings that shape a plan: the input and output
-// kernels' bandwidths.
-type bandwidths struct{ sigma, sigmaY float64 }
-
-func keyOf(p Params) bandwidths { return bandwidths{p.Sigma, p.TargetSigma} }
-
-func newPasses(fits []Params) *passes {
-	ps := &passes{lambdaMax: map[bandwidths]float64{}, stats: map[bandwidths]*dica.Stats{}, errs: map[bandwidths]error{}}
-	for _, f := range fits {
-		ps.lambdaMax[keyOf(f)] = max(ps.lambdaMax[keyOf(f)], f.Lambda)
-	}
-	return ps
-}
-
-// fitShared is fit, with the pass over ds shared through ps when ps is not
-// nil (and the solver streams).
-func (e *evaluator) fitShared(ctx context.Context, name string, p Params, k int, ds *dataset.Dataset, ps *passes) (transformer, error) {
-	m, isDICA, _ := parseMethod(name)
-	if !isDICA {
-		return transformer{batch: e.o.BatchCenter}, nil
-	}
-	cfg := dica.Config{
-		Method: m, Components: k, Lambda: p.Lambda, Epsilon: p.Epsilon, Sigma: p.Sigma,
-		Solver: e.o.Solver, Rank: e.o.Rank, Seed: e.o.Seed,
-	}
-	if e.regression && m.Supervised() {
-		cfg.SigmaY = p.TargetSigma
-	}
-	var (
-		model *dica.Model
-		err   error
-	)
-	if ps == nil || cfg.Solver == dica.Exact {
-		model, err = dica.Fit(ctx, ds.Source(), cfg)
-	} else {
-		key := keyOf(p)
-		st, seen := ps.stats[key], ps.errs[key]
-		if st == nil && seen == nil {
-			// The plan's lambda only decides whether the pass sums the
-			// Gram matrix that a lambda > 0 needs.
-			pc := cfg
-			pc.Lambda = ps.lambdaMax[key]
-			var plan *dica.Plan
-			if plan, err = dica.NewPlan(ctx, ds.Source(), pc); err == nil {
-				st, err = plan.Accumulate(ctx, ds.Source())
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return transformer{}, err
-				}
-				ps.errs[key] = err
-			}
-			ps.stats[key] = st
-		}
-		if err = ps.errs[key]; err == nil {
-			sc := st.Plan().Config
-			sc.Lambda, sc.Epsilon, sc.Components = p.Lambda, p.Epsilon, k
-			model, err = st.SolveWith(sc)
-		}
-	}
-	if err != nil {
-		return transformer{}, err
-	}
-	if model.Components() == 0 {
-		return transformer{}, fmt.Errorf("%s returned no components", name)
-	}
-	return transformer{model: model, batch: e.o.BatchCenter}, nil
-}
-
 func (e *evaluator) value(t *tally) float64 {
 	if e.regression {
 		return math.Sqrt(t.sum / float64(t.count))
@@ -499,103 +438,6 @@ func (e *evaluator) better(a, b float64) bool {
 		return a < b
 	}
 	return a > b
-}
-
-// runSplit evaluates one method on one split.
-func (e *evaluator) runSplit(ctx context.Context, name string, si int) (*SplitResult, error) {
-	s := e.splits[si]
-	sr := &SplitResult{Train: e.names(s.Train), Test: e.names(s.Test)}
-	g := e.grid(name)
-	points := g.points()
-	if len(points) == 1 {
-		sr.Params = points[0]
-	} else {
-		if err := e.innerCV(ctx, name, si, g, sr); err != nil {
-			return nil, err
-		}
-	}
-	for _, gi := range s.Train {
-		sr.TrainCells += len(e.domainRows(si, gi))
-	}
-	for _, gi := range s.Test {
-		sr.TestCells += len(e.domainRows(si, gi))
-	}
-	sr.UnseenClasses = e.unseenClasses(si)
-
-	// Final fit on the training domains.
-	start := time.Now()
-	fitRows := e.sample(si, s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
-	sr.FitCells = len(fitRows)
-	what := "final fit"
-	if name == Input {
-		what = "training"
-	}
-	e.progress("%s: split %d/%d: %s on %d cells of %d training domains (%s)", name, si+1, len(e.splits), what, len(fitRows), len(s.Train), paramString(name, sr.Params, e.regression))
-	tr, err := e.fit(ctx, name, sr.Params, sr.Params.Components, e.subset(fitRows))
-	if err != nil {
-		return nil, fmt.Errorf("eval: %s: final fit on %s: %w", name, strings.Join(sr.Train, ","), err)
-	}
-	trainRows := e.sample(si, s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
-	z, err := tr.apply(e, e.ds.Subset(trainRows).X, trainRows, sr.Params.Components)
-	if err != nil {
-		return nil, err
-	}
-	_, sr.Components = z.Dims()
-	if tr.model != nil {
-		sr.SigmaUsed = sigmaOf(tr.model.Config().Kernel)
-		if e.regression && tr.model.Config().Method.Supervised() {
-			sr.TargetSigmaUsed = sigmaOf(tr.model.Config().OutputKernel)
-		}
-	}
-	l, err := e.train(ctx, z, trainRows, sr.Params, e.rng(si, 0, purposeLearner))
-	if err != nil {
-		return nil, fmt.Errorf("eval: %s: training the learner on %s: %w", name, strings.Join(sr.Train, ","), err)
-	}
-	sr.FitSeconds = time.Since(start).Seconds()
-	sr.Learner = l.desc
-
-	// Test domains, each on all its cells (after CellsPerDomain).
-	var conf [][]int
-	if !e.regression {
-		conf = make([][]int, len(e.ds.ClassNames))
-		for i := range conf {
-			conf[i] = make([]int, len(e.ds.ClassNames))
-		}
-	}
-	var pooled tally
-	mix := e.newMixingSample(si)
-	for _, gi := range s.Test {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		rows := e.domainRows(si, gi)
-		zt, err := tr.apply(e, e.ds.Subset(rows).X, rows, sr.Params.Components)
-		if err != nil {
-			return nil, err
-		}
-		acc := map[int]*tally{}
-		if err := e.score(l, zt, rows, acc, conf); err != nil {
-			return nil, fmt.Errorf("eval: %s: scoring %s: %w", name, e.ds.DomainNames[gi], err)
-		}
-		t := acc[gi]
-		pooled.sum += t.sum
-		pooled.count += t.count
-		pooled.cells += t.cells
-		sr.Scores = append(sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: t.cells, Score: e.value(t)})
-		if err := mix.add(l, zt, rows); err != nil {
-			return nil, err
-		}
-	}
-	sr.Pooled = e.value(&pooled)
-	for _, d := range sr.Scores {
-		sr.DomainMean += d.Score
-	}
-	sr.DomainMean /= float64(len(sr.Scores))
-	sr.Confusion = conf
-	if sr.Mixing, err = mix.measure(ctx); err != nil {
-		return nil, fmt.Errorf("eval: %s: mixing measures of the test domains: %w", name, err)
-	}
-	return sr, nil
 }
 
 // unseenClasses returns the names of the classes that cells of the test
@@ -704,95 +546,6 @@ func (m *mixingSample) measure(ctx context.Context) (*mixing.Report, error) {
 		classes = m.classes
 	}
 	return mixing.Measure(ctx, x, m.domains, classes, mixing.Options{Perplexity: m.e.o.Perplexity, Seed: m.e.o.Seed})
-}
-
-// innerCV chooses the parameters of a method by cross-validation over groups
-// of the split's training domains. It reads no test domain.
-func (e *evaluator) innerCV(ctx context.Context, name string, si int, g methodGrid, sr *SplitResult) error {
-	s := e.splits[si]
-	groups := e.groups(s.Train)
-	sr.InnerFolds = len(groups)
-	points := g.points()
-	sum := make([]float64, len(points))
-	count := make([]int, len(points))
-	errs := make([]string, len(points))
-	kmax := 0
-	for _, k := range g.components {
-		kmax = max(kmax, k)
-	}
-	perFit := len(g.components) * len(g.learn)
-	for f, held := range groups {
-		inner := make([]int, 0, len(s.Train)-len(held))
-		for j, gr := range groups {
-			if j != f {
-				inner = append(inner, gr...)
-			}
-		}
-		fitRows := e.sample(si, inner, e.o.MaxFitCells, e.rng(si, f, purposeInnerFit))
-		validRows := e.sample(si, held, e.o.MaxFitCells, e.rng(si, f, purposeInnerValid))
-		fitDS := e.subset(fitRows)
-		validX := e.ds.Subset(validRows).X
-		e.progress("%s: split %d/%d: inner fold %d/%d (held out %s): %d fits on %d cells",
-			name, si+1, len(e.splits), f+1, len(groups), strings.Join(e.names(held), ","), len(g.fits), len(fitRows))
-		ps := newPasses(g.fits)
-		for fi, fp := range g.fits {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			fail := func(err error) {
-				for i := fi * perFit; i < (fi+1)*perFit; i++ {
-					if errs[i] == "" {
-						errs[i] = fmt.Sprintf("inner fold %d: %v", f+1, err)
-					}
-				}
-			}
-			tr, err := e.fitShared(ctx, name, fp, kmax, fitDS, ps)
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				fail(err)
-				continue
-			}
-			zfit, err := tr.apply(e, fitDS.X, fitRows, 0)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			zval, err := tr.apply(e, validX, validRows, 0)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			for ki, k := range g.components {
-				a, b := firstCols(zfit, k), firstCols(zval, k)
-				for ci, lp := range g.learn {
-					pi := fi*perFit + ki*len(g.learn) + ci
-					if errs[pi] != "" {
-						continue
-					}
-					l, err := e.train(ctx, a, fitRows, lp, e.rng(si, f, purposeLearner))
-					if err != nil {
-						if ctx.Err() != nil {
-							return ctx.Err()
-						}
-						errs[pi] = fmt.Sprintf("inner fold %d: %v", f+1, err)
-						continue
-					}
-					acc := map[int]*tally{}
-					if err := e.score(l, b, validRows, acc, nil); err != nil {
-						errs[pi] = fmt.Sprintf("inner fold %d: %v", f+1, err)
-						continue
-					}
-					for _, gi := range held {
-						sum[pi] += e.value(acc[gi])
-						count[pi]++
-					}
-				}
-			}
-		}
-	}
-	return e.choose(name, points, sum, count, errs, sr)
 }
 
 // choose records every grid point's mean inner score (or error) in sr and

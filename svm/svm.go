@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -139,6 +138,17 @@ type Options struct {
 	// Seed seeds the PCG generator of the per-epoch permutations. Class k of
 	// a one-vs-rest model uses the stream rand.NewPCG(Seed, k).
 	Seed uint64
+	// Init, when not nil, warm-starts the Primal solver: each machine
+	// starts from the weights of Init's machine of the same class instead
+	// of zero, as LIBLINEAR does along a path of costs (its parameter
+	// search, -C). Init must have the same classes and the same bias
+	// feature, and at most as many features as the inputs: a model trained
+	// on the first d' < d features starts the weights of the others at
+	// zero (a warm start along the number of features). A class Init has
+	// no machine for starts at zero. The stopping rule stays relative to
+	// the gradient at zero, so a warm start changes the solution only
+	// within the tolerance. A warm start with the Dual solver is an error.
+	Init *Model
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -242,91 +252,14 @@ type Model struct {
 // mismatched shapes, labels out of range, NaN or Inf inputs (naming the row
 // and column), fewer than two classes present, or invalid options.
 func Train(ctx context.Context, x *mat.Dense, y []int, nclass int, o Options) (*Model, error) {
-	o, err := o.withDefaults()
+	if _, err := o.withDefaults(); err != nil {
+		return nil, err
+	}
+	pb, err := NewProblem(x, y, nclass, o.Bias)
 	if err != nil {
 		return nil, err
 	}
-	n, d, err := check(x, len(y))
-	if err != nil {
-		return nil, err
-	}
-	if nclass < 2 {
-		return nil, fmt.Errorf("svm: nclass = %d, want at least 2", nclass)
-	}
-	present := make([]bool, nclass)
-	npresent := 0
-	for i, l := range y {
-		if l < 0 || l >= nclass {
-			return nil, fmt.Errorf("svm: label y[%d] = %d out of range [0, %d)", i, l, nclass)
-		}
-		if !present[l] {
-			present[l] = true
-			npresent++
-		}
-	}
-	if npresent < 2 {
-		return nil, fmt.Errorf("svm: only %d class present in %d labels, need at least 2", npresent, n)
-	}
-	m := &Model{
-		NClass:    nclass,
-		Dim:       d,
-		W:         mat.NewDense(nclass, d, nil),
-		Intercept: make([]float64, nclass),
-		Present:   present,
-		Machines:  make([]*Binary, nclass),
-	}
-	var classes []int
-	if nclass == 2 {
-		classes = []int{1}
-	} else {
-		for k, p := range present {
-			if p {
-				classes = append(classes, k)
-			}
-		}
-	}
-	errs := make([]error, len(classes))
-	var wg sync.WaitGroup
-	for ci, k := range classes {
-		wg.Go(func() {
-			yk := make([]float64, n)
-			for i, l := range y {
-				if l == k {
-					yk[i] = 1
-				} else {
-					yk[i] = -1
-				}
-			}
-			b, err := solve(ctx, x, yk, o, uint64(k))
-			if err != nil {
-				errs[ci] = err
-				return
-			}
-			m.Machines[k] = b
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	for k := range nclass {
-		if b := m.Machines[k]; b != nil {
-			m.W.SetRow(k, b.W)
-			m.Intercept[k] = b.Intercept
-		} else if !present[k] {
-			m.Intercept[k] = math.Inf(-1)
-		}
-	}
-	if nclass == 2 {
-		b := m.Machines[1]
-		for j, w := range b.W {
-			m.W.Set(0, j, -w)
-		}
-		m.Intercept[0] = -b.Intercept
-	}
-	return m, nil
+	return pb.Train(ctx, o)
 }
 
 // TrainBinary trains a two-class linear SVM on the rows of x (n x d) with
@@ -341,10 +274,12 @@ func TrainBinary(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 		return nil, err
 	}
 	var pos, neg bool
+	labels := make([]int, n)
 	for i, v := range y {
 		switch v {
 		case 1:
 			pos = true
+			labels[i] = 1
 		case -1:
 			neg = true
 		default:
@@ -354,7 +289,14 @@ func TrainBinary(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 	if !pos || !neg {
 		return nil, fmt.Errorf("svm: only one class present in %d labels, need both -1 and +1", n)
 	}
-	return solve(ctx, x, y, o, 0)
+	pb, err := NewProblem(x, labels, 2, o.Bias)
+	if err != nil {
+		return nil, err
+	}
+	if o, err = pb.resolve(o); err != nil {
+		return nil, err
+	}
+	return pb.machine(ctx, y, 1, 0, o)
 }
 
 // check validates x against n labels and returns its shape.
@@ -374,28 +316,6 @@ func check(x *mat.Dense, nlabels int) (n, d int, err error) {
 		}
 	}
 	return n, d, nil
-}
-
-// solve runs the chosen solver, for labels y in {-1, +1}. Options must
-// have defaults applied (Tol is resolved here, once the solver is known).
-func solve(ctx context.Context, x *mat.Dense, y []float64, o Options, stream uint64) (*Binary, error) {
-	_, d := x.Dims()
-	if o.Solver == Auto {
-		o.Solver = Dual
-		if o.Loss == SquaredHinge && d <= AutoPrimalMaxDim {
-			o.Solver = Primal
-		}
-	}
-	if o.Solver == Primal {
-		if o.Tol == 0 {
-			o.Tol = DefaultPrimalTol
-		}
-		return solvePrimal(ctx, x, y, o)
-	}
-	if o.Tol == 0 {
-		o.Tol = DefaultTol
-	}
-	return solveDual(ctx, x, y, o, stream)
 }
 
 // solveDual is the dual coordinate descent of LIBLINEAR's

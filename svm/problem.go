@@ -1,0 +1,552 @@
+package svm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/gemm"
+)
+
+// Problem is a training set prepared once for several trainings on it: a
+// path of costs C, warm starts, the classes of a one-vs-rest model. The
+// inputs are checked once and kept by columns with the bias feature
+// appended, with their Gram matrix and per-class sums, so that each
+// training of the Primal solver costs a few passes over the data per Newton
+// iteration. A Problem is safe for concurrent use; it does not copy x for
+// the Dual solver, so x must not change while the Problem is in use.
+type Problem struct {
+	x       *mat.Dense
+	y       []int
+	nclass  int
+	n, d, p int
+	bias    float64 // B, or <= 0 without a bias feature
+	present []bool
+	// cols holds the p columns of X~ = [X, B], n values each; rows holds
+	// its rows (n x p).
+	cols, rows []float64
+	// sums holds, per class, sum_{y_i = k} x~_i; total sums every row.
+	sums  [][]float64
+	total []float64
+
+	gramOnce sync.Once
+	gram     []float64 // p x p, X~^T X~ (both triangles)
+
+	// labels holds, per class, the labels y_i in {-1, +1} of its machine
+	// (made on first use); scratch the buffers of solvePrimal.
+	labelsMu sync.Mutex
+	labels   [][]float64
+	scratch  sync.Pool
+}
+
+// primalScratch holds the per-row buffers of one solvePrimal.
+type primalScratch struct {
+	z, dz, coef               []float64
+	idx, br, chg, plus, minus []int
+	in                        []bool
+	block, outer              []float64 // rows gathered for addOuters, and their sum
+}
+
+// getScratch returns zeroed buffers for n rows.
+func (pb *Problem) getScratch() *primalScratch {
+	if sc, ok := pb.scratch.Get().(*primalScratch); ok {
+		clear(sc.z)
+		clear(sc.in)
+		return sc
+	}
+	n := pb.n
+	return &primalScratch{z: make([]float64, n), dz: make([]float64, n), coef: make([]float64, n),
+		idx: make([]int, 0, n), br: make([]int, 0, n), chg: make([]int, 0, n), in: make([]bool, n),
+		plus: make([]int, 0, n), minus: make([]int, 0, n),
+		block: make([]float64, outerBlock*pb.p), outer: make([]float64, pb.p*pb.p)}
+}
+
+// classLabels returns the labels in {-1, +1} of the machine of class k.
+func (pb *Problem) classLabels(k int) []float64 {
+	pb.labelsMu.Lock()
+	defer pb.labelsMu.Unlock()
+	if pb.labels == nil {
+		pb.labels = make([][]float64, pb.nclass)
+	}
+	if pb.labels[k] == nil {
+		yk := make([]float64, pb.n)
+		for i, l := range pb.y {
+			if l == k {
+				yk[i] = 1
+			} else {
+				yk[i] = -1
+			}
+		}
+		pb.labels[k] = yk
+	}
+	return pb.labels[k]
+}
+
+// NewProblem checks the rows of x (n x d) and the labels y in
+// 0..nclass-1 and prepares them for Problem.Train with the bias feature
+// bias (as Options.Bias: 0 means DefaultBias, a negative value no bias
+// feature). Errors are those of Train.
+func NewProblem(x *mat.Dense, y []int, nclass int, bias float64) (*Problem, error) {
+	o, err := Options{Bias: bias}.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	n, d, err := check(x, len(y))
+	if err != nil {
+		return nil, err
+	}
+	if nclass < 2 {
+		return nil, fmt.Errorf("svm: nclass = %d, want at least 2", nclass)
+	}
+	present := make([]bool, nclass)
+	npresent := 0
+	for i, l := range y {
+		if l < 0 || l >= nclass {
+			return nil, fmt.Errorf("svm: label y[%d] = %d out of range [0, %d)", i, l, nclass)
+		}
+		if !present[l] {
+			present[l] = true
+			npresent++
+		}
+	}
+	if npresent < 2 {
+		return nil, fmt.Errorf("svm: only %d class present in %d labels, need at least 2", npresent, n)
+	}
+	pb := &Problem{x: x, y: y, nclass: nclass, n: n, d: d, p: d, bias: o.Bias, present: present}
+	if o.Bias > 0 {
+		pb.p++
+	}
+	p := pb.p
+	pb.cols = make([]float64, p*n)
+	pb.rows = make([]float64, n*p)
+	for i := range n {
+		r := pb.rows[i*p : (i+1)*p]
+		copy(r, x.RawRowView(i))
+		if o.Bias > 0 {
+			r[d] = o.Bias
+		}
+		for j, v := range r {
+			pb.cols[j*n+i] = v
+		}
+	}
+	pb.sums = make([][]float64, nclass)
+	for k := range pb.sums {
+		pb.sums[k] = make([]float64, p)
+	}
+	pb.total = make([]float64, p)
+	for j := range p {
+		col := pb.col(j)
+		for i, v := range col {
+			pb.sums[y[i]][j] += v
+		}
+		pb.total[j] = floats.Sum(col)
+	}
+	return pb, nil
+}
+
+// col returns column j of X~.
+func (pb *Problem) col(j int) []float64 { return pb.cols[j*pb.n : (j+1)*pb.n] }
+
+// gramMatrix returns X~^T X~ (p x p, both triangles), computed once.
+func (pb *Problem) gramMatrix() []float64 {
+	pb.gramOnce.Do(func() {
+		p := pb.p
+		pb.gram = make([]float64, p*p)
+		for a := range p {
+			ca := pb.col(a)
+			for b := a; b < p; b++ {
+				v := floats.Dot(ca, pb.col(b))
+				pb.gram[a*p+b], pb.gram[b*p+a] = v, v
+			}
+		}
+	})
+	return pb.gram
+}
+
+// Dims returns the number of rows n and of features d of the problem.
+func (pb *Problem) Dims() (n, d int) { return pb.n, pb.d }
+
+// Train trains a one-vs-rest linear SVM on the problem, as Train does on
+// its inputs: the same problem, the same errors. o.Bias must be 0 or the
+// problem's bias. With o.Init set, the Primal solver starts each machine
+// from Init's weights instead of zero (see Options.Init).
+func (pb *Problem) Train(ctx context.Context, o Options) (*Model, error) {
+	if pb == nil || pb.n == 0 {
+		return nil, errors.New("svm: empty problem (use NewProblem)")
+	}
+	o, err := pb.resolve(o)
+	if err != nil {
+		return nil, err
+	}
+	nclass, d := pb.nclass, pb.d
+	m := &Model{
+		NClass:    nclass,
+		Dim:       d,
+		W:         mat.NewDense(nclass, d, nil),
+		Intercept: make([]float64, nclass),
+		Present:   pb.present,
+		Machines:  make([]*Binary, nclass),
+	}
+	var classes []int
+	if nclass == 2 {
+		classes = []int{1}
+	} else {
+		for k, p := range pb.present {
+			if p {
+				classes = append(classes, k)
+			}
+		}
+	}
+	errs := make([]error, len(classes))
+	var wg sync.WaitGroup
+	for ci, k := range classes {
+		wg.Go(func() {
+			yk := pb.classLabels(k)
+			b, err := pb.machine(ctx, yk, k, uint64(k), o)
+			if err != nil {
+				errs[ci] = err
+				return
+			}
+			m.Machines[k] = b
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for k := range nclass {
+		if b := m.Machines[k]; b != nil {
+			m.W.SetRow(k, b.W)
+			m.Intercept[k] = b.Intercept
+		} else if !pb.present[k] {
+			m.Intercept[k] = math.Inf(-1)
+		}
+	}
+	if nclass == 2 {
+		b := m.Machines[1]
+		for j, w := range b.W {
+			m.W.Set(0, j, -w)
+		}
+		m.Intercept[0] = -b.Intercept
+	}
+	return m, nil
+}
+
+// resolve applies the defaults to o and checks it against the problem: the
+// bias, the solver (Auto resolved) and the warm start.
+func (pb *Problem) resolve(o Options) (Options, error) {
+	if o.Bias == 0 {
+		o.Bias = pb.bias
+	}
+	if o.Bias != pb.bias && !(o.Bias < 0 && pb.bias < 0) {
+		return o, fmt.Errorf("svm: bias %g differs from the problem's %g", o.Bias, pb.bias)
+	}
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, err
+	}
+	if o.Solver == Auto {
+		o.Solver = Dual
+		if o.Loss == SquaredHinge && pb.d <= AutoPrimalMaxDim {
+			o.Solver = Primal
+		}
+	}
+	if o.Init != nil {
+		if o.Solver != Primal {
+			return o, fmt.Errorf("svm: a warm start (Options.Init) needs the primal solver, not %v", o.Solver)
+		}
+		if o.Init.NClass != pb.nclass || o.Init.Dim > pb.d || o.Init.W == nil || len(o.Init.Intercept) != pb.nclass {
+			return o, fmt.Errorf("svm: the warm start is a model of %d classes and %d features; want %d classes and at most %d features", o.Init.NClass, o.Init.Dim, pb.nclass, pb.d)
+		}
+	}
+	if o.Tol == 0 {
+		o.Tol = DefaultTol
+		if o.Solver == Primal {
+			o.Tol = DefaultPrimalTol
+		}
+	}
+	return o, nil
+}
+
+// machine trains the binary machine of class k (labels y in {-1, +1}) with
+// the resolved options o; stream is the Dual solver's random stream.
+func (pb *Problem) machine(ctx context.Context, y []float64, k int, stream uint64, o Options) (*Binary, error) {
+	if o.Solver == Primal {
+		return pb.solvePrimal(ctx, y, k, o)
+	}
+	return solveDual(ctx, pb.x, y, o, stream)
+}
+
+// initWeights returns the starting weights [w, w_B] of machine k: zero, or
+// those of o.Init (its weights padded with zeros to d features, and the
+// weight of the bias feature from its intercept).
+func (pb *Problem) initWeights(k int, o Options) []float64 {
+	w := make([]float64, pb.p)
+	in := o.Init
+	if in == nil || in.Machines == nil || k >= len(in.Machines) || in.Machines[k] == nil {
+		return w
+	}
+	copy(w, in.W.RawRowView(k)[:in.Dim])
+	if pb.bias > 0 {
+		if b := in.Intercept[k]; !math.IsInf(b, 0) && !math.IsNaN(b) {
+			w[pb.d] = b / pb.bias
+		}
+	}
+	return w
+}
+
+// solvePrimal minimizes f(w) = 1/2 w'w + C sum_i max(0, 1 - y_i w'x~_i)^2
+// for machine k (labels y) by the generalized Newton method (Mangasarian
+// 2002; Keerthi and DeCoste 2005): with I = {i : y_i w'x~_i < 1},
+//
+//	grad f = w - 2C sum_{i in I} (1 - y_i w'x~_i) y_i x~_i,
+//	H      = I + 2C sum_{i in I} x~_i x~_i',
+//
+// the step s = H^{-1} grad and w <- w - t s with t the exact minimizer of
+// the convex piecewise-quadratic f(w - t s) (lineSearch). It starts from
+// o.Init's weights or zero and stops when ||grad f(w)|| <= Tol *
+// max(1, min(#pos, #neg)) / n * ||grad f(0)|| (LIBLINEAR's rule for -s 2,
+// which LIBLINEAR also applies to warm starts). The sum over I in H is kept
+// from one iteration to the next and updated with the rows that enter or
+// leave I.
+func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Options) (*Binary, error) {
+	n, p := pb.n, pb.p
+	c2 := 2 * o.C
+	var npos int
+	for _, v := range y {
+		if v > 0 {
+			npos++
+		}
+	}
+	// grad f(0) = -2C sum_i y_i x~_i = -2C (2 sum_{y_i = 1} x~_i - sum_i x~_i).
+	var g0 float64
+	for j := range p {
+		v := c2 * (2*pb.sums[k][j] - pb.total[j])
+		g0 += v * v
+	}
+	g0 = math.Sqrt(g0)
+	eps := o.Tol * math.Max(1, float64(min(npos, n-npos))) / float64(n)
+
+	w := pb.initWeights(k, o)
+	cold := floats.Norm(w, 2) == 0
+	sc := pb.getScratch()
+	defer pb.scratch.Put(sc)
+	z := sc.z   // y_i w'x~_i
+	dz := sc.dz // y_i s'x~_i
+	coef := sc.coef
+	idx, br := sc.idx, sc.br // line search scratch
+	in := sc.in              // the rows summed in sum
+	changed := sc.chg        // the rows whose membership differs from in
+	g := make([]float64, p)
+	sum := make([]float64, p*p) // sum_{in} x~_i x~_i' (upper triangle)
+	h := mat.NewSymDense(p, nil)
+	active := n
+	if cold {
+		// At w = 0 every row is in I and coef = y.
+		copy(coef, y)
+	} else {
+		pb.margins(z, w, y)
+		active = pb.memberships(z, y, coef, in, &changed)
+	}
+	var chol mat.Cholesky
+	var sv mat.VecDense
+	res := &Binary{}
+	it := 0
+	for ; it < o.MaxEpochs; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// Gradient: w - 2C X~' coef, coef_i = (1 - z_i) y_i on I.
+		if it == 0 && cold {
+			for j := range p {
+				g[j] = -c2 * (2*pb.sums[k][j] - pb.total[j])
+			}
+		} else {
+			for j := range p {
+				g[j] = w[j] - c2*floats.Dot(coef, pb.col(j))
+			}
+		}
+		if floats.Norm(g, 2) <= eps*g0 {
+			res.Converged = true
+			break
+		}
+		// The sum over I: the Gram matrix at a cold start (every row is
+		// in I), else the cheapest of the previous sum updated with the
+		// rows whose membership changed, the sum over I, and the Gram
+		// matrix less the sum over the rows not in I.
+		switch {
+		case it == 0 && cold:
+			copy(sum, pb.gramMatrix())
+			for i := range in {
+				in[i] = true
+			}
+		case it > 0 && len(changed) <= min(active, n-active):
+			plus, minus := sc.plus[:0], sc.minus[:0]
+			for _, i := range changed {
+				in[i] = !in[i]
+				if in[i] {
+					plus = append(plus, i)
+				} else {
+					minus = append(minus, i)
+				}
+			}
+			pb.addOuters(sum, plus, 1, sc)
+			pb.addOuters(sum, minus, -1, sc)
+		case active <= n-active:
+			clear(sum)
+			plus := sc.plus[:0]
+			for i, zi := range z {
+				in[i] = zi < 1
+				if in[i] {
+					plus = append(plus, i)
+				}
+			}
+			pb.addOuters(sum, plus, 1, sc)
+		default:
+			copy(sum, pb.gramMatrix())
+			minus := sc.minus[:0]
+			for i, zi := range z {
+				in[i] = zi < 1
+				if !in[i] {
+					minus = append(minus, i)
+				}
+			}
+			pb.addOuters(sum, minus, -1, sc)
+		}
+		for a := range p {
+			for b := a; b < p; b++ {
+				v := c2 * sum[a*p+b]
+				if a == b {
+					v++
+				}
+				h.SetSym(a, b, v)
+			}
+		}
+		if !chol.Factorize(h) {
+			return nil, errors.New("svm: generalized Hessian is not positive definite")
+		}
+		if err := chol.SolveVecTo(&sv, mat.NewVecDense(p, g)); err != nil {
+			return nil, err
+		}
+		s := sv.RawVector().Data
+		pb.margins(dz, s, y)
+		// The sums of the line search over I: 2C sum (1 - z_i) dz_i =
+		// s'(w - g) and 2C sum dz_i^2 = 2C s' sum s.
+		var a0, quad float64
+		for a, sa := range s {
+			a0 += sa * (w[a] - g[a])
+			row := sum[a*p : a*p+p]
+			q := row[a] * sa
+			for b := a + 1; b < p; b++ {
+				q += 2 * row[b] * s[b]
+			}
+			quad += sa * q
+		}
+		t, _, _ := lineSearch(w, s, z, dz, c2, a0, c2*quad, idx, br)
+		floats.AddScaled(w, -t, s)
+		floats.AddScaled(z, -t, dz)
+		active = pb.memberships(z, y, coef, in, &changed)
+	}
+	res.Epochs = it
+	res.W = w[:pb.d:pb.d]
+	if pb.bias > 0 {
+		res.Intercept = w[pb.d] * pb.bias
+	}
+	res.Alpha = make([]float64, n)
+	for i := range n {
+		res.Alpha[i] = c2 * math.Max(0, 1-z[i])
+	}
+	return res, nil
+}
+
+// memberships stores the gradient coefficients coef_i = (1 - z_i) y_i of
+// the rows in I = {z_i < 1} (0 for the others), lists in changed the rows
+// whose membership differs from in, and returns the size of I.
+func (pb *Problem) memberships(z, y, coef []float64, in []bool, changed *[]int) int {
+	ch := (*changed)[:0]
+	active := 0
+	for i, zi := range z {
+		// Without a branch on the membership, which would be mispredicted
+		// about as often as rows alternate: (u + |u|) / 2 is u when
+		// u = 1 - z_i > 0 and 0 otherwise, exactly.
+		u := 1 - zi
+		coef[i] = 0.5 * (u + math.Abs(u)) * y[i]
+		act := u > 0
+		var a int
+		if act {
+			a = 1
+		}
+		active += a
+		if act != in[i] {
+			ch = append(ch, i)
+		}
+	}
+	*changed = ch
+	return active
+}
+
+// margins stores y_i w'x~_i in dst for every row.
+func (pb *Problem) margins(dst, w, y []float64) {
+	clear(dst)
+	for j, wj := range w {
+		if wj != 0 {
+			floats.AddScaled(dst, wj, pb.col(j))
+		}
+	}
+	floats.Mul(dst, y)
+}
+
+// outerBlock is the number of rows gathered per SYRK update in addOuters;
+// below outerMin rows the outer products are added one by one.
+const (
+	outerBlock = 256
+	outerMin   = 32
+)
+
+// addOuters adds sign sum_{i in rows} x~_i x~_i' to the upper triangle of
+// the p x p matrix sum: by SYRK on blocks of gathered rows for many rows,
+// one outer product at a time for few.
+func (pb *Problem) addOuters(sum []float64, rows []int, sign float64, sc *primalScratch) {
+	p := pb.p
+	if len(rows) < outerMin {
+		for _, i := range rows {
+			addOuter(sum, pb.rows[i*p:(i+1)*p], sign)
+		}
+		return
+	}
+	clear(sc.outer)
+	for lo := 0; lo < len(rows); lo += outerBlock {
+		hi := min(lo+outerBlock, len(rows))
+		for j, i := range rows[lo:hi] {
+			copy(sc.block[j*p:(j+1)*p], pb.rows[i*p:(i+1)*p])
+		}
+		gemm.Syrk(blas.Trans, blas64.General{Rows: hi - lo, Cols: p, Stride: p, Data: sc.block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: sc.outer})
+	}
+	for a := range p {
+		for b := a; b < p; b++ {
+			sum[a*p+b] += sign * sc.outer[a*p+b]
+		}
+	}
+}
+
+// addOuter adds sign x x' to the upper triangle of the p x p matrix sum.
+func addOuter(sum, x []float64, sign float64) {
+	p := len(x)
+	for a, xa := range x {
+		v := sign * xa
+		row := sum[a*p+a : a*p+p]
+		xs := x[a:p]
+		for j := range row {
+			row[j] += v * xs[j]
+		}
+	}
+}
