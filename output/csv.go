@@ -88,6 +88,12 @@ func (w *csvWriter) write(c *cells) error {
 			line = append(line, ',')
 			line = strconv.AppendFloat(line, v, 'g', 10, 64)
 		}
+		if c.pred != nil {
+			line = append(line, ',')
+			line = append(line, w.field(c.predNames[c.pred[i]])...)
+			line = append(line, ',')
+			line = strconv.AppendFloat(line, c.conf[i], 'g', 6, 64)
+		}
 		line = append(line, '\n')
 		if _, err := w.bw.Write(line); err != nil {
 			return err

@@ -112,6 +112,11 @@ func (w *fcsWriter) dataSet() (*fcs.DataSet, error) {
 		fcs.Param{Name: "DOMAIN", Label: "domain code (" + ingest.KeywordDomain + "k)", Range: float64(len(j.doms.names) + 1)},
 		fcs.Param{Name: "SOURCE", Label: "source file code (DICA_SOURCEk)", Range: float64(len(j.sources) + 1)},
 		fcs.Param{Name: "EVENT", Label: "row or event number in the source file", Range: float64(w.maxEvent + 1)})
+	if j.predNames != nil {
+		params = append(params,
+			fcs.Param{Name: "PREDICTED", Label: "predicted population code (" + ingest.KeywordPredicted + "k)", Range: float64(len(j.predNames) + 1)},
+			fcs.Param{Name: "CONFIDENCE", Label: "confidence of the prediction, 0 to 1", Range: 1})
+	}
 	kw, err := w.keywords()
 	if err != nil {
 		return nil, err
@@ -164,6 +169,9 @@ func (w *fcsWriter) keywords() ([]fcs.Keyword, error) {
 	for i, s := range j.sources {
 		add(fmt.Sprintf("DICA_SOURCE%d", i+1), s)
 	}
+	for i, p := range j.predNames {
+		add(fmt.Sprintf("%s%d", ingest.KeywordPredicted, i+1), p)
+	}
 	return kw, nil
 }
 
@@ -187,6 +195,9 @@ func (w *fcsWriter) write(c *cells) error {
 		}
 		w.maxEvent = max(w.maxEvent, ev)
 		e = append(e, float64(src), float64(ev))
+		if c.pred != nil {
+			e = append(e, float64(c.pred[i]+1), c.conf[i])
+		}
 		w.ev = e
 		if err := w.w.WriteEvent(e); err != nil {
 			return err

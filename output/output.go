@@ -133,6 +133,33 @@ type Options struct {
 	// Progress, when set, is called with the name of the pass and the
 	// cells done so far.
 	Progress func(pass string, rows int64)
+	// Predict, when set, adds to every cell the population a classifier
+	// predicts and its confidence (columns predicted and confidence; FCS:
+	// PREDICTED, whose codes the keywords DICA_PREDICTEDk name, and
+	// CONFIDENCE; AnnData: obs["predicted"] and obs["confidence"]).
+	Predict *Predictor
+}
+
+// Predictor predicts the population of cells from their components.
+type Predictor struct {
+	// Populations are the populations the classifier knows, in the
+	// model's order; the output's codes follow them, then Unassigned.
+	Populations []string
+	// Predict fills code[i] with the index in Populations of the
+	// population predicted for row i of z (the cells' components, as the
+	// output writes them, before centering and scaling), or -1 for a cell
+	// left unassigned, and conf[i] with the confidence in [0, 1].
+	Predict func(z *mat.Dense, code []int, conf []float64) error
+}
+
+// Unassigned names the cells a classifier leaves unassigned (below its
+// least confidence) in the predicted column.
+const Unassigned = "unassigned"
+
+// predictedNames returns the names of the predicted codes: the
+// populations, then Unassigned.
+func (p *Predictor) predictedNames() []string {
+	return append(slices.Clone(p.Populations), Unassigned)
 }
 
 // Summary says what Write wrote.
@@ -145,6 +172,14 @@ type Summary struct {
 	// Domains and Classes are the code tables of the output: the domain
 	// and label names, code k+1 (FCS) naming Domains[k].
 	Domains, Classes []string
+	// With Options.Predict: Predicted names the predicted codes (the
+	// populations, then Unassigned), and Counts[g][p] is the number of
+	// cells of domain g (a code of Domains) predicted p; with labels,
+	// Confusion[g][c][p] the number of those of label c (a code of
+	// Classes).
+	Predicted []string
+	Counts    [][]int64
+	Confusion [][][]int64
 }
 
 // Write writes the cells of in, projected by o.Model, to path in the
@@ -172,6 +207,12 @@ func Write(ctx context.Context, in *ingest.Input, path string, stdout io.Writer,
 	j := &job{in: in, raw: raw, o: o, m: o.Model, format: format}
 	j.doms = newCodes(o.Model.Summary.Domains)
 	j.cls = newCodes(o.Model.Summary.Classes)
+	if o.Predict != nil {
+		if o.Predict.Predict == nil || len(o.Predict.Populations) == 0 {
+			return nil, errors.New("output: a Predictor needs populations and a Predict function")
+		}
+		j.predNames = o.Predict.predictedNames()
+	}
 	if err := j.provenance(); err != nil {
 		return nil, err
 	}
@@ -196,10 +237,15 @@ func Write(ctx context.Context, in *ingest.Input, path string, stdout io.Writer,
 	}
 	defer w.abort()
 	var rows int64
+	sum := &Summary{}
 	err = j.stream(ctx, func(c *cells) error {
+		if err := j.predict(c); err != nil {
+			return err
+		}
 		if err := w.write(c); err != nil {
 			return err
 		}
+		sum.count(c)
 		rows += int64(c.n)
 		if o.Progress != nil {
 			o.Progress("write", rows)
@@ -215,7 +261,73 @@ func Write(ctx context.Context, in *ingest.Input, path string, stdout io.Writer,
 	if err := w.commit(); err != nil {
 		return nil, err
 	}
-	return &Summary{Cells: rows, Columns: j.layout().Columns, Domains: j.doms.names, Classes: j.cls.names}, nil
+	sum.Cells, sum.Columns, sum.Domains, sum.Classes = rows, j.layout().Columns, j.doms.names, j.cls.names
+	if o.Predict != nil {
+		sum.Predicted = o.Predict.predictedNames()
+	}
+	return sum, nil
+}
+
+// count adds the predictions of the cells of c to the summary.
+func (s *Summary) count(c *cells) {
+	if c.pred == nil {
+		return
+	}
+	np := len(c.predNames)
+	for i := 0; i < c.n; i++ {
+		g, p := c.dom[i], c.pred[i]
+		for len(s.Counts) <= g {
+			s.Counts = append(s.Counts, nil)
+			s.Confusion = append(s.Confusion, nil)
+		}
+		if s.Counts[g] == nil {
+			s.Counts[g] = make([]int64, np)
+		}
+		s.Counts[g][p]++
+		if c.lab != nil {
+			l := c.lab[i]
+			for len(s.Confusion[g]) <= l {
+				s.Confusion[g] = append(s.Confusion[g], make([]int64, np))
+			}
+			s.Confusion[g][l][p]++
+		}
+	}
+}
+
+// predict fills the predictions of the cells of c, when asked.
+func (j *job) predict(c *cells) error {
+	pr := j.o.Predict
+	if pr == nil {
+		return nil
+	}
+	c.pred, c.conf = growInts(c.pred, c.n), growFloats(c.conf, c.n)
+	if err := pr.Predict(c.zRaw, c.pred, c.conf); err != nil {
+		return err
+	}
+	un := len(pr.Populations)
+	for i, p := range c.pred {
+		if p < 0 {
+			c.pred[i] = un
+		} else if p >= un {
+			return fmt.Errorf("output: the classifier predicted population %d of %d", p, un)
+		}
+	}
+	c.predNames = j.predNames
+	return nil
+}
+
+func growInts(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	return s[:n]
+}
+
+func growFloats(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
 }
 
 // job is one output being written.
@@ -232,6 +344,8 @@ type job struct {
 	// without extension); prov the model's provenance.
 	sources []string
 	prov    provenance
+	// predNames names the predicted codes (Options.Predict).
+	predNames []string
 }
 
 // provenance is what an output records of the model that made it.
@@ -314,6 +428,10 @@ func (j *job) layout() *ingest.Layout {
 		if labelled {
 			add(ingest.RoleLabel, "label")
 		}
+		if j.o.Predict != nil {
+			add(ingest.RolePredicted, "predicted")
+			add(ingest.RoleConfidence, "confidence")
+		}
 	case FCS:
 		add(ingest.RoleChannel, raw...)
 		add(ingest.RoleInput, inputs...)
@@ -324,6 +442,10 @@ func (j *job) layout() *ingest.Layout {
 		add(ingest.RoleDomain, "DOMAIN")
 		add(ingest.RoleSource, "SOURCE")
 		add(ingest.RoleEvent, "EVENT")
+		if j.o.Predict != nil {
+			add(ingest.RolePredicted, "PREDICTED")
+			add(ingest.RoleConfidence, "CONFIDENCE")
+		}
 	default:
 		add(ingest.RoleSource, "source")
 		add(ingest.RoleEvent, "event")
@@ -334,6 +456,10 @@ func (j *job) layout() *ingest.Layout {
 		add(ingest.RoleChannel, raw...)
 		add(ingest.RoleInput, inputs...)
 		add(ingest.RoleComponent, componentNames(j.m)...)
+		if j.o.Predict != nil {
+			add(ingest.RolePredicted, "predicted")
+			add(ingest.RoleConfidence, "confidence")
+		}
 	}
 	return l
 }
@@ -387,6 +513,14 @@ type cells struct {
 	lab     []int // codes into job.cls.names; nil without labels
 	doms    []string
 	classes []string
+	// zRaw holds the components before centering and scaling (the
+	// classifier's inputs) when a classifier predicts; z after.
+	zRaw *mat.Dense
+	// pred and conf are the predicted codes (into predNames) and
+	// confidences, nil without a classifier.
+	pred      []int
+	conf      []float64
+	predNames []string
 }
 
 // stream passes over the model's source and the raw source side by side
@@ -434,6 +568,12 @@ func (j *job) stream(ctx context.Context, emit func(c *cells) error) error {
 		}
 		if b.HasOrigins() && (!slices.Equal(evs[:b.Rows], b.Event[:b.Rows]) || !slices.Equal(files[:b.Rows], b.File[:b.Rows])) {
 			return errors.New("output: internal error: the raw channels and the model's inputs disagree on the rows")
+		}
+		if j.o.Predict != nil {
+			if c.zRaw == nil {
+				c.zRaw = &mat.Dense{}
+			}
+			c.zRaw.CloneFrom(z)
 		}
 		j.p.post(b, z)
 		dom, lab = dom[:0], lab[:0]

@@ -55,9 +55,12 @@ func (w *parquetWriter) write(c *cells) error {
 	j := w.j
 	r := &w.rows
 	r.N = c.n
-	text := 2 // source, domain
+	text := 2 // source, domain, [label], [predicted]
 	if c.lab != nil {
-		text = 3
+		text++
+	}
+	if c.pred != nil {
+		text++
 	}
 	for len(r.Codes) < text {
 		r.Codes, r.Names = append(r.Codes, nil), append(r.Names, nil)
@@ -80,8 +83,13 @@ func (w *parquetWriter) write(c *cells) error {
 	}
 	r.Codes[0], r.Names[0], r.Ints[0] = src, names, ev
 	r.Codes[1], r.Names[1] = c.dom, j.doms.names
+	k := 2
 	if c.lab != nil {
-		r.Codes[2], r.Names[2] = c.lab, j.cls.names
+		r.Codes[k], r.Names[k] = c.lab, j.cls.names
+		k++
+	}
+	if c.pred != nil {
+		r.Codes[k], r.Names[k] = c.pred, c.predNames
 	}
 	fl := r.Floats[:0]
 	for i := 0; i < c.n; i++ {
@@ -90,6 +98,9 @@ func (w *parquetWriter) write(c *cells) error {
 			fl = append(fl, c.b.Row(i)...)
 		}
 		fl = append(fl, c.z.RawRowView(i)...)
+		if c.pred != nil {
+			fl = append(fl, c.conf[i])
+		}
 	}
 	r.Floats = fl
 	return w.w.Write(r)
@@ -128,9 +139,13 @@ func newZarrWriter(j *job, path string) (*zarrWriter, error) {
 	}
 	// Chunks of 16,384 cells: a few MB in flight per array, whatever the
 	// number of cells (a million cells make 62 chunks per array).
+	var obs []anndata.ObsColumn
+	if j.predNames != nil {
+		obs = []anndata.ObsColumn{{Name: "predicted", Categorical: true}, {Name: "confidence"}}
+	}
 	w, err := anndata.Create(path, anndata.WriterOptions{
-		ChunkRows: 1 << 14,
-		Vars:      vars, ObsmKey: "X_" + meth, Components: m.Positive, Targets: j.in.Source.Schema().Targets,
+		ChunkRows: 1 << 14, Obs: obs,
+		Vars: vars, ObsmKey: "X_" + meth, Components: m.Positive, Targets: j.in.Source.Schema().Targets,
 		Sources:    j.sources,
 		VarColumns: []anndata.VarColumn{{Name: "preprocessing", Values: pre}},
 		Uns: &anndata.Uns{Method: meth, Sigma: j.prov.sigma, Rank: j.prov.rank, Eigenvalues: j.prov.eigenvalues, Digest: j.prov.digest,
@@ -166,7 +181,11 @@ func preprocessingOf(p *preprocess.Pipeline, name string) string {
 }
 
 func (w *zarrWriter) write(c *cells) error {
-	return w.w.WriteCells(&anndata.Cells{Block: c.coded(), Components: c.z, Domains: w.j.doms.names, Classes: w.j.cls.names})
+	cells := &anndata.Cells{Block: c.coded(), Components: c.z, Domains: w.j.doms.names, Classes: w.j.cls.names}
+	if c.pred != nil {
+		cells.Obs = []anndata.ObsValues{{Codes: c.pred, Names: c.predNames}, {Values: c.conf}}
+	}
+	return w.w.WriteCells(cells)
 }
 
 func (w *zarrWriter) commit() error { return w.w.Commit() }
