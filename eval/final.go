@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/kernel"
 )
 
 // finalGroup is a set of DICA-family methods whose chosen points share
@@ -182,9 +184,9 @@ func (e *evaluator) finalFit(ctx context.Context, si int, names []string, srs ma
 		_, sr.Components = z.Dims()
 		if g := fm.group; g != nil {
 			m := g.band.models[fm.index]
-			sr.SigmaUsed = sigmaOf(m.Config().Kernel)
+			sr.SigmaUsed = kernel.Bandwidth(m.Config().Kernel)
 			if e.regression && m.Config().Method.Supervised() {
-				sr.TargetSigmaUsed = sigmaOf(m.Config().OutputKernel)
+				sr.TargetSigmaUsed = kernel.Bandwidth(m.Config().OutputKernel)
 			}
 		}
 		l, err := e.train(ctx, z, trainRows, sr.Params, e.rng(si, 0, purposeLearner))

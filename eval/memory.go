@@ -21,23 +21,7 @@ type MemoryError struct {
 // Error says what needs how much and what the budget is.
 func (e *MemoryError) Error() string {
 	return fmt.Sprintf("eval: the evaluation needs about %s (%s), more than the memory budget of %s (Options.MaxMemory)",
-		FormatBytes(e.Need), e.Step, FormatBytes(e.Limit))
-}
-
-// FormatBytes writes a number of bytes in decimal units: "812 MB",
-// "80.0 GB".
-func FormatBytes(b int64) string {
-	switch {
-	case b >= 1e12:
-		return fmt.Sprintf("%.1f TB", float64(b)/1e12)
-	case b >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(b)/1e9)
-	case b >= 1e6:
-		return fmt.Sprintf("%.0f MB", float64(b)/1e6)
-	case b >= 1e3:
-		return fmt.Sprintf("%.0f kB", float64(b)/1e3)
-	}
-	return fmt.Sprintf("%d B", b)
+		dica.Bytes(e.Need), e.Step, dica.Bytes(e.Limit))
 }
 
 // EstimateMemory returns an estimate, in bytes, of the memory an evaluation

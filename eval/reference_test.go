@@ -15,6 +15,7 @@ import (
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/toy"
 )
 
@@ -157,9 +158,9 @@ func refSplit(t *testing.T, ctx context.Context, e *evaluator, name string, si i
 	}
 	_, sr.Components = z.Dims()
 	if tr.model != nil {
-		sr.SigmaUsed = sigmaOf(tr.model.Config().Kernel)
+		sr.SigmaUsed = kernel.Bandwidth(tr.model.Config().Kernel)
 		if e.regression && tr.model.Config().Method.Supervised() {
-			sr.TargetSigmaUsed = sigmaOf(tr.model.Config().OutputKernel)
+			sr.TargetSigmaUsed = kernel.Bandwidth(tr.model.Config().OutputKernel)
 		}
 	}
 	l, err := e.train(ctx, z, trainRows, sr.Params, e.rng(si, 0, purposeLearner))

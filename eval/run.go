@@ -569,15 +569,6 @@ func (e *evaluator) choose(name string, points []Params, sum []float64, count []
 	return nil
 }
 
-func sigmaOf(k kernel.Kernel) float64 {
-	switch k := k.(type) {
-	case kernel.RBF:
-		return k.Sigma
-	case kernel.Laplacian:
-		return k.Sigma
-	}
-	return 0
-}
 
 // paramString describes the parameters a method uses.
 func paramString(name string, p Params, regression bool) string {

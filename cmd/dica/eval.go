@@ -333,7 +333,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var me *eval.MemoryError
 	if errors.As(err, &me) {
 		return usageErr("the evaluation needs about %s (%s), more than the %s allowed; lower --rank, --max-fit-cells or --max-train-cells (or use --solver nystrom), or raise --max-memory",
-			eval.FormatBytes(me.Need), me.Step, eval.FormatBytes(me.Limit))
+			dica.Bytes(me.Need), me.Step, dica.Bytes(me.Limit))
 	}
 	if err != nil {
 		return err
