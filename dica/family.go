@@ -474,55 +474,116 @@ func (p *Plan) MapRaw(dst, x *mat.Dense) error {
 	return nil
 }
 
-// projectBlock is the number of rows Transform projects at a time;
-// ProjectRaw uses the same blocks so that its products are Transform's.
-const projectBlock = 512
-
 // ProjectRaw stores in dst (r x Components, or empty to be resized) the
 // projection of r rows given by their raw input features f (r x RawDim of
 // the model's plan, from Plan.MapRaw of that plan or of the Family the
 // model was solved from): z = W^T (phi(x) - mu), computed as Transform
-// computes it. The rows of f are taken in blocks of 512 from its first
-// row, as Transform takes the rows of x, so when f holds the raw features
-// of the rows of x the result equals Transform(x) bit for bit (without
-// Scale or BatchCenter). ProjectRaw runs on the calling goroutine; it
-// returns an error for an empty model and for f or dst of the wrong
-// shape.
+// computes it, so when f holds the raw features of the rows of x the
+// result equals Transform(x) bit for bit (without Scale or BatchCenter):
+// every element of the product is a sum in a fixed order whatever the
+// rows around it (see package internal/gemm). ProjectRaw runs on the
+// calling goroutine; it returns an error for an empty model and for f or
+// dst of the wrong shape.
 func (m *Model) ProjectRaw(dst, f *mat.Dense) error {
-	if err := m.ready(); err != nil {
+	p, err := NewProjector(m)
+	if err != nil {
 		return err
+	}
+	return p.Project([]*mat.Dense{dst}, f)
+}
+
+// Projector projects rows given by their raw input features by several
+// models of one input map at once: one matrix product for all of them,
+// whose every element equals the one Model.ProjectRaw (and Transform)
+// computes. Build it once for a set of models and use it for every block
+// of rows.
+type Projector struct {
+	models []*Model
+	raw    int
+	w      []float64 // the models' wraw^T stacked: sum k x raw
+	cols   int       // sum of the models' components
+}
+
+// NewProjector returns the projector of the models, which must all have
+// been fitted (or loaded) with the same input map: the models of one
+// Family, or one model. It returns an error for no model, an empty one,
+// or models whose maps differ.
+func NewProjector(models ...*Model) (*Projector, error) {
+	if len(models) == 0 {
+		return nil, fmt.Errorf("dica: NewProjector needs at least one model")
+	}
+	p := &Projector{models: models}
+	for i, m := range models {
+		if err := m.ready(); err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			p.raw = rawDim(m.plan.inMap)
+		} else if m.plan.inMap != models[0].plan.inMap && !reflect.DeepEqual(m.plan.in, models[0].plan.in) {
+			return nil, fmt.Errorf("dica: NewProjector: model %d has another input map than model 1", i+1)
+		}
+		p.cols += m.Positive
+	}
+	p.w = make([]float64, 0, p.cols*p.raw)
+	for _, m := range models {
+		p.w = append(p.w, m.wrawT[:m.Positive*p.raw]...)
+	}
+	return p, nil
+}
+
+// Project stores in dst[i] (r x Components of model i, or empty to be
+// resized) the projection by model i of the r rows given by their raw
+// input features f (r x RawDim), the values Model.ProjectRaw gives. It
+// runs on the calling goroutine and returns an error for f or dst of the
+// wrong shape.
+func (p *Projector) Project(dst []*mat.Dense, f *mat.Dense) error {
+	if p == nil || len(p.models) == 0 {
+		return fmt.Errorf("dica: empty projector (use NewProjector)")
 	}
 	if f == nil || f.IsEmpty() {
 		return fmt.Errorf("dica: ProjectRaw of no features (nil or empty matrix)")
 	}
 	r, c := f.Dims()
-	if c != rawDim(m.plan.inMap) {
-		return fmt.Errorf("dica: features have %d columns, the model's map has %d raw features", c, rawDim(m.plan.inMap))
+	if c != p.raw {
+		return fmt.Errorf("dica: features have %d columns, the model's map has %d raw features", c, p.raw)
 	}
-	if dst == nil {
-		return fmt.Errorf("dica: ProjectRaw into a nil matrix")
+	if len(dst) != len(p.models) {
+		return fmt.Errorf("dica: %d destinations for %d models", len(dst), len(p.models))
 	}
-	k := m.Positive
-	if dst.IsEmpty() {
-		dst.ReuseAs(r, k)
-	} else if rr, cc := dst.Dims(); rr != r || cc != k {
-		return fmt.Errorf("dica: ProjectRaw destination is %d x %d, want %d x %d", rr, cc, r, k)
-	}
-	zr := dst.RawMatrix()
-	for lo := 0; lo < r; lo += projectBlock {
-		hi := min(lo+projectBlock, r)
-		fb := f.Slice(lo, hi, 0, c).(*mat.Dense).RawMatrix()
-		for i := lo; i < hi; i++ {
-			clear(zr.Data[i*zr.Stride : i*zr.Stride+k])
+	for i, d := range dst {
+		k := p.models[i].Positive
+		if d == nil {
+			return fmt.Errorf("dica: ProjectRaw into a nil matrix")
 		}
-		gemm.Gemm(blas.NoTrans, blas.Trans, 1, fb, blas64.General{Rows: k, Cols: c, Stride: c, Data: m.wrawT[:k*c]},
-			blas64.General{Rows: hi - lo, Cols: k, Stride: zr.Stride, Data: zr.Data[lo*zr.Stride:]}, 1)
-		for i := lo; i < hi; i++ {
-			row := zr.Data[i*zr.Stride : i*zr.Stride+k]
+		if d.IsEmpty() {
+			d.ReuseAs(r, k)
+		} else if rr, cc := d.Dims(); rr != r || cc != k {
+			return fmt.Errorf("dica: ProjectRaw destination is %d x %d, want %d x %d", rr, cc, r, k)
+		}
+	}
+	var zr blas64.General
+	if len(dst) == 1 {
+		zr = dst[0].RawMatrix()
+		for i := 0; i < r; i++ {
+			clear(zr.Data[i*zr.Stride : i*zr.Stride+p.cols])
+		}
+	} else {
+		zr = blas64.General{Rows: r, Cols: p.cols, Stride: p.cols, Data: make([]float64, r*p.cols)}
+	}
+	gemm.Gemm(blas.NoTrans, blas.Trans, 1, f.RawMatrix(), blas64.General{Rows: p.cols, Cols: c, Stride: c, Data: p.w},
+		blas64.General{Rows: r, Cols: p.cols, Stride: zr.Stride, Data: zr.Data}, 1)
+	off := 0
+	for mi, m := range p.models {
+		k := m.Positive
+		d := dst[mi].RawMatrix()
+		for i := 0; i < r; i++ {
+			src := zr.Data[i*zr.Stride+off : i*zr.Stride+off+k]
+			row := d.Data[i*d.Stride : i*d.Stride+k]
 			for j, o := range m.offset[:k] {
-				row[j] -= o
+				row[j] = src[j] - o
 			}
 		}
+		off += k
 	}
 	return nil
 }

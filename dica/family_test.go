@@ -214,6 +214,8 @@ func TestProjectRaw(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, _ := ds.X.Dims()
+		var models []*Model
+		var wants []*mat.Dense
 		for _, m := range []Method{KPCA, DICA} {
 			model, err := fam.Solve(Config{Method: m, Rank: 50, Sigma: 1.2, Seed: 1, Solver: solver, Components: 6})
 			if err != nil {
@@ -230,6 +232,7 @@ func TestProjectRaw(t *testing.T) {
 			if !mat.Equal(&got, want) {
 				t.Errorf("%v %v: ProjectRaw differs from Transform", solver, m)
 			}
+			models, wants = append(models, model), append(wants, want)
 			chunked := mat.NewDense(n, model.Components(), nil)
 			for lo := 0; lo < n; lo += 1024 {
 				hi := min(lo+1024, n)
@@ -258,6 +261,31 @@ func TestProjectRaw(t *testing.T) {
 				}
 			}
 		}
+		// Both models at once, in chunks of rows.
+		pr, err := NewProjector(models...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		both := []*mat.Dense{mat.NewDense(n, models[0].Components(), nil), mat.NewDense(n, models[1].Components(), nil)}
+		for lo := 0; lo < n; lo += 700 {
+			hi := min(lo+700, n)
+			var f mat.Dense
+			if err := fam.Plan().MapRaw(&f, ds.X.Slice(lo, hi, 0, ds.D()).(*mat.Dense)); err != nil {
+				t.Fatal(err)
+			}
+			dst := []*mat.Dense{both[0].Slice(lo, hi, 0, models[0].Components()).(*mat.Dense), both[1].Slice(lo, hi, 0, models[1].Components()).(*mat.Dense)}
+			if err := pr.Project(dst, &f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range models {
+			if !mat.Equal(both[i], wants[i]) {
+				t.Errorf("%v: Projector differs from Transform for model %d", solver, i+1)
+			}
+		}
+		if err := pr.Project(both[:1], &raw); err == nil || !strings.Contains(err.Error(), "1 destinations for 2 models") {
+			t.Errorf("Project with one destination for two models: %v", err)
+		}
 		for i, c := range []struct {
 			p      *Plan
 			dst, x *mat.Dense
@@ -275,5 +303,17 @@ func TestProjectRaw(t *testing.T) {
 	}
 	if err := (&Model{}).ProjectRaw(&mat.Dense{}, mat.NewDense(1, 1, nil)); err == nil {
 		t.Error("ProjectRaw of an empty model: no error")
+	}
+	// Models of two input maps cannot share a projector.
+	a, err := Fit(ctx, ds.Source(), Config{Method: KPCA, Rank: 20, Sigma: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Fit(ctx, ds.Source(), Config{Method: KPCA, Rank: 20, Sigma: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewProjector(a, b); err == nil || !strings.Contains(err.Error(), "another input map") {
+		t.Errorf("NewProjector of two maps: %v", err)
 	}
 }
