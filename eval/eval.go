@@ -661,22 +661,39 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 	if e.o.MixingCells > 0 {
 		res.MixingCells, res.Perplexity = e.o.MixingCells, e.o.Perplexity
 	}
-	for _, name := range e.methods {
-		start := time.Now()
-		mr := MethodResult{Method: name}
-		for si := range splits {
-			sr, err := e.runSplit(ctx, name, si)
-			if err != nil {
-				return nil, err
+	mrs := make([]MethodResult, len(e.methods))
+	busy := map[string]time.Duration{}
+	for i, name := range e.methods {
+		mrs[i].Method = name
+	}
+	for si := range splits {
+		srs := map[string]*SplitResult{}
+		var cv []string
+		for _, name := range e.methods {
+			s := e.splits[si]
+			srs[name] = &SplitResult{Train: e.names(s.Train), Test: e.names(s.Test), Params: e.grid(name).points()[0]}
+			if e.grid(name).size() > 1 || e.canCrossValidate(si, name) {
+				cv = append(cv, name)
 			}
-			mr.Splits = append(mr.Splits, *sr)
-			mr.Scores = append(mr.Scores, sr.Scores...)
 		}
+		if err := e.crossValidate(ctx, si, cv, srs, busy); err != nil {
+			return nil, err
+		}
+		if err := e.final(ctx, si, e.methods, srs, busy); err != nil {
+			return nil, err
+		}
+		for i, name := range e.methods {
+			mrs[i].Splits = append(mrs[i].Splits, *srs[name])
+			mrs[i].Scores = append(mrs[i].Scores, srs[name].Scores...)
+		}
+	}
+	for i := range mrs {
+		mr := &mrs[i]
 		mr.Mean, mr.SD = meanSD(mr.Scores)
 		mr.summarize()
-		mr.Seconds = time.Since(start).Seconds()
-		res.Methods = append(res.Methods, mr)
+		mr.Seconds = busy[mr.Method].Seconds()
 	}
+	res.Methods = mrs
 	return res, nil
 }
 

@@ -88,8 +88,10 @@ func TestRunClassification(t *testing.T) {
 			wantGrid = 1
 		}
 		if wantGrid == 1 {
-			if s.InnerFolds != 0 || len(s.Grid) != 0 {
-				t.Errorf("%s: inner CV with a single grid point", m.Method)
+			// A single point is not chosen, but its inner score is
+			// reported.
+			if s.InnerFolds != 4 || len(s.Grid) != 0 || !(s.InnerScore > 0.5 && s.InnerScore <= 1) {
+				t.Errorf("%s: a single grid point: %d inner folds, %d grid points, inner score %v; want 4, 0 and an accuracy", m.Method, s.InnerFolds, len(s.Grid), s.InnerScore)
 			}
 		} else {
 			if s.InnerFolds != 4 || len(s.Grid) != wantGrid {

@@ -82,6 +82,12 @@ func (e *evaluator) train(ctx context.Context, z *mat.Dense, rows []int, p Param
 	if err != nil {
 		return nil, err
 	}
+	return e.learn(ctx, ts, p)
+}
+
+// learn trains a new learner with the parameters C and DistSigma of p on
+// the training set, which several learners may share.
+func (e *evaluator) learn(ctx context.Context, ts *trainSet, p Params) (*learner, error) {
 	if !e.regression {
 		return e.trainClassifier(ctx, ts, p)
 	}
@@ -90,13 +96,15 @@ func (e *evaluator) train(ctx context.Context, z *mat.Dense, rows []int, p Param
 
 // trainSet is the training data of a learner: the standardized components
 // of at most the allowed number of cells, their rows in the data set, their
-// domains (distributional learner) and a seed.
+// domains (distributional learner) and a seed. The plain linear SVMs of
+// several costs share the problem prepared from it.
 type trainSet struct {
-	l       *learner
+	scaler  *svm.Scaler
 	zs      *mat.Dense
 	rows    []int
 	domains []int
 	seed    uint64
+	problem *svm.Problem
 }
 
 // trainingSet standardizes z (a new learner keeps the scaler) and keeps at
@@ -126,58 +134,67 @@ func (e *evaluator) trainingSet(z *mat.Dense, rows []int, rng *rand.Rand) (*trai
 		}
 		zs, rows = sub, subRows
 	}
-	ts := &trainSet{l: &learner{scaler: sc}, zs: zs, rows: rows, seed: seed}
+	ts := &trainSet{scaler: sc, zs: zs, rows: rows, seed: seed}
 	if e.o.Learner == Distributional {
 		ts.domains = e.domainsOf(rows)
 	}
 	return ts, nil
 }
 
-// newDist fits the distributional learner's domain features, with the point
-// map point.
-func (e *evaluator) newDist(ts *trainSet, point approx.Map, p Params) error {
+// newDist fits the learner's distributional domain features on the
+// training set, with the point map point.
+func (e *evaluator) newDist(l *learner, ts *trainSet, point approx.Map, p Params) error {
 	embed, err := gaussMap(ts.zs, kernel.MedianSigma(ts.zs, 0, ts.seed), e.o.Dist.EmbedRank, ts.seed)
 	if err != nil {
 		return err
 	}
-	ts.l.dist, err = krr.NewDistributional(embed, point, ts.zs, ts.domains, krr.DistOptions{Sigma: p.DistSigma, RFF: e.o.Dist.RFF, Seed: ts.seed})
+	l.dist, err = krr.NewDistributional(embed, point, ts.zs, ts.domains, krr.DistOptions{Sigma: p.DistSigma, RFF: e.o.Dist.RFF, Seed: ts.seed})
 	return err
 }
 
 // trainClassifier trains the linear SVM, on the components or on the
 // distributional features.
 func (e *evaluator) trainClassifier(ctx context.Context, ts *trainSet, p Params) (*learner, error) {
-	n, d := ts.zs.Dims()
-	l := ts.l
-	y := make([]int, n)
+	_, d := ts.zs.Dims()
+	l := &learner{scaler: ts.scaler, desc: "svm"}
+	o := svm.Options{C: p.C, Seed: e.o.Seed}
+	if e.o.Learner != Distributional {
+		if ts.problem == nil {
+			y := make([]int, len(ts.rows))
+			for i, r := range ts.rows {
+				y[i] = e.ds.Label[r]
+			}
+			var err error
+			if ts.problem, err = svm.NewProblem(ts.zs, y, len(e.ds.ClassNames), o.Bias); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		l.svm, err = ts.problem.Train(ctx, o)
+		return l, err
+	}
+	if err := e.newDist(l, ts, affine{d}, p); err != nil {
+		return nil, err
+	}
+	f, err := l.dist.Features(ts.zs, ts.domains)
+	if err != nil {
+		return nil, err
+	}
+	y := make([]int, len(ts.rows))
 	for i, r := range ts.rows {
 		y[i] = e.ds.Label[r]
 	}
-	o := svm.Options{C: p.C, Seed: e.o.Seed}
-	x := ts.zs
-	l.desc = "svm"
-	if e.o.Learner == Distributional {
-		if err := e.newDist(ts, affine{d}, p); err != nil {
-			return nil, err
-		}
-		f, err := l.dist.Features(ts.zs, ts.domains)
-		if err != nil {
-			return nil, err
-		}
-		x = krr.Materialize(f)
-		// The constant of [x, 1] is the bias feature.
-		o.Bias = -1
-		l.desc = fmt.Sprintf("distributional svm (k1 sigma %.4g, %d domain features x %d point features)", l.dist.Sigma, l.dist.DomainDim(), d+1)
-	}
-	var err error
-	l.svm, err = svm.Train(ctx, x, y, len(e.ds.ClassNames), o)
+	// The constant of [x, 1] is the bias feature.
+	o.Bias = -1
+	l.desc = fmt.Sprintf("distributional svm (k1 sigma %.4g, %d domain features x %d point features)", l.dist.Sigma, l.dist.DomainDim(), d+1)
+	l.svm, err = svm.Train(ctx, krr.Materialize(f), y, len(e.ds.ClassNames), o)
 	return l, err
 }
 
 // trainRegression trains one kernel ridge regression per target: exact,
 // on Nystrom features, or distributional.
 func (e *evaluator) trainRegression(ctx context.Context, ts *trainSet, p Params) (*learner, error) {
-	zs, l := ts.zs, ts.l
+	zs, l := ts.zs, &learner{scaler: ts.scaler}
 	n, _ := zs.Dims()
 	sigma := kernel.MedianSigma(zs, 0, ts.seed)
 	k := kernel.RBF{Sigma: sigma}
@@ -197,7 +214,7 @@ func (e *evaluator) trainRegression(ctx context.Context, ts *trainSet, p Params)
 		if err != nil {
 			return nil, err
 		}
-		if err := e.newDist(ts, point, p); err != nil {
+		if err := e.newDist(l, ts, point, p); err != nil {
 			return nil, err
 		}
 		if f, err = l.dist.Features(zs, ts.domains); err != nil {
@@ -317,6 +334,12 @@ func (e *evaluator) score(l *learner, z *mat.Dense, rows []int, acc map[int]*tal
 	if err != nil {
 		return err
 	}
+	return e.scoreStd(l, zs, rows, acc, conf)
+}
+
+// scoreStd is score for projections zs already standardized with the
+// learner's scaler.
+func (e *evaluator) scoreStd(l *learner, zs *mat.Dense, rows []int, acc map[int]*tally, conf [][]int) error {
 	get := func(g int) *tally {
 		t := acc[g]
 		if t == nil {

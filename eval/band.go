@@ -1,0 +1,236 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/dica"
+)
+
+// bandwidths are the settings that shape a pass over the fitting cells:
+// the input and output kernels' bandwidths. Fits that differ only in
+// method, lambda, epsilon or k share one pass (dica.Family).
+type bandwidths struct{ sigma, sigmaY float64 }
+
+func keyOf(p Params) bandwidths { return bandwidths{p.Sigma, p.TargetSigma} }
+
+// fitSpec is one transformation to fit: a DICA-family method with its fit
+// parameters and number of components.
+type fitSpec struct {
+	name string
+	p    Params
+	k    int
+}
+
+// config returns the dica configuration of the spec.
+func (e *evaluator) config(s fitSpec) dica.Config {
+	m, _, _ := parseMethod(s.name)
+	cfg := dica.Config{
+		Method: m, Components: s.k, Lambda: s.p.Lambda, Epsilon: s.p.Epsilon, Sigma: s.p.Sigma,
+		Solver: e.o.Solver, Rank: e.o.Rank, Seed: e.o.Seed,
+	}
+	if e.regression && m.Supervised() {
+		cfg.SigmaY = s.p.TargetSigma
+	}
+	return cfg
+}
+
+// band is a set of transformations fitted on the same cells with the same
+// bandwidths: for the streaming solvers the models of one dica.Family (one
+// pass over the cells, one input map, so that each cell's kernel row is
+// computed once for all models), for the exact solver one fit each.
+type band struct {
+	plan   *dica.Plan // the family's plan; nil for the exact solver
+	models []*dica.Model
+	errs   []error
+}
+
+// fitBand fits the transformations of specs, which share their
+// bandwidths, on ds with workers goroutines per pass. A spec that fails
+// (or returns no component) has its error in errs; an error of the shared
+// pass is every spec's. Only a cancelled ctx is returned as an error.
+func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fitSpec, workers int) (*band, error) {
+	b := &band{models: make([]*dica.Model, len(specs)), errs: make([]error, len(specs))}
+	cfgs := make([]dica.Config, len(specs))
+	for i, s := range specs {
+		cfgs[i] = e.config(s)
+		cfgs[i].Workers = workers
+	}
+	var fam *dica.Family
+	if e.o.Solver != dica.Exact {
+		var err error
+		fam, err = dica.NewFamily(ctx, ds.Source(), cfgs...)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			for i := range b.errs {
+				b.errs[i] = err
+			}
+			return b, nil
+		}
+		b.plan = fam.Plan()
+	}
+	for i, s := range specs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var m *dica.Model
+		var err error
+		if fam != nil {
+			m, err = fam.Solve(cfgs[i])
+		} else {
+			m, err = dica.Fit(ctx, ds.Source(), cfgs[i])
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+		if err == nil && m.Components() == 0 {
+			err = fmt.Errorf("%s returned no components", s.name)
+		}
+		b.models[i], b.errs[i] = m, err
+	}
+	return b, nil
+}
+
+// projectChunk is the number of rows whose raw features are held at a
+// time.
+const projectChunk = 4096
+
+// project returns the projection of the rows of x (the data set's rows
+// rows, in runs of equal domain) by each fitted model of the band (nil for
+// a failed one), all its components, as transformer.apply projects them.
+// The kernel rows of each chunk of rows are computed once for all models,
+// on workers goroutines; with BatchCenter each domain's rows are projected
+// and centered on their own.
+func (b *band) project(e *evaluator, x *mat.Dense, rows []int, workers int) ([]*mat.Dense, error) {
+	out := make([]*mat.Dense, len(b.models))
+	n, d := x.Dims()
+	if b.plan == nil {
+		for i, m := range b.models {
+			if m == nil {
+				continue
+			}
+			z, err := transformer{model: m, batch: e.o.BatchCenter}.apply(e, x, rows, 0)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = z
+		}
+		return out, nil
+	}
+	for i, m := range b.models {
+		if m != nil {
+			out[i] = mat.NewDense(n, m.Components(), nil)
+		}
+	}
+	// Runs of rows projected on their own: the whole matrix, or each
+	// domain's rows with BatchCenter.
+	type run struct{ lo, hi int }
+	runs := []run{{0, n}}
+	if e.o.BatchCenter {
+		runs = runs[:0]
+		for lo := 0; lo < n; {
+			hi := lo + 1
+			for hi < n && e.ds.Domain[rows[hi]] == e.ds.Domain[rows[lo]] {
+				hi++
+			}
+			runs = append(runs, run{lo, hi})
+			lo = hi
+		}
+	}
+	type chunk struct{ lo, hi int }
+	var chunks []chunk
+	for _, r := range runs {
+		for lo := r.lo; lo < r.hi; lo += projectChunk {
+			chunks = append(chunks, chunk{lo, min(lo+projectChunk, r.hi)})
+		}
+	}
+	var live []*dica.Model
+	var idx []int
+	for i, m := range b.models {
+		if m != nil {
+			live, idx = append(live, m), append(idx, i)
+		}
+	}
+	if len(live) == 0 {
+		return out, nil
+	}
+	pr, err := dica.NewProjector(live...)
+	if err != nil {
+		return nil, err
+	}
+	workers = max(1, min(workers, len(chunks)))
+	next := make(chan chunk, len(chunks))
+	for _, c := range chunks {
+		next <- c
+	}
+	close(next)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var f mat.Dense
+			raw := b.plan.RawDim()
+			dst := make([]*mat.Dense, len(live))
+			for c := range next {
+				f.ReuseAs(c.hi-c.lo, raw)
+				if err := b.plan.MapRaw(&f, x.Slice(c.lo, c.hi, 0, d).(*mat.Dense)); err != nil {
+					errs[w] = err
+					return
+				}
+				for j, i := range idx {
+					dst[j] = out[i].Slice(c.lo, c.hi, 0, live[j].Components()).(*mat.Dense)
+				}
+				if err := pr.Project(dst, &f); err != nil {
+					errs[w] = err
+					return
+				}
+				f.Reset()
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if e.o.BatchCenter {
+		for _, z := range out {
+			if z == nil {
+				continue
+			}
+			for _, r := range runs {
+				centerColumns(z.Slice(r.lo, r.hi, 0, z.RawMatrix().Cols).(*mat.Dense))
+			}
+		}
+	}
+	return out, nil
+}
+
+// centerColumns subtracts from each column of z its mean, computed as
+// dica's Transform computes it for TransformOptions.BatchCenter.
+func centerColumns(z *mat.Dense) {
+	r, c := z.Dims()
+	for j := 0; j < c; j++ {
+		col := mat.Col(nil, j, z)
+		var s float64
+		for _, v := range col {
+			s += v
+		}
+		s /= float64(r)
+		for i := range col {
+			col[i] -= s
+		}
+		z.SetCol(j, col)
+	}
+}
+
+// cores returns GOMAXPROCS.
+func cores() int { return runtime.GOMAXPROCS(0) }

@@ -1,0 +1,217 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// finalGroup is a set of DICA-family methods whose chosen points share
+// their bandwidths: their final fits share one pass over the training
+// cells and each cell's kernel row.
+type finalGroup struct {
+	names []string
+	band  *band
+}
+
+// finalMethod is the final stage of one method on a split.
+type finalMethod struct {
+	name  string
+	sr    *SplitResult
+	group *finalGroup // nil for the baseline
+	index int         // the method's index in group
+	l     *learner
+	acc   tally // pooled over the test cells
+	mix   *mixingSample
+	busy  time.Duration
+}
+
+// final refits each method's chosen transformation on the split's
+// training cells, trains its learner and scores every test domain, filling
+// in the rest of the methods' SplitResults (whose Params are set). The
+// fits of methods whose points share bandwidths share one pass, and each
+// test cell's kernel row is computed once for them.
+func (e *evaluator) final(ctx context.Context, si int, names []string, srs map[string]*SplitResult, busy map[string]time.Duration) error {
+	s := e.splits[si]
+	var trainCells, testCells int
+	for _, gi := range s.Train {
+		trainCells += len(e.domainRows(si, gi))
+	}
+	for _, gi := range s.Test {
+		testCells += len(e.domainRows(si, gi))
+	}
+	unseen := e.unseenClasses(si)
+	fitRows := e.sample(si, s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
+	trainRows := e.sample(si, s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
+	trainNames := strings.Join(e.names(s.Train), ",")
+
+	var fms []*finalMethod
+	var groups []*finalGroup
+	byKey := map[bandwidths]*finalGroup{}
+	var desc []string
+	for _, name := range names {
+		sr := srs[name]
+		sr.TrainCells, sr.TestCells, sr.UnseenClasses = trainCells, testCells, unseen
+		fm := &finalMethod{name: name, sr: sr, mix: e.newMixingSample(si)}
+		if name != Input {
+			sr.FitCells = len(fitRows)
+			k := keyOf(sr.Params)
+			g := byKey[k]
+			if g == nil {
+				g = &finalGroup{}
+				byKey[k] = g
+				groups = append(groups, g)
+			}
+			fm.group, fm.index = g, len(g.names)
+			g.names = append(g.names, name)
+		} else {
+			sr.FitCells = len(trainRows)
+		}
+		fms = append(fms, fm)
+		desc = append(desc, fmt.Sprintf("%s (%s)", name, paramString(name, sr.Params, e.regression)))
+	}
+	e.progress("split %d/%d: final fits on %d cells of %d training domains: %s", si+1, len(e.splits), len(fitRows), len(s.Train), strings.Join(desc, ", "))
+
+	// Final fits, one pass per group of bandwidths.
+	if len(groups) > 0 {
+		fitDS := e.subset(fitRows)
+		for _, g := range groups {
+			start := time.Now()
+			var specs []fitSpec
+			for _, name := range g.names {
+				specs = append(specs, fitSpec{name: name, p: srs[name].Params, k: srs[name].Params.Components})
+			}
+			b, err := e.fitBand(ctx, fitDS, specs, cores())
+			if err != nil {
+				return err
+			}
+			for i, name := range g.names {
+				if b.errs[i] != nil {
+					return fmt.Errorf("eval: %s: final fit on %s: %w", name, trainNames, b.errs[i])
+				}
+			}
+			g.band = b
+			chargeFinal(fms, g, time.Since(start))
+		}
+	}
+
+	// The learners, on the training cells' projections.
+	xTrain := e.ds.Subset(trainRows).X
+	zTrain, err := e.projectFinal(fms, groups, xTrain, trainRows)
+	if err != nil {
+		return err
+	}
+	for i, fm := range fms {
+		start := time.Now()
+		sr := fm.sr
+		z := zTrain[i]
+		_, sr.Components = z.Dims()
+		if g := fm.group; g != nil {
+			m := g.band.models[fm.index]
+			sr.SigmaUsed = sigmaOf(m.Config().Kernel)
+			if e.regression && m.Config().Method.Supervised() {
+				sr.TargetSigmaUsed = sigmaOf(m.Config().OutputKernel)
+			}
+		}
+		l, err := e.train(ctx, z, trainRows, sr.Params, e.rng(si, 0, purposeLearner))
+		if err != nil {
+			return fmt.Errorf("eval: %s: training the learner on %s: %w", fm.name, trainNames, err)
+		}
+		fm.l = l
+		sr.Learner = l.desc
+		fm.busy += time.Since(start)
+		sr.FitSeconds = fm.busy.Seconds()
+		if !e.regression {
+			sr.Confusion = make([][]int, len(e.ds.ClassNames))
+			for c := range sr.Confusion {
+				sr.Confusion[c] = make([]int, len(e.ds.ClassNames))
+			}
+		}
+	}
+
+	// Test domains, each on all its cells (after CellsPerDomain).
+	for _, gi := range s.Test {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows := e.domainRows(si, gi)
+		zt, err := e.projectFinal(fms, groups, e.ds.Subset(rows).X, rows)
+		if err != nil {
+			return err
+		}
+		for i, fm := range fms {
+			start := time.Now()
+			acc := map[int]*tally{}
+			if err := e.score(fm.l, zt[i], rows, acc, fm.sr.Confusion); err != nil {
+				return fmt.Errorf("eval: %s: scoring %s: %w", fm.name, e.ds.DomainNames[gi], err)
+			}
+			t := acc[gi]
+			fm.acc.sum += t.sum
+			fm.acc.count += t.count
+			fm.acc.cells += t.cells
+			fm.sr.Scores = append(fm.sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: t.cells, Score: e.value(t)})
+			if err := fm.mix.add(fm.l, zt[i], rows); err != nil {
+				return err
+			}
+			fm.busy += time.Since(start)
+		}
+	}
+	for _, fm := range fms {
+		start := time.Now()
+		sr := fm.sr
+		sr.Pooled = e.value(&fm.acc)
+		for _, d := range sr.Scores {
+			sr.DomainMean += d.Score
+		}
+		sr.DomainMean /= float64(len(sr.Scores))
+		var err error
+		if sr.Mixing, err = fm.mix.measure(ctx); err != nil {
+			return fmt.Errorf("eval: %s: mixing measures of the test domains: %w", fm.name, err)
+		}
+		fm.busy += time.Since(start)
+		busy[fm.name] += fm.busy
+	}
+	return nil
+}
+
+// chargeFinal adds d to the time of the methods of group g, in equal parts.
+func chargeFinal(fms []*finalMethod, g *finalGroup, d time.Duration) {
+	for _, fm := range fms {
+		if fm.group == g {
+			fm.busy += d / time.Duration(len(g.names))
+		}
+	}
+}
+
+// projectFinal returns each method's projection of the rows of x (the
+// data set's rows rows) on its chosen number of components: the inputs
+// for the baseline, and the models' projections, one computation of the
+// kernel rows per group.
+func (e *evaluator) projectFinal(fms []*finalMethod, groups []*finalGroup, x *mat.Dense, rows []int) ([]*mat.Dense, error) {
+	zs := make(map[*finalGroup][]*mat.Dense, len(groups))
+	for _, g := range groups {
+		start := time.Now()
+		z, err := g.band.project(e, x, rows, cores())
+		if err != nil {
+			return nil, err
+		}
+		zs[g] = z
+		chargeFinal(fms, g, time.Since(start))
+	}
+	out := make([]*mat.Dense, len(fms))
+	for i, fm := range fms {
+		if fm.group == nil {
+			z, err := transformer{batch: e.o.BatchCenter}.apply(e, x, rows, 0)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = z
+			continue
+		}
+		out[i] = firstCols(zs[fm.group][fm.index], fm.sr.Params.Components)
+	}
+	return out, nil
+}
