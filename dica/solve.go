@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -14,7 +15,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
-	"github.com/dicalab/dica/internal/pivchol"
 	"github.com/dicalab/dica/lanczos"
 )
 
@@ -26,6 +26,11 @@ type featureStats struct {
 	c    *mat.SymDense // Phi_c^T Phi_c (nil unless needed)
 	g    *mat.Dense    // m x r: numerator factor, G = g g^T (supervised)
 	m, N int
+
+	// ridge caches the pieces of the lambda > 0 solve that depend on the
+	// statistics alone (ridgeBasis), for the solves of a Family.
+	ridgeMu sync.Mutex
+	ridge   *ridgeBasis
 }
 
 // transformRaw returns T^T v for a raw-coordinate vector.
@@ -390,32 +395,14 @@ func (fs *featureStats) solveFullNumerator(cq *lowRank, k int) (*solution, error
 // so the problem is (1/n) Y^T G Y beta = gamma (Y^T C_Q Y + Y^T Y + lambda I)
 // beta, symmetric-definite of size p.
 func (fs *featureStats) solveRidge(cq *lowRank, cfg Config) (*solution, error) {
-	m := fs.m
-	cr := fs.c.RawSymmetric()
-	diag := make([]float64, m)
-	dmax := 0.0
-	for i := range diag {
-		diag[i] = cr.Data[i*cr.Stride+i]
-		dmax = max(dmax, diag[i])
+	rb, err := fs.ridgeBasis(cfg.RCond)
+	if err != nil {
+		return nil, err
 	}
-	if !(dmax > 0) {
-		return nil, fmt.Errorf("dica: the features have zero variance")
-	}
-	_, cols := pivchol.Factor(m, diag, func(p int, dst []float64) {
-		for i := range dst {
-			dst[i] = cr.Data[min(i, p)*cr.Stride+max(i, p)]
-		}
-	}, pivchol.Stop{MaxDiag: cfg.RCond * dmax})
-	p := len(cols)
-	y := mat.NewDense(m, p, nil)
-	for j, c := range cols {
-		y.SetCol(j, c)
-	}
-	var yty mat.SymDense
-	yty.SymOuterK(1, y.T())
+	y, yty, p := rb.y, rb.yty, rb.p
 	// D' = Y^T C_Q Y + Y^T Y + lambda I.
 	d := mat.NewSymDense(p, nil)
-	d.CopySym(&yty)
+	d.CopySym(yty)
 	if cq != nil && cq.u != nil {
 		var yu mat.Dense
 		yu.Mul(y.T(), cq.u) // p x q
@@ -463,9 +450,7 @@ func (fs *featureStats) solveRidge(cq *lowRank, cfg Config) (*solution, error) {
 		}
 	} else {
 		// A' = Y^T C Y / n = (Y^T Y)^2 / n; symmetric R^{-T} A' R^{-1}.
-		a := mat.NewDense(p, p, nil)
-		a.Mul(&yty, &yty)
-		a.Scale(1/fs.n, a)
+		a := mat.DenseCopyOf(fs.ridgeSquare(rb))
 		blas64.Trsm(blas.Left, blas.Trans, 1, rt, a.RawMatrix())
 		blas64.Trsm(blas.Right, blas.NoTrans, 1, rt, a.RawMatrix())
 		var err error

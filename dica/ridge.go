@@ -1,0 +1,74 @@
+package dica
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/pivchol"
+)
+
+// ridgeBasis holds the pieces of the lambda > 0 solve (solveRidge) that
+// depend on the feature statistics alone, not on lambda or the method:
+// the factor Y of C ~ Y Y^T (pivoted Cholesky stopped at rcond times the
+// largest diagonal entry), Y^T Y and (Y^T Y)^2 / n. A sweep over lambda
+// and methods (Family) computes them once.
+type ridgeBasis struct {
+	rcond float64
+	y     *mat.Dense
+	yty   *mat.SymDense
+	p     int
+	err   error
+	sq    *mat.Dense // (Y^T Y)^2 / n, when computed
+}
+
+// ridgeBasis returns the ridge basis of fs for rcond, computed on the
+// first call (and again for another rcond).
+func (fs *featureStats) ridgeBasis(rcond float64) (*ridgeBasis, error) {
+	fs.ridgeMu.Lock()
+	defer fs.ridgeMu.Unlock()
+	if rb := fs.ridge; rb != nil && rb.rcond == rcond {
+		return rb, rb.err
+	}
+	rb := &ridgeBasis{rcond: rcond}
+	fs.ridge = rb
+	m := fs.m
+	cr := fs.c.RawSymmetric()
+	diag := make([]float64, m)
+	dmax := 0.0
+	for i := range diag {
+		diag[i] = cr.Data[i*cr.Stride+i]
+		dmax = max(dmax, diag[i])
+	}
+	if !(dmax > 0) {
+		rb.err = fmt.Errorf("dica: the features have zero variance")
+		return rb, rb.err
+	}
+	_, cols := pivchol.Factor(m, diag, func(p int, dst []float64) {
+		for i := range dst {
+			dst[i] = cr.Data[min(i, p)*cr.Stride+max(i, p)]
+		}
+	}, pivchol.Stop{MaxDiag: rcond * dmax})
+	rb.p = len(cols)
+	rb.y = mat.NewDense(m, rb.p, nil)
+	for j, c := range cols {
+		rb.y.SetCol(j, c)
+	}
+	rb.yty = new(mat.SymDense)
+	rb.yty.SymOuterK(1, rb.y.T())
+	return rb, nil
+}
+
+// ridgeSquare returns (Y^T Y)^2 / n of the ridge basis rb of fs, computed
+// on the first call. The caller must not change it.
+func (fs *featureStats) ridgeSquare(rb *ridgeBasis) *mat.Dense {
+	fs.ridgeMu.Lock()
+	defer fs.ridgeMu.Unlock()
+	if rb.sq == nil {
+		a := mat.NewDense(rb.p, rb.p, nil)
+		a.Mul(rb.yty, rb.yty)
+		a.Scale(1/fs.n, a)
+		rb.sq = a
+	}
+	return rb.sq
+}
