@@ -50,6 +50,18 @@ func exactStep(w, s, z, dz []float64, c2 float64) float64 {
 	return a - fa*(b-a)/(fb-fa)
 }
 
+// activeSums returns the sums of the line search over the terms active at
+// t = 0: 2C sum (1 - z_i) dz_i and 2C sum dz_i^2 over z_i < 1.
+func activeSums(z, dz []float64, c2 float64) (a0, b0 float64) {
+	for i, zi := range z {
+		if zi < 1 {
+			a0 += c2 * (1 - zi) * dz[i]
+			b0 += c2 * dz[i] * dz[i]
+		}
+	}
+	return a0, b0
+}
+
 // TestLineSearch checks the step against the exact minimizer, and that it
 // takes few passes: a Newton step that left the bracket by a rounding error
 // at the root used to start a bisection that walked the whole bracket back
@@ -73,7 +85,8 @@ func TestLineSearch(t *testing.T) {
 		if !(want > 0) {
 			continue
 		}
-		got, evals, visited := lineSearch(w, s, z, dz, c2, make([]int, 0, n), make([]int, 0, n))
+		a0, b0 := activeSums(z, dz, c2)
+		got, evals, visited := lineSearch(w, s, z, dz, c2, a0, b0, make([]int, 0, n), make([]int, 0, n))
 		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
 			t.Fatalf("step %v, exact %v", got, want)
 		}
@@ -106,7 +119,8 @@ func TestLineSearch(t *testing.T) {
 		z[i], dz[i] = -10, -1
 	}
 	want := exactStep(w, s, z, dz, 20)
-	got, evals, _ := lineSearch(w, s, z, dz, 20, make([]int, 0, len(z)), make([]int, 0, len(z)))
+	a0, b0 := activeSums(z, dz, 20)
+	got, evals, _ := lineSearch(w, s, z, dz, 20, a0, b0, make([]int, 0, len(z)), make([]int, 0, len(z)))
 	if math.Abs(got-want) > 1e-12*want || evals > 8 {
 		t.Errorf("one piece: step %v in %d passes, want %v in <= 8", got, evals, want)
 	}

@@ -7,8 +7,12 @@ import (
 	"math"
 	"sync"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/gemm"
 )
 
 // Problem is a training set prepared once for several trainings on it: a
@@ -34,6 +38,55 @@ type Problem struct {
 
 	gramOnce sync.Once
 	gram     []float64 // p x p, X~^T X~ (both triangles)
+
+	// labels holds, per class, the labels y_i in {-1, +1} of its machine
+	// (made on first use); scratch the buffers of solvePrimal.
+	labelsMu sync.Mutex
+	labels   [][]float64
+	scratch  sync.Pool
+}
+
+// primalScratch holds the per-row buffers of one solvePrimal.
+type primalScratch struct {
+	z, dz, coef               []float64
+	idx, br, chg, plus, minus []int
+	in                        []bool
+	block, outer              []float64 // rows gathered for addOuters, and their sum
+}
+
+// getScratch returns zeroed buffers for n rows.
+func (pb *Problem) getScratch() *primalScratch {
+	if sc, ok := pb.scratch.Get().(*primalScratch); ok {
+		clear(sc.z)
+		clear(sc.in)
+		return sc
+	}
+	n := pb.n
+	return &primalScratch{z: make([]float64, n), dz: make([]float64, n), coef: make([]float64, n),
+		idx: make([]int, 0, n), br: make([]int, 0, n), chg: make([]int, 0, n), in: make([]bool, n),
+		plus: make([]int, 0, n), minus: make([]int, 0, n),
+		block: make([]float64, outerBlock*pb.p), outer: make([]float64, pb.p*pb.p)}
+}
+
+// classLabels returns the labels in {-1, +1} of the machine of class k.
+func (pb *Problem) classLabels(k int) []float64 {
+	pb.labelsMu.Lock()
+	defer pb.labelsMu.Unlock()
+	if pb.labels == nil {
+		pb.labels = make([][]float64, pb.nclass)
+	}
+	if pb.labels[k] == nil {
+		yk := make([]float64, pb.n)
+		for i, l := range pb.y {
+			if l == k {
+				yk[i] = 1
+			} else {
+				yk[i] = -1
+			}
+		}
+		pb.labels[k] = yk
+	}
+	return pb.labels[k]
 }
 
 // NewProblem checks the rows of x (n x d) and the labels y in
@@ -155,14 +208,7 @@ func (pb *Problem) Train(ctx context.Context, o Options) (*Model, error) {
 	var wg sync.WaitGroup
 	for ci, k := range classes {
 		wg.Go(func() {
-			yk := make([]float64, pb.n)
-			for i, l := range pb.y {
-				if l == k {
-					yk[i] = 1
-				} else {
-					yk[i] = -1
-				}
-			}
+			yk := pb.classLabels(k)
 			b, err := pb.machine(ctx, yk, k, uint64(k), o)
 			if err != nil {
 				errs[ci] = err
@@ -292,13 +338,14 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 
 	w := pb.initWeights(k, o)
 	cold := floats.Norm(w, 2) == 0
-	z := make([]float64, n)  // y_i w'x~_i
-	dz := make([]float64, n) // y_i s'x~_i
-	coef := make([]float64, n)
-	idx := make([]int, 0, n) // line search scratch
-	br := make([]int, 0, n)
-	in := make([]bool, n)        // the rows summed in sum
-	changed := make([]int, 0, n) // the rows whose membership differs from in
+	sc := pb.getScratch()
+	defer pb.scratch.Put(sc)
+	z := sc.z   // y_i w'x~_i
+	dz := sc.dz // y_i s'x~_i
+	coef := sc.coef
+	idx, br := sc.idx, sc.br // line search scratch
+	in := sc.in              // the rows summed in sum
+	changed := sc.chg        // the rows whose membership differs from in
 	g := make([]float64, p)
 	sum := make([]float64, p*p) // sum_{in} x~_i x~_i' (upper triangle)
 	h := mat.NewSymDense(p, nil)
@@ -343,30 +390,37 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 				in[i] = true
 			}
 		case it > 0 && len(changed) <= min(active, n-active):
+			plus, minus := sc.plus[:0], sc.minus[:0]
 			for _, i := range changed {
 				in[i] = !in[i]
 				if in[i] {
-					addOuter(sum, pb.rows[i*p:(i+1)*p], 1)
+					plus = append(plus, i)
 				} else {
-					addOuter(sum, pb.rows[i*p:(i+1)*p], -1)
+					minus = append(minus, i)
 				}
 			}
+			pb.addOuters(sum, plus, 1, sc)
+			pb.addOuters(sum, minus, -1, sc)
 		case active <= n-active:
 			clear(sum)
+			plus := sc.plus[:0]
 			for i, zi := range z {
 				in[i] = zi < 1
 				if in[i] {
-					addOuter(sum, pb.rows[i*p:(i+1)*p], 1)
+					plus = append(plus, i)
 				}
 			}
+			pb.addOuters(sum, plus, 1, sc)
 		default:
 			copy(sum, pb.gramMatrix())
+			minus := sc.minus[:0]
 			for i, zi := range z {
 				in[i] = zi < 1
 				if !in[i] {
-					addOuter(sum, pb.rows[i*p:(i+1)*p], -1)
+					minus = append(minus, i)
 				}
 			}
+			pb.addOuters(sum, minus, -1, sc)
 		}
 		for a := range p {
 			for b := a; b < p; b++ {
@@ -385,7 +439,19 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 		}
 		s := sv.RawVector().Data
 		pb.margins(dz, s, y)
-		t, _, _ := lineSearch(w, s, z, dz, c2, idx, br)
+		// The sums of the line search over I: 2C sum (1 - z_i) dz_i =
+		// s'(w - g) and 2C sum dz_i^2 = 2C s' sum s.
+		var a0, quad float64
+		for a, sa := range s {
+			a0 += sa * (w[a] - g[a])
+			row := sum[a*p : a*p+p]
+			q := row[a] * sa
+			for b := a + 1; b < p; b++ {
+				q += 2 * row[b] * s[b]
+			}
+			quad += sa * q
+		}
+		t, _, _ := lineSearch(w, s, z, dz, c2, a0, c2*quad, idx, br)
 		floats.AddScaled(w, -t, s)
 		floats.AddScaled(z, -t, dz)
 		active = pb.memberships(z, y, coef, in, &changed)
@@ -409,13 +475,17 @@ func (pb *Problem) memberships(z, y, coef []float64, in []bool, changed *[]int) 
 	ch := (*changed)[:0]
 	active := 0
 	for i, zi := range z {
-		act := zi < 1
+		// Without a branch on the membership, which would be mispredicted
+		// about as often as rows alternate: (u + |u|) / 2 is u when
+		// u = 1 - z_i > 0 and 0 otherwise, exactly.
+		u := 1 - zi
+		coef[i] = 0.5 * (u + math.Abs(u)) * y[i]
+		act := u > 0
+		var a int
 		if act {
-			coef[i] = (1 - zi) * y[i]
-			active++
-		} else {
-			coef[i] = 0
+			a = 1
 		}
+		active += a
 		if act != in[i] {
 			ch = append(ch, i)
 		}
@@ -433,6 +503,39 @@ func (pb *Problem) margins(dst, w, y []float64) {
 		}
 	}
 	floats.Mul(dst, y)
+}
+
+// outerBlock is the number of rows gathered per SYRK update in addOuters;
+// below outerMin rows the outer products are added one by one.
+const (
+	outerBlock = 256
+	outerMin   = 32
+)
+
+// addOuters adds sign sum_{i in rows} x~_i x~_i' to the upper triangle of
+// the p x p matrix sum: by SYRK on blocks of gathered rows for many rows,
+// one outer product at a time for few.
+func (pb *Problem) addOuters(sum []float64, rows []int, sign float64, sc *primalScratch) {
+	p := pb.p
+	if len(rows) < outerMin {
+		for _, i := range rows {
+			addOuter(sum, pb.rows[i*p:(i+1)*p], sign)
+		}
+		return
+	}
+	clear(sc.outer)
+	for lo := 0; lo < len(rows); lo += outerBlock {
+		hi := min(lo+outerBlock, len(rows))
+		for j, i := range rows[lo:hi] {
+			copy(sc.block[j*p:(j+1)*p], pb.rows[i*p:(i+1)*p])
+		}
+		gemm.Syrk(blas.Trans, blas64.General{Rows: hi - lo, Cols: p, Stride: p, Data: sc.block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: sc.outer})
+	}
+	for a := range p {
+		for b := a; b < p; b++ {
+			sum[a*p+b] += sign * sc.outer[a*p+b]
+		}
+	}
 }
 
 // addOuter adds sign x x' to the upper triangle of the p x p matrix sum.
