@@ -450,6 +450,9 @@ type SplitResult struct {
 	// off (Options.MixingCells < 0). Its domain silhouettes follow the
 	// order of Test.
 	Mixing *mixing.Report `json:"mixing,omitempty"`
+
+	// pooled holds the sums behind Pooled (for MethodResult.AllCells).
+	pooled tally
 }
 
 // Spread is the mean and the sample standard deviation of a value over N
@@ -484,6 +487,12 @@ type MethodResult struct {
 	// pooled scores and of their means over test domains.
 	Pooled     Spread `json:"pooled"`
 	DomainMean Spread `json:"domain_mean"`
+	// AllCells is the score of the test cells of all splits together: the
+	// accuracy of the summed confusion matrix (correct cells over all test
+	// cells), or the RMSE over all test cells and targets. A cell tested
+	// in several splits counts once per split. With one split it is the
+	// split's Pooled score.
+	AllCells float64 `json:"all_cells"`
 	// Confusion sums the splits' confusion matrices (classification only).
 	Confusion [][]int `json:"confusion,omitempty"`
 	// Mixing is the spread of the mixing measures over the splits that
@@ -667,16 +676,8 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 		mrs[i].Method = name
 	}
 	for si := range splits {
-		srs := map[string]*SplitResult{}
-		var cv []string
-		for _, name := range e.methods {
-			s := e.splits[si]
-			srs[name] = &SplitResult{Train: e.names(s.Train), Test: e.names(s.Test), Params: e.grid(name).points()[0]}
-			if e.grid(name).size() > 1 || e.canCrossValidate(si, name) {
-				cv = append(cv, name)
-			}
-		}
-		if err := e.crossValidate(ctx, si, cv, srs, busy); err != nil {
+		srs, err := e.chooseSplit(ctx, si, busy)
+		if err != nil {
 			return nil, err
 		}
 		if err := e.final(ctx, si, e.methods, srs, busy); err != nil {
@@ -690,17 +691,22 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 	for i := range mrs {
 		mr := &mrs[i]
 		mr.Mean, mr.SD = meanSD(mr.Scores)
-		mr.summarize()
+		mr.summarize(e.regression)
 		mr.Seconds = busy[mr.Method].Seconds()
 	}
 	res.Methods = mrs
 	return res, nil
 }
 
-// summarize fills the spreads over splits and the summed confusion matrix.
-func (mr *MethodResult) summarize() {
+// summarize fills the spreads over splits, the summed confusion matrix and
+// the score of all test cells (regression tells itself by the sums: a
+// squared error is summed per target, a count per cell and target).
+func (mr *MethodResult) summarize(regression bool) {
 	var pooled, dmean, il, cl, sil, dv []float64
+	var all tally
 	for _, s := range mr.Splits {
+		all.sum += s.pooled.sum
+		all.count += s.pooled.count
 		pooled = append(pooled, s.Pooled)
 		dmean = append(dmean, s.DomainMean)
 		if s.Mixing != nil {
@@ -726,6 +732,12 @@ func (mr *MethodResult) summarize() {
 		}
 	}
 	mr.Pooled, mr.DomainMean = spreadOf(pooled), spreadOf(dmean)
+	if all.count > 0 {
+		mr.AllCells = all.sum / float64(all.count)
+		if regression {
+			mr.AllCells = math.Sqrt(mr.AllCells)
+		}
+	}
 	if len(il) > 0 {
 		mr.Mixing = &MixingSummary{ILISI: spreadOf(il), Silhouette: spreadOf(sil), DistributionalVariance: spreadOf(dv)}
 		if len(cl) > 0 {

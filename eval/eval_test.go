@@ -356,7 +356,19 @@ func TestLeaveOneDomainOut(t *testing.T) {
 				t.Errorf("%s: score %d = %+v", m.Method, i, m.Scores[i])
 			}
 		}
+		// Leave-one-domain-out: the mean over splits of their pooled
+		// accuracies is the mean over domains, and the accuracy of all
+		// test cells weighs the domains by their cells.
+		var right, cells float64
+		for _, d := range m.Scores {
+			right += d.Score * float64(d.Cells)
+			cells += float64(d.Cells)
+		}
+		if math.Abs(m.Pooled.Mean-m.Mean) > 1e-15 || math.Abs(m.AllCells-right/cells) > 1e-12 || m.AllCells == m.Pooled.Mean {
+			t.Errorf("%s: pooled mean over splits %v (domain mean %v), all cells %v (want %v, another value)", m.Method, m.Pooled.Mean, m.Mean, m.AllCells, right/cells)
+		}
 	}
+	checkSplitSummaries(t, res)
 }
 
 func TestGroups(t *testing.T) {

@@ -36,98 +36,24 @@ type finalMethod struct {
 // test cell's kernel row is computed once for them.
 func (e *evaluator) final(ctx context.Context, si int, names []string, srs map[string]*SplitResult, busy map[string]time.Duration) error {
 	s := e.splits[si]
-	var trainCells, testCells int
-	for _, gi := range s.Train {
-		trainCells += len(e.domainRows(si, gi))
-	}
+	var testCells int
 	for _, gi := range s.Test {
 		testCells += len(e.domainRows(si, gi))
 	}
 	unseen := e.unseenClasses(si)
-	fitRows := e.sample(si, s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
-	trainRows := e.sample(si, s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
-	trainNames := strings.Join(e.names(s.Train), ",")
-
-	var fms []*finalMethod
-	var groups []*finalGroup
-	byKey := map[bandwidths]*finalGroup{}
-	var desc []string
 	for _, name := range names {
-		sr := srs[name]
-		sr.TrainCells, sr.TestCells, sr.UnseenClasses = trainCells, testCells, unseen
-		fm := &finalMethod{name: name, sr: sr, mix: e.newMixingSample(si)}
-		if name != Input {
-			sr.FitCells = len(fitRows)
-			k := keyOf(sr.Params)
-			g := byKey[k]
-			if g == nil {
-				g = &finalGroup{}
-				byKey[k] = g
-				groups = append(groups, g)
-			}
-			fm.group, fm.index = g, len(g.names)
-			g.names = append(g.names, name)
-		} else {
-			sr.FitCells = len(trainRows)
-		}
-		fms = append(fms, fm)
-		desc = append(desc, fmt.Sprintf("%s (%s)", name, paramString(name, sr.Params, e.regression)))
+		srs[name].TestCells, srs[name].UnseenClasses = testCells, unseen
 	}
-	e.progress("split %d/%d: final fits on %d cells of %d training domains: %s", si+1, len(e.splits), len(fitRows), len(s.Train), strings.Join(desc, ", "))
-
-	// Final fits, one pass per group of bandwidths.
-	if len(groups) > 0 {
-		fitDS := e.subset(fitRows)
-		for _, g := range groups {
-			start := time.Now()
-			var specs []fitSpec
-			for _, name := range g.names {
-				specs = append(specs, fitSpec{name: name, p: srs[name].Params, k: srs[name].Params.Components})
-			}
-			b, err := e.fitBand(ctx, fitDS, specs, cores())
-			if err != nil {
-				return err
-			}
-			for i, name := range g.names {
-				if b.errs[i] != nil {
-					return fmt.Errorf("eval: %s: final fit on %s: %w", name, trainNames, b.errs[i])
-				}
-			}
-			g.band = b
-			chargeFinal(fms, g, time.Since(start))
-		}
-	}
-
-	// The learners, on the training cells' projections.
-	xTrain := e.ds.Subset(trainRows).X
-	zTrain, err := e.projectFinal(fms, groups, xTrain, trainRows)
+	fms, groups, err := e.finalFit(ctx, si, names, srs)
 	if err != nil {
 		return err
 	}
-	for i, fm := range fms {
-		start := time.Now()
-		sr := fm.sr
-		z := zTrain[i]
-		_, sr.Components = z.Dims()
-		if g := fm.group; g != nil {
-			m := g.band.models[fm.index]
-			sr.SigmaUsed = sigmaOf(m.Config().Kernel)
-			if e.regression && m.Config().Method.Supervised() {
-				sr.TargetSigmaUsed = sigmaOf(m.Config().OutputKernel)
-			}
-		}
-		l, err := e.train(ctx, z, trainRows, sr.Params, e.rng(si, 0, purposeLearner))
-		if err != nil {
-			return fmt.Errorf("eval: %s: training the learner on %s: %w", fm.name, trainNames, err)
-		}
-		fm.l = l
-		sr.Learner = l.desc
-		fm.busy += time.Since(start)
-		sr.FitSeconds = fm.busy.Seconds()
+	for _, fm := range fms {
+		fm.mix = e.newMixingSample(si)
 		if !e.regression {
-			sr.Confusion = make([][]int, len(e.ds.ClassNames))
-			for c := range sr.Confusion {
-				sr.Confusion[c] = make([]int, len(e.ds.ClassNames))
+			fm.sr.Confusion = make([][]int, len(e.ds.ClassNames))
+			for c := range fm.sr.Confusion {
+				fm.sr.Confusion[c] = make([]int, len(e.ds.ClassNames))
 			}
 		}
 	}
@@ -162,7 +88,7 @@ func (e *evaluator) final(ctx context.Context, si int, names []string, srs map[s
 	for _, fm := range fms {
 		start := time.Now()
 		sr := fm.sr
-		sr.Pooled = e.value(&fm.acc)
+		sr.Pooled, sr.pooled = e.value(&fm.acc), fm.acc
 		for _, d := range sr.Scores {
 			sr.DomainMean += d.Score
 		}
@@ -175,6 +101,102 @@ func (e *evaluator) final(ctx context.Context, si int, names []string, srs map[s
 		busy[fm.name] += fm.busy
 	}
 	return nil
+}
+
+// finalFit refits each named method's chosen transformation
+// (srs[name].Params) on the training cells of split si, all of them or
+// FinalFitCells, and trains its learner on the projections of at most
+// MaxTrainCells of them, filling in the SplitResults' fit fields. The fits
+// of methods whose points share bandwidths share one pass, and the kernel
+// rows of the learners' training cells are computed once for them.
+func (e *evaluator) finalFit(ctx context.Context, si int, names []string, srs map[string]*SplitResult) ([]*finalMethod, []*finalGroup, error) {
+	s := e.splits[si]
+	var trainCells int
+	for _, gi := range s.Train {
+		trainCells += len(e.domainRows(si, gi))
+	}
+	fitRows := e.sample(si, s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
+	trainRows := e.sample(si, s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
+	trainNames := strings.Join(e.names(s.Train), ",")
+
+	var fms []*finalMethod
+	var groups []*finalGroup
+	byKey := map[bandwidths]*finalGroup{}
+	var desc []string
+	for _, name := range names {
+		sr := srs[name]
+		sr.TrainCells = trainCells
+		fm := &finalMethod{name: name, sr: sr}
+		if name != Input {
+			sr.FitCells = len(fitRows)
+			k := keyOf(sr.Params)
+			g := byKey[k]
+			if g == nil {
+				g = &finalGroup{}
+				byKey[k] = g
+				groups = append(groups, g)
+			}
+			fm.group, fm.index = g, len(g.names)
+			g.names = append(g.names, name)
+		} else {
+			sr.FitCells = len(trainRows)
+		}
+		fms = append(fms, fm)
+		desc = append(desc, fmt.Sprintf("%s (%s)", name, paramString(name, sr.Params, e.regression)))
+	}
+	e.progress("split %d/%d: final fits on %d cells of %d training domains: %s", si+1, len(e.splits), len(fitRows), len(s.Train), strings.Join(desc, ", "))
+
+	// Final fits, one pass per group of bandwidths.
+	if len(groups) > 0 {
+		fitDS := e.subset(fitRows)
+		for _, g := range groups {
+			start := time.Now()
+			var specs []fitSpec
+			for _, name := range g.names {
+				specs = append(specs, fitSpec{name: name, p: srs[name].Params, k: srs[name].Params.Components})
+			}
+			b, err := e.fitBand(ctx, fitDS, specs, cores())
+			if err != nil {
+				return nil, nil, err
+			}
+			for i, name := range g.names {
+				if b.errs[i] != nil {
+					return nil, nil, fmt.Errorf("eval: %s: final fit on %s: %w", name, trainNames, b.errs[i])
+				}
+			}
+			g.band = b
+			chargeFinal(fms, g, time.Since(start))
+		}
+	}
+
+	// The learners, on the training cells' projections.
+	xTrain := e.ds.Subset(trainRows).X
+	zTrain, err := e.projectFinal(fms, groups, xTrain, trainRows)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, fm := range fms {
+		start := time.Now()
+		sr := fm.sr
+		z := zTrain[i]
+		_, sr.Components = z.Dims()
+		if g := fm.group; g != nil {
+			m := g.band.models[fm.index]
+			sr.SigmaUsed = sigmaOf(m.Config().Kernel)
+			if e.regression && m.Config().Method.Supervised() {
+				sr.TargetSigmaUsed = sigmaOf(m.Config().OutputKernel)
+			}
+		}
+		l, err := e.train(ctx, z, trainRows, sr.Params, e.rng(si, 0, purposeLearner))
+		if err != nil {
+			return nil, nil, fmt.Errorf("eval: %s: training the learner on %s: %w", fm.name, trainNames, err)
+		}
+		fm.l = l
+		sr.Learner = l.desc
+		fm.busy += time.Since(start)
+		sr.FitSeconds = fm.busy.Seconds()
+	}
+	return fms, groups, nil
 }
 
 // chargeFinal adds d to the time of the methods of group g, in equal parts.

@@ -195,6 +195,34 @@ func checkSplitSummaries(t *testing.T, res *Result) {
 		if !reflect.DeepEqual(m.Confusion, conf) {
 			t.Errorf("%s: summed confusion %v, want %v", m.Method, m.Confusion, conf)
 		}
+		// The score of all test cells: the summed confusion matrix's
+		// accuracy, or the RMSE over the cells of all domains of all
+		// splits.
+		var want float64
+		if regression {
+			var num, cells float64
+			for _, s := range m.Splits {
+				for _, d := range s.Scores {
+					num += d.Score * d.Score * float64(d.Cells)
+					cells += float64(d.Cells)
+				}
+			}
+			want = math.Sqrt(num / cells)
+		} else {
+			var diag, total int
+			for i, row := range m.Confusion {
+				for j, v := range row {
+					total += v
+					if i == j {
+						diag += v
+					}
+				}
+			}
+			want = float64(diag) / float64(total)
+		}
+		if math.Abs(m.AllCells-want) > 1e-12 || len(m.Splits) == 1 && m.AllCells != m.Splits[0].Pooled {
+			t.Errorf("%s: score of all test cells %v, want %v (pooled of split 1 %v)", m.Method, m.AllCells, want, m.Splits[0].Pooled)
+		}
 	}
 }
 

@@ -40,7 +40,7 @@ func refEvaluate(t *testing.T, ds *dataset.Dataset, splits []Split, o Options) (
 			mr.Scores = append(mr.Scores, mr.Splits[si].Scores...)
 		}
 		mr.Mean, mr.SD = meanSD(mr.Scores)
-		mr.summarize()
+		mr.summarize(e.regression)
 		res.Methods = append(res.Methods, mr)
 	}
 	return res, nil
@@ -192,7 +192,7 @@ func refSplit(t *testing.T, ctx context.Context, e *evaluator, name string, si i
 			t.Fatal(err)
 		}
 	}
-	sr.Pooled = e.value(&pooled)
+	sr.Pooled, sr.pooled = e.value(&pooled), pooled
 	for _, d := range sr.Scores {
 		sr.DomainMean += d.Score
 	}

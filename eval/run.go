@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -27,6 +28,11 @@ type evaluator struct {
 	// splitRows[si][g] holds the rows of domain g in split si after
 	// CellsPerDomain (nil without it: byDomain).
 	splitRows [][][]int
+	// trainOnly: the splits have training domains only (Choose,
+	// TrainFinal).
+	trainOnly bool
+	// progressMu serializes the calls of Options.Progress.
+	progressMu sync.Mutex
 }
 
 // domainRows returns the rows of domain g in split si, in order.
@@ -96,13 +102,19 @@ func (e *evaluator) cellsUsed() int {
 }
 
 func newEvaluator(ds *dataset.Dataset, splits []Split, o Options) (*evaluator, error) {
+	return buildEvaluator(ds, splits, o, false)
+}
+
+// buildEvaluator is newEvaluator; with trainOnly the splits need no test
+// domains (Choose, TrainFinal).
+func buildEvaluator(ds *dataset.Dataset, splits []Split, o Options, trainOnly bool) (*evaluator, error) {
 	if ds == nil {
 		return nil, errors.New("eval: nil data set")
 	}
 	if err := ds.Validate(); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
-	e := &evaluator{ds: ds, splits: splits}
+	e := &evaluator{ds: ds, splits: splits, trainOnly: trainOnly}
 	switch {
 	case ds.Target != nil:
 		e.regression = true
@@ -151,7 +163,10 @@ func newEvaluator(ds *dataset.Dataset, splits []Split, o Options) (*evaluator, e
 }
 
 func (e *evaluator) checkSplit(si int, s Split) error {
-	if len(s.Train) == 0 || len(s.Test) == 0 {
+	if e.trainOnly && len(s.Train) == 0 {
+		return errors.New("eval: no training domains")
+	}
+	if !e.trainOnly && (len(s.Train) == 0 || len(s.Test) == 0) {
 		return fmt.Errorf("eval: split %d has %d training and %d test domains; need at least one of each", si+1, len(s.Train), len(s.Test))
 	}
 	role := map[int]string{}
@@ -276,6 +291,8 @@ func (e *evaluator) grid(name string) methodGrid {
 
 func (e *evaluator) progress(format string, args ...any) {
 	if e.o.Progress != nil {
+		e.progressMu.Lock()
+		defer e.progressMu.Unlock()
 		e.o.Progress(fmt.Sprintf(format, args...))
 	}
 }

@@ -615,11 +615,17 @@ func writeMethodText(w io.Writer, res *eval.Result, m eval.MethodResult, proto e
 		if m.Method != eval.Input && s.Components < s.Params.Components {
 			chosen += fmt.Sprintf(" (%d used)", s.Components)
 		}
-		if s.InnerFolds > 0 {
+		switch {
+		case s.InnerFolds > 0:
 			chosen += fmt.Sprintf(" (%.4f, %d folds)", s.InnerScore, s.InnerFolds)
+		case len(s.Grid) == 1 && s.Grid[0].Err != "":
+			chosen += " (no inner score: it failed)"
+		default:
+			chosen += fmt.Sprintf(" (no inner score: %d training domain(s))", len(s.Train))
 		}
 		return chosen
 	}
+	splits := len(m.Splits)
 	if proto.Kind == "random" {
 		fmt.Fprintf(tw, "  split\ttest domains\tpooled\tdomain mean\tiLISI\tchosen (inner CV score)\tfit s\n")
 		for i, s := range m.Splits {
@@ -630,6 +636,7 @@ func writeMethodText(w io.Writer, res *eval.Result, m eval.MethodResult, proto e
 			fmt.Fprintf(tw, "  %d\t%s\t%.4f\t%.4f\t%s\t%s\t%.1f\n", i+1, listDomains(s.Test), s.Pooled, s.DomainMean, il, chosenOf(s), s.FitSeconds)
 		}
 		fmt.Fprintf(tw, "  mean ± sd\t\t%s\t%s\t\t\t\n", fmtSpread(m.Pooled), fmtSpread(m.DomainMean))
+		fmt.Fprintf(tw, "  all test cells\t\t%.4f\t\t\t\t\n", m.AllCells)
 	} else {
 		fmt.Fprintf(tw, "  domain\tcells\t%s\tchosen (inner CV score)\tfit s\n", res.Metric)
 		for _, s := range m.Splits {
@@ -643,12 +650,26 @@ func writeMethodText(w io.Writer, res *eval.Result, m eval.MethodResult, proto e
 			}
 		}
 		fmt.Fprintf(tw, "  mean ± sd\t\t%.4f ± %.4f\t\t\n", m.Mean, m.SD)
-		fmt.Fprintf(tw, "  pooled\t\t%s\t\t\n", fmtSpread(m.Pooled))
+		if splits > 1 {
+			fmt.Fprintf(tw, "  pooled per split\t\t%s\t(mean ± sd over %d splits)\t\n", fmtSpread(m.Pooled), splits)
+			fmt.Fprintf(tw, "  all test cells\t%d\t%.4f\t(%d splits together)\t\n", cellsOf(m), m.AllCells, splits)
+		} else {
+			fmt.Fprintf(tw, "  pooled\t%d\t%s\t\t\n", cellsOf(m), fmtSpread(m.Pooled))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	return writeConfusion(w, res.Classes, m.Confusion, len(m.Splits))
+}
+
+// cellsOf returns the number of test cells of all splits of a method.
+func cellsOf(m eval.MethodResult) int {
+	n := 0
+	for _, s := range m.Splits {
+		n += s.TestCells
+	}
+	return n
 }
 
 // writeEvalSummary writes the table of the methods: scores, mixing and time.
@@ -662,7 +683,15 @@ func writeEvalSummary(w io.Writer, res *eval.Result) error {
 	if hasMix {
 		mixHead = "\tiLISI\tcLISI\tsilhouette\tdist. variance"
 	}
-	fmt.Fprintf(tw, "method\t%s per domain\tmin\tmax\tpooled\tdomain mean%s\tseconds\n", res.Metric, mixHead)
+	splits := 0
+	if len(res.Methods) > 0 {
+		splits = len(res.Methods[0].Splits)
+	}
+	pooledHead := "pooled"
+	if splits > 1 {
+		pooledHead = "pooled per split\tall test cells"
+	}
+	fmt.Fprintf(tw, "method\t%s per domain\tmin\tmax\t%s\tdomain mean%s\tseconds\n", res.Metric, pooledHead, mixHead)
 	for _, m := range res.Methods {
 		lo, hi := m.Scores[0].Score, m.Scores[0].Score
 		for _, d := range m.Scores {
@@ -679,10 +708,18 @@ func writeEvalSummary(w io.Writer, res *eval.Result) error {
 				mix = fmt.Sprintf("\t%s\t%s\t%s\t%s", fmtSpread3(mx.ILISI), cl, fmtSpread3(mx.Silhouette), fmtSpreadG(mx.DistributionalVariance))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%.4f ± %.4f\t%.4f\t%.4f\t%s\t%s%s\t%.1f\n", m.Method, m.Mean, m.SD, lo, hi, fmtSpread(m.Pooled), fmtSpread(m.DomainMean), mix, m.Seconds)
+		pooled := fmtSpread(m.Pooled)
+		if splits > 1 {
+			pooled += fmt.Sprintf("\t%.4f", m.AllCells)
+		}
+		fmt.Fprintf(tw, "%s\t%.4f ± %.4f\t%.4f\t%.4f\t%s\t%s%s\t%.1f\n", m.Method, m.Mean, m.SD, lo, hi, pooled, fmtSpread(m.DomainMean), mix, m.Seconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if splits > 1 {
+		fmt.Fprintf(w, "(%s per domain: mean ± sd over the test domains of all splits; pooled per split: each split's %s over its test cells, mean ± sd over the %d splits; all test cells: the %s over the test cells of all splits together, which the summed confusion matrices give)\n",
+			res.Metric, res.Metric, splits, res.Metric)
 	}
 	if hasMix {
 		fmt.Fprintf(w, "(mixing of the test domains on at most %d cells per split, perplexity %g: iLISI higher and silhouette and distributional variance lower are better mixed; cLISI 1 is pure populations)\n", res.MixingCells, res.Perplexity)

@@ -457,3 +457,78 @@ func TestEvalMemoryRefusal(t *testing.T) {
 		t.Errorf("default budget %d", got)
 	}
 }
+
+// TestEvalAllCells checks the summary of several splits: it says what it
+// averages, and gives the accuracy of all test cells of all splits, which
+// the printed (summed) confusion matrix gives and which differs from the
+// mean over splits of their pooled accuracies when the test domains differ
+// in size. The inner score is shown for a grid of one point too.
+func TestEvalAllCells(t *testing.T) {
+	// Domains of 30, 40, 50 and 60 cells whose classes overlap a little.
+	rng := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	b.WriteString("x1,x2,patient,population\n")
+	for g := range 4 {
+		for i := range 30 + 10*g {
+			c := i % 2
+			fmt.Fprintf(&b, "%.6f,%.6f,p%d,%s\n", float64(2*c-1)+0.9*rng.NormFloat64(), rng.NormFloat64()+float64(g), g+1, []string{"T", "B"}[c])
+		}
+	}
+	path := filepath.Join(t.TempDir(), "cells.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--data", path, "--domain", "patient", "--label", "population", "--methods", "input", "--C", "1", "--quiet"}
+	code, out, errs := evalRun(append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Methods []struct {
+			Pooled    eval.Spread `json:"pooled"`
+			AllCells  float64     `json:"all_cells"`
+			Confusion [][]int     `json:"confusion"`
+			Splits    []struct {
+				InnerFolds int     `json:"inner_folds"`
+				InnerScore float64 `json:"inner_score"`
+			} `json:"splits"`
+		} `json:"methods"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	m := res.Methods[0]
+	var diag, total int
+	for i, row := range m.Confusion {
+		for j, v := range row {
+			total += v
+			if i == j {
+				diag += v
+			}
+		}
+	}
+	all := float64(diag) / float64(total)
+	if total != 180 || m.AllCells != all || m.Pooled.N != 4 || math.Abs(m.Pooled.Mean-all) < 1e-4 {
+		t.Fatalf("all cells %v, confusion %d/%d = %v, pooled %+v: want the confusion's accuracy, unlike the mean over splits", m.AllCells, diag, total, all, m.Pooled)
+	}
+	for i, s := range m.Splits {
+		if s.InnerFolds != 3 || !(s.InnerScore > 0.5 && s.InnerScore <= 1) {
+			t.Errorf("split %d of a one-point grid: %d inner folds, inner score %v", i+1, s.InnerFolds, s.InnerScore)
+		}
+	}
+	code, text, errs := evalRun(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("pooled per split         %.4f ± %.4f  (mean ± sd over 4 splits)", m.Pooled.Mean, m.Pooled.SD),
+		fmt.Sprintf("all test cells    180    %.4f           (4 splits together)", all),
+		fmt.Sprintf("(%.4f, 3 folds)", m.Splits[0].InnerScore),
+		"pooled per split  all test cells",
+		"all test cells: the accuracy over the test cells of all splits together, which the summed confusion matrices give",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the text lacks %q:\n%s", want, text)
+		}
+	}
+}
