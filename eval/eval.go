@@ -14,11 +14,30 @@
 //     is fitted on the other groups, the classifier is trained on their
 //     projections and scored on the held-out group. The score of a grid point
 //     is the mean of its per-domain scores over all held-out domains; the
-//     best point wins, the first one in grid order on ties. Test domains are
-//     never read in this step.
+//     best point wins, the first one in grid order on ties. A grid of one
+//     point is scored alike (SplitResult.InnerScore) when the training
+//     domains allow the folds. Test domains are never read in this step
+//     (Choose runs it for one set of training domains).
 //  2. The transformation is refitted on all training domains with the chosen
 //     point, the classifier is trained on their projections, and each test
-//     domain is scored separately.
+//     domain is scored separately (TrainFinal gives that model and
+//     classifier).
+//
+// The inner cross-validation of all methods of a split runs as tasks of one
+// inner fold and one pair of bandwidths (input sigma, target sigma), on all
+// cores: one pass over the fold's fitting cells serves every method,
+// lambda, epsilon and k of the pair (dica.Family, with the models Fit would
+// give bit for bit), each fitting and held-out cell's kernel row is
+// computed once for all its models (dica.Projector), a projection on the
+// largest k serves the smaller ones, and the linear SVMs of all costs share
+// one prepared problem (svm.Problem). A point whose learner input equals an
+// earlier point's to rounding (standardized features within 1e-9, up to
+// column signs: a k above the components a model returned, or KPCA at any
+// lambda, whose ridge only rescales its components) takes that point's
+// scores instead of training the same learners again. The final fits of
+// methods with the same bandwidths share one pass and the test cells'
+// kernel rows. Scores are summed in fold order: the result does not depend
+// on GOMAXPROCS.
 //
 // Projected components are standardized (svm.Standardize on the training
 // projections) before the learner. Classification uses a linear SVM
@@ -58,8 +77,10 @@
 // of all test cells and targets together, the square root of the
 // cell-weighted mean of the domains' squared RMSEs), and by the mean over
 // its test domains (SplitResult.DomainMean). MethodResult gives the mean
-// and the sample standard deviation of both over the splits (repeats).
-// Classification also counts a confusion matrix (true class by predicted
+// and the sample standard deviation of both over the splits (repeats), and
+// the score of the test cells of all splits together (AllCells: with
+// several splits not the mean of the pooled scores, which weighs every
+// split alike). Classification also counts a confusion matrix (true class by predicted
 // class) per split and over all splits, and lists the classes of a split's
 // test cells that none of its training cells has (SplitResult.UnseenClasses:
 // no learner can predict them).
@@ -303,8 +324,8 @@ type Options struct {
 	Grid Grid
 	// InnerFolds is the number of groups of training domains of the inner
 	// cross-validation (DefaultInnerFolds; at most the number of training
-	// domains). The inner cross-validation is skipped when a method's grid
-	// has a single point.
+	// domains). A grid of one point is cross-validated only for its score,
+	// when the training domains allow it.
 	InnerFolds int
 	// MaxFitCells bounds the cells of each inner-CV fit and of each held-out
 	// group (DefaultMaxFitCells, DefaultMaxExactCells for the exact solver).
@@ -481,7 +502,11 @@ type MethodResult struct {
 	Scores []DomainScore `json:"scores"`
 	Mean   float64       `json:"mean"`
 	SD     float64       `json:"sd"`
-	// Seconds is the total time, inner cross-validation included.
+	// Seconds is the time spent for the method, inner cross-validation
+	// included: work shared with other methods (a pass, a projection) is
+	// charged to them in equal parts, and the time of work that ran on
+	// several cores at once adds up, so the methods' seconds can sum to
+	// more than the evaluation's wall time.
 	Seconds float64 `json:"seconds"`
 	// Pooled and DomainMean are the spreads over the splits of the splits'
 	// pooled scores and of their means over test domains.

@@ -128,7 +128,7 @@ func (e *evaluator) crossValidate(ctx context.Context, si int, names []string, o
 		e.progress("split %d/%d: inner fold %d/%d (held out %s): %s on %d cells, %d tasks",
 			si+1, len(e.splits), f+1, len(cv.groups), strings.Join(e.names(fd.held), ","), strings.Join(names, ","), len(fd.fitRows), n)
 	}
-	workers := max(1, min(cores(), len(tasks)))
+	workers := max(1, min(cores(), len(tasks), e.maxTasks))
 	inner := max(1, cores()/workers)
 	errs := make([]error, len(tasks))
 	next := make(chan int, len(tasks))

@@ -48,10 +48,14 @@ func FormatBytes(b int64) string {
 //   - the exact solver's fits: 4 n_f^2 values for n_f fitting cells (the
 //     kernel matrix and the factors the solve holds beside it; measured by
 //     go run ./bench exact);
-//   - the Nystrom and random-feature fits, with m = Rank: (3 b + 6) m^2
-//     values for the statistics of the b bandwidth pairs of the grid kept
-//     by an inner fold and the solve, the planning sample max(20000, 20 m)
-//     x d, and a block of 1024 rows of m features per core;
+//   - the Nystrom and random-feature fits, with m = Rank: the inner
+//     cross-validation runs T = min(GOMAXPROCS, InnerFolds x (b + 1))
+//     tasks at once, b the bandwidth pairs of the grid, each holding
+//     16 m^2 values (the statistics of a supervised and an unsupervised
+//     method, their feature statistics and the solve), the projections of
+//     2 MaxFitCells cells by its models (f k values a cell, f the fits of a
+//     bandwidth pair and k the largest number of components), 4096 rows of
+//     kernel rows and the planning sample of max(20000, 20 m) x d;
 //   - the learner on at most MaxTrainCells cells n_l: 3 n_l (f + 1) values
 //     for the linear SVM on f features; n_l D (f + 1) for the
 //     distributional SVM with D domain features; 3 n_r^2 for the exact
@@ -59,12 +63,57 @@ func FormatBytes(b int64) string {
 //     rank r (times D for the distributional regression);
 //   - the copies of the fitting cells, their projections and the mixing
 //     subsample.
+//
+// With Options.MaxMemory set, an evaluation runs fewer inner tasks at once
+// when that keeps it within the budget.
 func EstimateMemory(ds *dataset.Dataset, o Options) (int64, string) {
 	if ds == nil {
 		return 0, "nothing"
 	}
+	o = o.withDefaults(ds.Target != nil)
+	p := memoryPlan(ds, o)
+	return p.total(p.tasks), p.what(p.tasks)
+}
+
+// memPlan is the memory estimate of an evaluation: its steps but the inner
+// fits, and the inner fits' tasks.
+type memPlan struct {
+	top    int64 // the largest step besides the inner fits
+	topStr string
+	task   int64 // one inner task of a streaming solver (0 without)
+	tasks  int64 // the tasks at once
+	m      int64
+	copies int64
+}
+
+// total is the estimate with t inner tasks at once.
+func (p memPlan) total(t int64) int64 { return max(p.top, t*p.task) + p.copies }
+
+func (p memPlan) what(t int64) string {
+	if t*p.task > p.top {
+		return fmt.Sprintf("the inner fits of rank %d, %d at once", p.m, t)
+	}
+	return p.topStr
+}
+
+// maxTasks returns the most inner tasks at once (at most p.tasks) that keep
+// the estimate within budget, or 0 when even one does not.
+func (p memPlan) maxTasks(budget int64) int64 {
+	if p.task == 0 {
+		if p.total(0) <= budget {
+			return p.tasks
+		}
+		return 0
+	}
+	t := p.tasks
+	for t > 0 && p.total(t) > budget {
+		t--
+	}
+	return t
+}
+
+func memoryPlan(ds *dataset.Dataset, o Options) memPlan {
 	regression := ds.Target != nil
-	o = o.withDefaults(regression)
 	n, d := int64(ds.N()), int64(ds.D())
 	doms := int64(ds.NumDomains())
 	if o.CellsPerDomain > 0 {
@@ -81,10 +130,10 @@ func EstimateMemory(ds *dataset.Dataset, o Options) (int64, string) {
 		what  string
 	}
 	var steps []step
-	dicaMethods := false
+	var dicaMethods int64
 	for _, m := range o.Methods {
 		if m != Input {
-			dicaMethods = true
+			dicaMethods++
 		}
 	}
 	fitCells := min(n, int64(o.MaxFitCells))
@@ -93,15 +142,21 @@ func EstimateMemory(ds *dataset.Dataset, o Options) (int64, string) {
 	} else if o.Solver != dica.Exact {
 		fitCells = n
 	}
-	if dicaMethods {
+	p := memPlan{m: int64(o.Rank), tasks: 1}
+	if dicaMethods > 0 {
 		if o.Solver == dica.Exact {
 			steps = append(steps, step{4 * w * fitCells * fitCells, fmt.Sprintf("the exact fits of %d cells", fitCells)})
 		} else {
 			m := int64(o.Rank)
 			b := int64(len(o.Grid.Sigma) * len(o.Grid.TargetSigma))
+			fits := dicaMethods * int64(len(o.Grid.Lambda)*len(o.Grid.Epsilon))
 			sample := max(int64(dica.DefaultSample), 20*m)
+			inner := min(n, 2*int64(o.MaxFitCells))
+			p.task = w * (16*m*m + inner*fits*k + 4096*m + sample*d)
+			p.tasks = max(1, min(int64(runtime.GOMAXPROCS(0)), int64(o.InnerFolds)*(b+1)))
+			// The final fit: one family, and kernel rows on all cores.
 			cores := int64(runtime.GOMAXPROCS(0))
-			steps = append(steps, step{w * ((3*b+6)*m*m + sample*d + cores*1024*m), fmt.Sprintf("the fits of rank %d", m)})
+			steps = append(steps, step{w * (16*m*m + sample*d + cores*4096*m), fmt.Sprintf("the final fits of rank %d", m)})
 		}
 	}
 	nl := min(n, int64(o.MaxTrainCells))
@@ -128,18 +183,17 @@ func EstimateMemory(ds *dataset.Dataset, o Options) (int64, string) {
 			steps = append(steps, step{ny, fmt.Sprintf("the kernel ridge regression of rank %d on %d cells", r, nl)})
 		}
 	}
-	top := step{}
 	for _, s := range steps {
-		if s.bytes > top.bytes {
-			top = s
+		if s.bytes > p.top {
+			p.top, p.topStr = s.bytes, s.what
 		}
 	}
 	// Copies of the fitting cells and their projections, and the mixing
 	// subsample with its neighbour lists.
-	copies := w * (fitCells*(d+f) + nl*(f+1))
+	p.copies = w * (fitCells*(d+f) + nl*(f+1))
 	if o.MixingCells > 0 {
 		mc := int64(o.MixingCells)
-		copies += w * mc * (f + 2*90 + doms)
+		p.copies += w * mc * (f + 2*90 + doms)
 	}
-	return top.bytes + copies, top.what
+	return p
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -454,7 +455,7 @@ func TestMemoryRefusal(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refusal took %v", d)
 	}
-	if !strings.Contains(err.Error(), "GB (the fits of rank 100000), more than the memory budget of 16.0 GB") {
+	if !strings.Contains(err.Error(), "TB (the final fits of rank 100000), more than the memory budget of 16.0 GB") {
 		t.Errorf("message %q", err)
 	}
 	// The exact path: 4 n^2 values.
@@ -467,6 +468,56 @@ func TestMemoryRefusal(t *testing.T) {
 	// The default evaluation of this small set fits in 1 GB.
 	if _, err := Run(context.Background(), ds, []int{0, 1, 2}, []int{3}, Options{Methods: []string{"input", "dica"}, Rank: 20, MaxMemory: 1e9}); err != nil {
 		t.Errorf("small evaluation: %v", err)
+	}
+}
+
+// TestMemoryTasks checks that a memory budget lowers the number of inner
+// tasks that run at once before it refuses an evaluation, and that the
+// result does not depend on it.
+func TestMemoryTasks(t *testing.T) {
+	p := memPlan{top: 10, task: 100, tasks: 4, copies: 5}
+	for _, c := range []struct {
+		budget, want int64
+	}{{1000, 4}, {405, 4}, {404, 3}, {250, 2}, {105, 1}, {104, 0}} {
+		if got := p.maxTasks(c.budget); got != c.want {
+			t.Errorf("budget %d: %d tasks at once, want %d", c.budget, got, c.want)
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	ds := toy.Classification(toy.Options{Domains: 4, MeanSize: 3000, Dim: 3, Classes: 2, Seed: 3})
+	o := Options{Methods: []string{"kpca", "dica"}, Rank: 100, Seed: 2, MixingCells: -1,
+		Grid: Grid{Sigma: []float64{1, 2}, Lambda: []float64{0, 0.1, 1}, Components: []int{10}}}
+	e, err := newEvaluator(ds, []Split{{Train: []int{0, 1, 2}, Test: []int{3}}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := memoryPlan(ds, e.o)
+	if e.maxTasks != 4 || mp.tasks != 4 || mp.total(4) <= mp.total(2) {
+		t.Fatalf("no budget: %d tasks at once, plan %+v", e.maxTasks, mp)
+	}
+	o.MaxMemory = mp.total(2)
+	e, err = newEvaluator(ds, []Split{{Train: []int{0, 1, 2}, Test: []int{3}}}, o)
+	if err != nil || e.maxTasks != int(mp.maxTasks(o.MaxMemory)) || e.maxTasks >= 4 {
+		t.Fatalf("a budget for two tasks: %v, %d tasks at once (plan %+v)", err, e.maxTasks, mp)
+	}
+	one, err := Run(context.Background(), ds, []int{0, 1, 2}, []int{3}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.MaxMemory = 0
+	all, err := Run(context.Background(), ds, []int{0, 1, 2}, []int{3}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeroTimes(one)
+	zeroTimes(all)
+	if !reflect.DeepEqual(one, all) {
+		t.Error("the result depends on the inner tasks at once")
+	}
+	o.MaxMemory = mp.total(1) - 1
+	var me *MemoryError
+	if _, err := Run(context.Background(), ds, []int{0, 1, 2}, []int{3}, o); !errors.As(err, &me) || me.Need != mp.total(1) {
+		t.Errorf("below one task: %v", err)
 	}
 }
 

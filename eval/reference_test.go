@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/toy"
@@ -329,4 +331,38 @@ func diff(got, want MethodResult) string {
 		}
 	}
 	return b.String()
+}
+
+// TestSameInput checks the test of equal learner inputs: equal up to the
+// signs of columns and to sameInputTol, on the training and the held-out
+// features both.
+func TestSameInput(t *testing.T) {
+	a := mat.NewDense(3, 2, []float64{1, -2, 0.5, 0, -1.5, 2})
+	v := mat.NewDense(2, 2, []float64{0.3, 1, -0.7, -1})
+	in := learnInput{train: a, valid: v}
+	flip := func(m *mat.Dense, col int, eps float64) *mat.Dense {
+		c := mat.DenseCopyOf(m)
+		r, _ := c.Dims()
+		for i := range r {
+			c.Set(i, col, -c.At(i, col))
+		}
+		c.Set(r-1, col, c.At(r-1, col)+eps)
+		return c
+	}
+	for _, c := range []struct {
+		name         string
+		train, valid *mat.Dense
+		want         bool
+	}{
+		{"equal", mat.DenseCopyOf(a), mat.DenseCopyOf(v), true},
+		{"a column negated", flip(a, 1, 0), flip(v, 1, 0), true},
+		{"negated and rounded", flip(a, 0, 1e-12), flip(v, 0, -1e-12), true},
+		{"negated in training only", flip(a, 1, 0), mat.DenseCopyOf(v), false},
+		{"beyond the tolerance", flip(a, 0, 1e-7), flip(v, 0, 0), false},
+		{"another shape", mat.NewDense(3, 1, []float64{1, 0.5, -1.5}), mat.NewDense(2, 1, []float64{0.3, -0.7}), false},
+	} {
+		if got := in.same(c.train, c.valid); got != c.want {
+			t.Errorf("%s: same = %v, want %v", c.name, got, c.want)
+		}
+	}
 }

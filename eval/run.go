@@ -33,6 +33,8 @@ type evaluator struct {
 	trainOnly bool
 	// progressMu serializes the calls of Options.Progress.
 	progressMu sync.Mutex
+	// maxTasks bounds the inner tasks that run at once (memory).
+	maxTasks int
 }
 
 // domainRows returns the rows of domain g in split si, in order.
@@ -153,10 +155,14 @@ func buildEvaluator(ds *dataset.Dataset, splits []Split, o Options, trainOnly bo
 			return nil, err
 		}
 	}
+	mp := memoryPlan(ds, e.o)
+	e.maxTasks = int(mp.tasks)
 	if e.o.MaxMemory > 0 {
-		if need, step := EstimateMemory(ds, e.o); need > e.o.MaxMemory {
-			return nil, &MemoryError{Need: need, Limit: e.o.MaxMemory, Step: step}
+		t := mp.maxTasks(e.o.MaxMemory)
+		if t == 0 {
+			return nil, &MemoryError{Need: mp.total(1), Limit: e.o.MaxMemory, Step: mp.what(1)}
 		}
+		e.maxTasks = int(t)
 	}
 	e.subsampleDomains()
 	return e, nil
