@@ -65,10 +65,42 @@ func (fs *featureStats) ridgeSquare(rb *ridgeBasis) *mat.Dense {
 	fs.ridgeMu.Lock()
 	defer fs.ridgeMu.Unlock()
 	if rb.sq == nil {
-		a := mat.NewDense(rb.p, rb.p, nil)
-		a.Mul(rb.yty, rb.yty)
+		a := symSquare(rb.yty)
 		a.Scale(1/fs.n, a)
 		rb.sq = a
 	}
 	return rb.sq
+}
+
+// symSquare returns S S for the symmetric S, as gonum's Dense.Mul(S, S)
+// computes it, bit for bit: element (r, c) is the sum over i, in order, of
+// S[r][i] S[i][c], each product rounded and added (Mul has no faster path
+// for two symmetric matrices and reads them element by element). Reading
+// S[i][c] as S[c][i] and computing one triangle (the products of (c, r)
+// are those of (r, c)) makes it several times faster.
+func symSquare(s *mat.SymDense) *mat.Dense {
+	n := s.SymmetricDim()
+	full := mat.NewDense(n, n, nil)
+	raw := s.RawSymmetric()
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v := raw.Data[i*raw.Stride+j]
+			full.Set(i, j, v)
+			full.Set(j, i, v)
+		}
+	}
+	out := mat.NewDense(n, n, nil)
+	for r := 0; r < n; r++ {
+		row := full.RawRowView(r)
+		for c := r; c < n; c++ {
+			col := full.RawRowView(c)[:len(row)]
+			var v float64
+			for i, e := range row {
+				v += e * col[i]
+			}
+			out.Set(r, c, v)
+			out.Set(c, r, v)
+		}
+	}
+	return out
 }
