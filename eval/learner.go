@@ -105,6 +105,7 @@ type trainSet struct {
 	domains []int
 	seed    uint64
 	problem *svm.Problem
+	dists   map[float64]*distProblem // by DistSigma
 }
 
 // trainingSet standardizes z (a new learner keeps the scaler) and keeps at
@@ -173,22 +174,45 @@ func (e *evaluator) trainClassifier(ctx context.Context, ts *trainSet, p Params)
 		l.svm, err = ts.problem.Train(ctx, o)
 		return l, err
 	}
-	if err := e.newDist(l, ts, affine{d}, p); err != nil {
-		return nil, err
-	}
-	f, err := l.dist.Features(ts.zs, ts.domains)
-	if err != nil {
-		return nil, err
-	}
-	y := make([]int, len(ts.rows))
-	for i, r := range ts.rows {
-		y[i] = e.ds.Label[r]
-	}
+	// The distributional features and their problem depend on DistSigma
+	// alone: the costs share them.
 	// The constant of [x, 1] is the bias feature.
 	o.Bias = -1
+	dp := ts.dists[p.DistSigma]
+	if dp == nil {
+		dl := &learner{}
+		if err := e.newDist(dl, ts, affine{d}, p); err != nil {
+			return nil, err
+		}
+		f, err := dl.dist.Features(ts.zs, ts.domains)
+		if err != nil {
+			return nil, err
+		}
+		y := make([]int, len(ts.rows))
+		for i, r := range ts.rows {
+			y[i] = e.ds.Label[r]
+		}
+		dp = &distProblem{dist: dl.dist}
+		if dp.problem, err = svm.NewProblem(krr.Materialize(f), y, len(e.ds.ClassNames), o.Bias); err != nil {
+			return nil, err
+		}
+		if ts.dists == nil {
+			ts.dists = map[float64]*distProblem{}
+		}
+		ts.dists[p.DistSigma] = dp
+	}
+	l.dist = dp.dist
 	l.desc = fmt.Sprintf("distributional svm (k1 sigma %.4g, %d domain features x %d point features)", l.dist.Sigma, l.dist.DomainDim(), d+1)
-	l.svm, err = svm.Train(ctx, krr.Materialize(f), y, len(e.ds.ClassNames), o)
+	var err error
+	l.svm, err = dp.problem.Train(ctx, o)
 	return l, err
+}
+
+// distProblem is the distributional learner's domain features and SVM
+// problem on a training set, for one bandwidth of the domain kernel.
+type distProblem struct {
+	dist    *krr.Distributional
+	problem *svm.Problem
 }
 
 // trainRegression trains one kernel ridge regression per target: exact,

@@ -34,7 +34,8 @@ mean squared error (RMSE) is reported.
 Hyperparameters given as lists (--sigma 1,2 --lambda 0,0.1 ...) are chosen
 for each method by an inner cross-validation on the training samples only:
 groups of training samples are held out in turn (at most --inner-folds
-groups). The test samples are never used to choose anything.
+groups). The test samples are never used to choose anything. The inner
+score is shown for single values too.
 
 Supervised DICA and COIR keep at most (number of populations - 1)
 components, whatever --components asks for; the table says how many were
@@ -52,7 +53,9 @@ globs. --cells-per-domain N keeps at most N cells of every training and test
 sample of each split (the paper's n_i; seeded).
 
 Each split is scored per test sample and pooled over all its test cells;
-with several splits the tables give mean ± sd over the splits. Beside the
+with several splits the tables give the pooled scores as mean ± sd over the
+splits, and the score of all test cells of all splits together (what the
+summed confusion matrix gives). Beside the
 score, the mixing of the test samples in the space the learner sees (the
 standardized components, or inputs) is measured on --mixing-cells test cells
 spread evenly over the test samples (with at least 2 test samples): iLISI
