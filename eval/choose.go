@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -74,6 +75,28 @@ func (e *evaluator) chooseSplit(ctx context.Context, si int, busy map[string]tim
 		return nil, err
 	}
 	return srs, nil
+}
+
+// Config returns the dica configuration of the final fit of the choice
+// (Method, Sigma, Lambda, Epsilon, Components, and Solver, Rank and Seed of
+// o; the output bandwidth of a supervised method on real targets), the one
+// TrainFinal and Evaluate fit on the training cells. It returns an error
+// for the baseline, which fits nothing, and an unknown method.
+func (c Choice) Config(o Options) (dica.Config, error) {
+	m, isDICA, err := parseMethod(strings.ToLower(strings.TrimSpace(c.Method)))
+	if err != nil {
+		return dica.Config{}, err
+	}
+	if !isDICA {
+		return dica.Config{}, fmt.Errorf("eval: the %s baseline fits no transformation", Input)
+	}
+	o = o.withDefaults(false)
+	e := &evaluator{o: o}
+	cfg := e.config(fitSpec{name: m.String(), p: c.Params, k: c.Params.Components})
+	if m.Supervised() {
+		cfg.SigmaY = c.Params.TargetSigma
+	}
+	return cfg, nil
 }
 
 // Final is a method's transformation and linear SVM trained on the

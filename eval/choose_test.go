@@ -1,11 +1,14 @@
 package eval
 
 import (
+	"bytes"
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/toy"
 )
 
@@ -46,6 +49,34 @@ func TestChooseMatchesEvaluate(t *testing.T) {
 			}
 			if f.Components != s.Components || f.FitCells != s.FitCells || (f.Model == nil) != (c.Method == Input) {
 				t.Errorf("%s: final with %d components on %d cells, Evaluate %d on %d", c.Method, f.Components, f.FitCells, s.Components, s.FitCells)
+			}
+			// The final model is dica.Fit's with the choice's configuration
+			// on the training cells.
+			if cfg, err := c.Config(o); c.Method == Input {
+				if err == nil {
+					t.Error("the baseline has a configuration")
+				}
+			} else if o.CellsPerDomain == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var rows []int
+				for p, g := range ds.Domain {
+					if slices.Contains(train, g) {
+						rows = append(rows, p)
+					}
+				}
+				sub := ds.Subset(rows)
+				sub.Compact()
+				m, err := dica.Fit(context.Background(), sub.Source(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mb, _ := m.MarshalBinary()
+				fb, _ := f.Model.MarshalBinary()
+				if !bytes.Equal(mb, fb) {
+					t.Errorf("%s: TrainFinal's model differs from dica.Fit's with Choice.Config", c.Method)
+				}
 			}
 			e, err := newEvaluator(ds, []Split{{Train: train, Test: test}}, o)
 			if err != nil {
@@ -98,6 +129,8 @@ func TestChooseErrors(t *testing.T) {
 		}, "plain linear SVM"},
 		{"final method", func() error { _, err := TrainFinal(ctx, ds, []int{0, 1}, Choice{Method: "pca"}, Options{}); return err }, "unknown method"},
 		{"empty final", func() error { _, err := (&Final{}).Predict(ds.X); return err }, "empty Final"},
+		{"config of input", func() error { _, err := Choice{Method: "input"}.Config(Options{}); return err }, "fits no transformation"},
+		{"config of pca", func() error { _, err := Choice{Method: "pca"}.Config(Options{}); return err }, "unknown method"},
 	} {
 		if err := c.err(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: want an error with %q, got %v", c.name, c.want, err)
