@@ -236,7 +236,7 @@ func TestAtomic(t *testing.T) {
 	require.ErrorContains(t, err, "does not exist")
 	// CheckOutput: an input inside the store, and the store itself.
 	require.ErrorContains(t, CheckOutput(store, filepath.Join(store, "X", ".zarray")), "holds the input")
-	require.ErrorContains(t, CheckOutput(store, store), "holds the input")
+	require.ErrorContains(t, CheckOutput(store, store), "is also an input")
 	require.NoError(t, CheckOutput(store, files[0]))
 	require.NoError(t, CheckOutput(filepath.Join(dir, "new.zarr"), files[0]))
 }

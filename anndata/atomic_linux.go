@@ -2,7 +2,11 @@
 
 package anndata
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
 
 // exchange swaps the directories a and b in one atomic step
 // (renameat2 RENAME_EXCHANGE); ok is false when the file system cannot.
@@ -12,4 +16,18 @@ func exchange(a, b string) (ok bool, err error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// renameNoReplace renames a to b unless b exists (an error that is
+// fs.ErrExist), in one atomic step (renameat2 RENAME_NOREPLACE) where the
+// file system allows it.
+func renameNoReplace(a, b string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_NOREPLACE)
+	if err == unix.EINVAL || err == unix.ENOSYS || err == unix.ENOTSUP {
+		return renameIfAbsent(a, b)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: a, New: b, Err: err}
+	}
+	return nil
 }

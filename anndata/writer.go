@@ -2,7 +2,9 @@ package anndata
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/dicalab/dica/anndata/internal/zarr"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/atomicfile"
 )
 
 // DefaultChunkRows is the number of rows of a chunk the writer uses by
@@ -130,6 +133,7 @@ type WriterOptions struct {
 // Abort removes the temporary folder.
 type Writer struct {
 	path, tmp string
+	was       fs.FileInfo // the store at path when the writer started (nil: none)
 	o         WriterOptions
 	st        *zarr.Store
 
@@ -156,7 +160,9 @@ type Writer struct {
 }
 
 // Create starts a store at path. path must not exist, or be a Zarr store
-// (a folder with .zgroup), which Commit replaces; its folder must exist.
+// (a folder with .zgroup) that this process may write, which Commit
+// replaces; its folder must exist. The store's folder gets the mode of the
+// store it replaces, or 0777 less the umask.
 func Create(path string, o WriterOptions) (*Writer, error) {
 	if len(o.Vars) == 0 {
 		return nil, fmt.Errorf("anndata: WriterOptions.Vars is empty; name the input channels")
@@ -208,14 +214,15 @@ func Create(path string, o WriterOptions) (*Writer, error) {
 			}
 		}
 	}
-	if err := checkDest(path); err != nil {
+	was, err := checkDest(path)
+	if err != nil {
 		return nil, err
 	}
-	tmp, err := tempDir(path)
+	tmp, err := atomicfile.TempDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	w := &Writer{path: path, tmp: tmp, o: o, st: zarr.NewStore(tmp, comp)}
+	w := &Writer{path: path, tmp: tmp, was: was, o: o, st: zarr.NewStore(tmp, comp)}
 	xt := zarr.DType{Kind: zarr.Float, Size: 8}
 	if o.Float32 {
 		xt.Size = 4
@@ -612,7 +619,11 @@ func (w *Writer) Rows() int64 { return w.rows }
 // Commit completes the store (the last chunks, the categories, var, uns
 // and the metadata), flushes it to disk and renames it into place,
 // replacing a previous store there. After an error the destination is
-// unchanged.
+// unchanged. Commit publishes only over the store that was at the
+// destination when the writer was created, unchanged at its top, or over
+// nothing: if a file or folder appeared there, or the store was replaced
+// or changed meanwhile, Commit leaves it as it is, keeps the new store in
+// its temporary folder and returns an error that names both.
 func (w *Writer) Commit() error {
 	if w.done {
 		return fmt.Errorf("anndata: %s: already committed or aborted", w.path)
@@ -629,13 +640,29 @@ func (w *Writer) Commit() error {
 		err = syncDirs(w.tmp)
 	}
 	if err == nil {
-		err = replaceDir(w.tmp, w.path)
+		err = replaceDir(w.tmp, w.path, w.was)
 	}
-	if err != nil {
+	var (
+		changed *changedError
+		left    *leftError
+	)
+	switch {
+	case err == nil:
+	case errors.As(err, &changed):
+		atomicfile.Release(w.tmp) // kept for the user
+		w.done = true
+		return fmt.Errorf("anndata: %w", err)
+	case errors.As(err, &left):
+		w.done = true
+	default:
 		w.Abort()
 		return fmt.Errorf("anndata: %s: %w", w.path, err)
 	}
+	atomicfile.Release(w.tmp)
 	w.done = true
+	if err != nil {
+		return fmt.Errorf("anndata: %s: %w", w.path, err)
+	}
 	return nil
 }
 
@@ -799,4 +826,5 @@ func (w *Writer) Abort() {
 	w.done = true
 	w.st.Close()
 	os.RemoveAll(w.tmp)
+	atomicfile.Release(w.tmp)
 }

@@ -438,7 +438,7 @@ func TestEvalMemoryRefusal(t *testing.T) {
 	path := writeEvalCSV(t)
 	start := time.Now()
 	code, _, errs := evalRun("--data", path, "--domain", "patient", "--label", "population", "--quiet", "--rank", "100000", "--max-memory", "16G")
-	if code != 2 || !strings.Contains(errs, "the evaluation needs about") || !strings.Contains(errs, "more than the 16.0 GB allowed; lower --rank") ||
+	if code != 2 || !strings.Contains(errs, "the evaluation needs about") || !strings.Contains(errs, "more than the 16 GB allowed; lower --rank") ||
 		strings.Contains(errs, "goroutine") || strings.Contains(errs, "Options") {
 		t.Errorf("exit %d, %q", code, errs)
 	}

@@ -196,7 +196,11 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if mf.out == "" && mf.report == "" {
 		return usageErr("--out is required: the file to write the model to (e.g. --out model.dica)")
 	}
-	if err := checkOutputs([]string{mf.out, mf.cpuprofile}, slices.Concat(in.files, in.labels)...); err != nil {
+	outs := []string{mf.out, mf.cpuprofile}
+	if mf.report != "" {
+		outs = append(outs, "-") // the report on stdout must not land in an input
+	}
+	if err := checkOutputs(outs, slices.Concat(in.files, in.labels)...); err != nil {
 		return err
 	}
 	cfg.Preprocessing = in.pipe
@@ -557,7 +561,11 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(files) == 0 {
 		return usageErr("no statistics files")
 	}
-	if err := checkOutputs([]string{out}, files...); err != nil {
+	outs := []string{out}
+	if rep != "" {
+		outs = append(outs, "-")
+	}
+	if err := checkOutputs(outs, files...); err != nil {
 		return err
 	}
 	start := time.Now()

@@ -17,9 +17,11 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dicalab/dica/csvio"
+	"github.com/dicalab/dica/internal/atomicfile"
 	"github.com/dicalab/dica/internal/escape"
 )
 
@@ -98,12 +100,88 @@ func usage(w io.Writer) {
 }
 
 func main() {
-	// SIGINT and SIGTERM cancel the command's context: a command stops at
-	// its next block, removes the output it was writing (the previous
-	// version of the file stays) and exits with status 1.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 4)
+	notifySignals(sigs)
+	go watchSignals(sigs, cancel, os.Stderr, die)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// notifySignals relays to c the signals that stop dica: SIGINT, SIGTERM,
+// SIGHUP (the terminal closed) and SIGQUIT, each unless it was ignored
+// when dica started (nohup, a background job of a script), so that it stays
+// ignored.
+func notifySignals(c chan<- os.Signal) {
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+		if !signal.Ignored(s) {
+			signal.Notify(c, s)
+		}
+	}
+}
+
+// watchSignals stops the command on the signals from c. The first SIGINT,
+// SIGTERM or SIGHUP calls cancel: the command stops at its next block,
+// removes the outputs it was writing (the previous versions of the files
+// stay) and exits with status 1. A second signal, or SIGQUIT, stops at
+// once: the temporary files and folders of the outputs in progress are
+// removed (an output being renamed into place completes first) and die is
+// called with the signal.
+func watchSignals(c <-chan os.Signal, cancel func(), stderr io.Writer, die func(os.Signal)) {
+	first := true
+	for s := range c {
+		if first && s != syscall.SIGQUIT {
+			first = false
+			cancel()
+			if s == os.Interrupt && isTerminal(stderr) {
+				say(stderr, "\ndica: stopping; interrupt again to stop at once\n")
+			}
+			continue
+		}
+		atomicfile.RemoveTemporaries()
+		say(stderr, fmt.Sprintf("\ndica: %v: stopped at once; the outputs in progress were removed\n", s))
+		die(s)
+		return
+	}
+}
+
+// say writes msg to w, waiting at most 100 ms: a stopped terminal or a
+// full pipe must not hold up a process that is stopping.
+func say(w io.Writer, msg string) {
+	done := make(chan struct{})
+	go func() {
+		io.WriteString(w, msg)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// die ends the process by the signal s, as if dica had not caught it, so
+// that its parent (a shell) sees it stopped by s; SIGQUIT prints Go's dump
+// of the goroutines first. Where a process cannot signal itself, it exits
+// with status 128 + s.
+func die(s os.Signal) {
+	signal.Reset(s)
+	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(s) == nil {
+		time.Sleep(time.Second)
+	}
+	n := 1
+	if sn, ok := s.(syscall.Signal); ok {
+		n = int(sn)
+	}
+	os.Exit(128 + n)
 }
 
 // run executes the command line and returns the exit status.

@@ -153,9 +153,6 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // or cannot be written (for an AnnData store: one inside an input, or an
 // existing folder that is not a store).
 func checkOut(format output.Format, out string, inputs ...string) error {
-	if out == "-" {
-		return nil
-	}
 	if format == output.AnnData {
 		if err := anndata.CheckOutput(out, inputs...); err != nil {
 			return usageErr("%v", err)
