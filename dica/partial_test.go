@@ -136,6 +136,17 @@ func TestPartialLabelsTerms(t *testing.T) {
 		mp := fit(t, part, c)
 		require.Equal(t, part.DomainSizes(), int64sToInts(mp.Summary.DomainCounts))
 		require.Equal(t, part.ClassSizes(), int64sToInts(mp.Summary.ClassCounts))
+		// A model file keeps the partial class counts.
+		b, err := mp.MarshalBinary()
+		require.NoError(t, err)
+		var back Model
+		require.NoError(t, back.UnmarshalBinary(b))
+		require.Equal(t, mp.Summary, back.Summary)
+		za, err := mp.Transform(part.X, TransformOptions{})
+		require.NoError(t, err)
+		zb, err := back.Transform(part.X, TransformOptions{})
+		require.NoError(t, err)
+		require.Equal(t, za.RawMatrix().Data, zb.RawMatrix().Data)
 		// The true labels of the unlabelled points change the model.
 		mt := fit(t, ds, c)
 		require.NotEqual(t, mt.Eigenvalues, mp.Eigenvalues, "%v", m)
@@ -214,4 +225,29 @@ func TestPartialLabelsLambdaZero(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestPartialLabelsExactSolver fits partly labelled data whose classes
+// are not in natural order with the Exact solver of Fit, which renumbers
+// them (unlabelled points keep dataset.NoLabel), and compares the model
+// with the low-rank fit at m = n.
+func TestPartialLabelsExactSolver(t *testing.T) {
+	ds := unlabel(smallClass(9), false)
+	names := make([]string, ds.NumClasses())
+	for j := range names {
+		names[j] = fmt.Sprintf("pop%d", ds.NumClasses()-j) // pop3, pop2, pop1
+	}
+	ds.ClassNames = names
+	want := ds.ClassSizes()
+	lab := append([]int(nil), ds.Label...)
+	cfg := Config{Method: DICA, Solver: Exact, Components: 3, Sigma: 2, Lambda: 0.1, Seed: 3}
+	me := fit(t, ds, cfg)
+	require.Equal(t, lab, ds.Label, "Fit changed the caller's labels")
+	require.Equal(t, []string{"pop1", "pop2", "pop3"}, me.Summary.Classes)
+	for j, c := range want {
+		require.Equal(t, int64(c), me.Summary.ClassCounts[len(want)-1-j])
+	}
+	cfg.Solver, cfg.Rank = Nystrom, ds.N()
+	ml := fit(t, ds, cfg)
+	requireSameModel(t, ds, me, ml, gapCount(me.Eigenvalues, me.Positive), 1e-8, 1e-8, 1e-6)
 }
