@@ -6,8 +6,9 @@
 // file, unless a column holds the domain. Class labels come from a column or
 // from separate row-aligned label files (one label per line, as in the
 // DeepCyTOF data: sample3.csv with labels3.csv), and rows with some label
-// values (such as "0" for ungated cells) can be dropped. Real target columns
-// can be read instead of labels.
+// values (such as "0" for ungated cells) can be dropped. Label files may
+// cover some of the data files only: the rows of the others have no label
+// (dataset.NoLabel). Real target columns can be read instead of labels.
 //
 // The parser is hand-written for speed: large buffered reads, no allocation
 // per row, and decimal numbers converted by Clinger's exact fast path with
@@ -121,7 +122,11 @@ type Options struct {
 
 	// LabelFiles gives one label file per data file, in the same order: one
 	// label per line, no header, line i labelling data row i (empty lines
-	// are skipped in both). Exclusive with Label.
+	// are skipped in both). Exclusive with Label. An empty name leaves the
+	// rows of its data file without labels: they are read with class
+	// dataset.NoLabel (-1), so that labelled and unlabelled files make one
+	// data set (the schema is labelled when at least one name is not
+	// empty). LabelsIgnore drops labelled rows only.
 	LabelFiles []string
 
 	// LabelsIgnore lists label values whose rows are dropped (such as "0"
@@ -261,6 +266,15 @@ func (s *Source) Files() []string {
 	return slices.Clone(s.files)
 }
 
+// labelFile returns the label file of data file fi, or "" when its rows
+// have no labels from a label file.
+func (s *Source) labelFile(fi int) string {
+	if s.labelFiles == nil {
+		return ""
+	}
+	return s.labelFiles[fi]
+}
+
 // errNotMade is the error of the methods of a Source not made by NewSource.
 var errNotMade = errors.New("csvio: Source not created by NewSource or NewSourceFS")
 
@@ -318,7 +332,7 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 	if err := s.assignColumns(o); err != nil {
 		return nil, err
 	}
-	s.schema.Labelled = o.Label != "" || len(o.LabelFiles) > 0
+	s.schema.Labelled = o.Label != "" || s.labelFiles != nil
 	if s.domainCol < 0 {
 		if err := s.nameFileDomains(); err != nil {
 			return nil, err
@@ -342,13 +356,16 @@ func (s *Source) setOptions(o Options) error {
 		}
 		s.comma = byte(o.Comma)
 	}
-	if o.Label != "" && len(o.LabelFiles) > 0 {
+	if o.Label != "" && slices.ContainsFunc(o.LabelFiles, func(f string) bool { return f != "" }) {
 		return errors.New("csvio: both a label column and label files are given")
 	}
 	if len(o.LabelFiles) > 0 && len(o.LabelFiles) != len(s.files) {
 		return fmt.Errorf("csvio: %d data files but %d label files", len(s.files), len(o.LabelFiles))
 	}
-	labelled := o.Label != "" || len(o.LabelFiles) > 0
+	if !slices.ContainsFunc(o.LabelFiles, func(f string) bool { return f != "" }) {
+		s.labelFiles = nil // no file has labels
+	}
+	labelled := o.Label != "" || s.labelFiles != nil
 	if labelled && len(o.Target) > 0 {
 		return errors.New("csvio: both labels and targets are given; a data set has one or the other")
 	}
@@ -412,6 +429,9 @@ func (s *Source) firstRows() ([][]string, error) {
 		first[i] = row
 	}
 	for _, name := range s.labelFiles {
+		if name == "" {
+			continue
+		}
 		f, err := s.open(name)
 		if err != nil {
 			return nil, fmt.Errorf("csvio: %w", err)

@@ -433,8 +433,7 @@ func (p *pipeline) readFile(fi int) bool {
 		lname string
 		labs  *lineReader
 	)
-	if s.labelFiles != nil {
-		lname = s.labelFiles[fi]
+	if lname = s.labelFile(fi); lname != "" {
 		lf, err := s.open(lname)
 		if err != nil {
 			return p.fail(fmt.Errorf("csvio: %w", err))
@@ -741,14 +740,18 @@ func (s *Source) resetChunk(c *chunk) {
 }
 
 // chunkLabel returns the chunk's id of the label of its k-th row (line ln,
-// label the field of the label column), -1 without labels, or the error of
-// an empty label.
+// label the field of the label column), -1 without labels (or for a data
+// file without a label file), or the error of an empty label.
 func (s *Source) chunkLabel(c *chunk, k int, label []byte, ln int) (int32, error) {
 	switch {
 	case s.labelFiles != nil:
+		lname := s.labelFiles[c.fi]
+		if lname == "" {
+			return -1, nil // a data file without a label file
+		}
 		lab := c.labID[k-1]
 		if len(c.labNames.name(lab)) == 0 {
-			return 0, &ParseError{File: s.labelFiles[c.fi], Line: int(c.labLine[k-1]), Msg: "empty label"}
+			return 0, &ParseError{File: lname, Line: int(c.labLine[k-1]), Msg: "empty label"}
 		}
 		return lab, nil
 	case s.schema.Labelled:
@@ -978,6 +981,10 @@ func (r *preader) read(b *dataset.Block, max int) (int, error) {
 		}
 		if labelled {
 			for i, l := range c.lab[i0 : i0+m] {
+				if l < 0 {
+					b.Label[k+i] = dataset.NoLabel // a data file without a label file
+					continue
+				}
 				g := r.labMap[l]
 				if g < 0 {
 					g = r.classOf(c, l)

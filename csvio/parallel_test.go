@@ -26,6 +26,7 @@ type shape struct {
 	header            bool
 	crlf              bool // "\r\n" line endings in odd files
 	labelFiles        bool
+	partialLabels     bool // with labelFiles: the odd-numbered files have none
 	labelCol          bool
 	domainCol         bool // a text domain column
 	target            bool // a target column
@@ -183,7 +184,9 @@ func genFiles(rng *rand.Rand, sh shape) (fstest.MapFS, []string, Options) {
 		}
 		fsys[fname] = &fstest.MapFile{Data: data}
 		files = append(files, fname)
-		if sh.labelFiles {
+		if sh.labelFiles && sh.partialLabels && i%2 == 0 {
+			o.LabelFiles = append(o.LabelFiles, "") // s1, s3, ... have no labels
+		} else if sh.labelFiles {
 			lname := fmt.Sprintf("l%d.csv", i+1)
 			fsys[lname] = &fstest.MapFile{Data: []byte(l.String())}
 			o.LabelFiles = append(o.LabelFiles, lname)
@@ -299,6 +302,8 @@ func TestParallelMatchesSequential(t *testing.T) {
 		{files: 2, rows: 3000, cols: 8, labelFiles: true, names: 5},
 		{files: 3, rows: 200, cols: 3, trailing: true, labelFiles: true, crlf: true},
 		{files: 2, rows: 200, cols: 3, trailing: true, header: true, domainCol: true, labelCol: true, quotes: true, empty: true},
+		{files: 3, rows: 300, cols: 4, labelFiles: true, partialLabels: true, empty: true},
+		{files: 4, rows: 250, cols: 3, header: true, labelFiles: true, partialLabels: true, crlf: true, quotes: true},
 	} {
 		rng := rand.New(rand.NewPCG(uint64(k), 99))
 		fsys, files, o := genFiles(rng, sh)

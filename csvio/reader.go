@@ -185,8 +185,8 @@ func (r *reader) openNext() error {
 	r.rows = 0
 	r.fileDom = -1
 	r.fileDropped = false
-	if s.labelFiles != nil {
-		lf, err := s.open(s.labelFiles[r.fi])
+	if lname := s.labelFile(r.fi); lname != "" {
+		lf, err := s.open(lname)
 		if err != nil {
 			return fmt.Errorf("csvio: %w", err)
 		}
@@ -241,10 +241,10 @@ func (r *reader) endFile() error {
 	if r.data.err != nil {
 		return readError(name, r.data.err)
 	}
-	if s.labelFiles == nil {
+	lname := s.labelFile(r.fi)
+	if lname == "" {
 		return nil
 	}
-	lname := s.labelFiles[r.fi]
 	if extra := countRest(&r.labs); extra > 0 {
 		if r.labs.err != nil {
 			return readError(lname, r.labs.err)
@@ -363,7 +363,8 @@ func (r *reader) row(b *dataset.Block, k int, line []byte) (bool, error) {
 	d, t := len(s.schema.Features), len(s.schema.Targets)
 	name := s.files[r.fi]
 	var label []byte
-	if s.labelFiles != nil {
+	lname := s.labelFile(r.fi)
+	if lname != "" {
 		l, err := r.fileLabel()
 		if err != nil {
 			return false, err
@@ -382,12 +383,15 @@ func (r *reader) row(b *dataset.Block, k int, line []byte) (bool, error) {
 	if s.labelCol >= 0 {
 		label = lab
 	}
-	if s.schema.Labelled {
+	switch {
+	case s.labelCol >= 0 || lname != "":
 		c, err := r.labelClass(label, dom)
 		if err != nil || c < 0 {
 			return false, err
 		}
 		b.Label[k] = c
+	case s.schema.Labelled:
+		b.Label[k] = dataset.NoLabel // a data file without a label file
 	}
 	if err := s.applyTransform(x, name, r.data.line); err != nil {
 		return false, err
@@ -445,8 +449,8 @@ func (r *reader) fileLabel() ([]byte, error) {
 func (r *reader) labelClass(label, dom []byte) (int, error) {
 	s := r.s
 	if len(label) == 0 {
-		if s.labelFiles != nil {
-			return 0, &ParseError{File: s.labelFiles[r.fi], Line: r.labs.line, Msg: "empty label"}
+		if lname := s.labelFile(r.fi); lname != "" {
+			return 0, &ParseError{File: lname, Line: r.labs.line, Msg: "empty label"}
 		}
 		return 0, &ParseError{File: s.files[r.fi], Line: r.data.line, Column: s.labelCol + 1, Msg: "empty label"}
 	}

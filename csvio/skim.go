@@ -148,10 +148,10 @@ func (s *Source) skimChunk(c *chunk) {
 			continue
 		}
 		k++
-		if s.labelFiles != nil {
+		if lname := s.labelFile(c.fi); lname != "" {
 			lab := c.labID[k-1]
 			if len(c.labNames.name(lab)) == 0 {
-				c.err = &ParseError{File: s.labelFiles[c.fi], Line: int(c.labLine[k-1]), Msg: "empty label"}
+				c.err = &ParseError{File: lname, Line: int(c.labLine[k-1]), Msg: "empty label"}
 				return
 			}
 			if c.labNames.ignore[lab] {

@@ -80,6 +80,8 @@ func TestSkimMatchesRead(t *testing.T) {
 		{files: 4, rows: 1, cols: 1, noFinalNewline: true},
 		{files: 3, rows: 200, cols: 3, trailing: true, labelFiles: true, crlf: true},
 		{files: 2, rows: 200, cols: 3, trailing: true, header: true, domainCol: true, quotes: true, empty: true},
+		{files: 3, rows: 300, cols: 4, labelFiles: true, partialLabels: true, empty: true},
+		{files: 4, rows: 250, cols: 3, header: true, labelFiles: true, partialLabels: true, crlf: true, quotes: true},
 	} {
 		rng := rand.New(rand.NewPCG(uint64(k), 99))
 		fsys, files, o := genFiles(rng, sh)

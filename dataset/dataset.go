@@ -26,7 +26,8 @@ import (
 //
 // Domain and Label hold indices into DomainNames and ClassNames. Exactly one
 // of Label and Target may be set (supervised DICA, COIR), or neither
-// (UDICA, KPCA).
+// (UDICA, KPCA). Class labels may cover only some points: a point without
+// a label has Label NoLabel (-1). Real targets cover every point.
 type Dataset struct {
 	// X holds one point per row (n x d).
 	X *mat.Dense
@@ -37,8 +38,9 @@ type Dataset struct {
 	Domain      []int
 	DomainNames []string
 
-	// Label[p] is the class of point p, an index into ClassNames; nil when
-	// the data set has no class labels.
+	// Label[p] is the class of point p, an index into ClassNames, or
+	// NoLabel when point p has no label (labelled and unlabelled points in
+	// one data set); nil when the data set has no class labels.
 	Label      []int
 	ClassNames []string
 
@@ -50,6 +52,13 @@ type Dataset struct {
 	// err is why Subset could not make the data set; Validate returns it.
 	err error
 }
+
+// NoLabel is the class index of a point or row without a class label, in
+// Dataset.Label and Block.Label: a data set may have labels for some
+// points only (a gated reference sample beside new, ungated ones). Such
+// points count in every domain and in the points of a data set, and in no
+// class.
+const NoLabel = -1
 
 // errNil is the error of the methods of a nil *Dataset.
 var errNil = errors.New("dataset: nil Dataset")
@@ -166,12 +175,29 @@ func (ds *Dataset) DomainSizes() []int {
 }
 
 // ClassSizes returns the number of points in each class (nil without labels).
-// Class indices out of range are not counted (Validate reports them).
+// Points without a label (NoLabel) and class indices out of range are not
+// counted (Validate reports the latter).
 func (ds *Dataset) ClassSizes() []int {
 	if ds == nil || ds.Label == nil {
 		return nil
 	}
 	return sizes(ds.Label, len(ds.ClassNames))
+}
+
+// LabelledRows returns the indices of the points that have a class label
+// (Label[p] != NoLabel), in order: every point when all are labelled, nil
+// when the data set has no class labels.
+func (ds *Dataset) LabelledRows() []int {
+	if ds == nil || ds.Label == nil {
+		return nil
+	}
+	rows := make([]int, 0, len(ds.Label))
+	for p, y := range ds.Label {
+		if y != NoLabel {
+			rows = append(rows, p)
+		}
+	}
+	return rows
 }
 
 // sizes counts the ids in [0, n).
@@ -187,7 +213,8 @@ func sizes(ids []int, n int) []int {
 
 // Validate checks the shapes and values of the data set: at least one point,
 // lengths that agree, finite values (the error names row and column), domain
-// and class indices in range, and at least 2 points in every domain.
+// and class indices in range (a class index may also be NoLabel), and at
+// least 2 points in every domain (labelled or not).
 func (ds *Dataset) Validate() error {
 	if ds == nil {
 		return errNil
@@ -226,8 +253,8 @@ func (ds *Dataset) Validate() error {
 			return fmt.Errorf("dataset: %d points but %d labels", n, len(ds.Label))
 		}
 		for p, y := range ds.Label {
-			if y < 0 || y >= len(ds.ClassNames) {
-				return fmt.Errorf("dataset: row %d: class index %d out of range [0, %d)", p, y, len(ds.ClassNames))
+			if y != NoLabel && (y < 0 || y >= len(ds.ClassNames)) {
+				return fmt.Errorf("dataset: row %d: class index %d out of range [0, %d) (or NoLabel, -1, for a point without a label)", p, y, len(ds.ClassNames))
 			}
 		}
 	}
@@ -258,7 +285,8 @@ func (ds *Dataset) RequireDomains(min int) error {
 }
 
 // RequireSupervision returns an error unless the data set has real targets or
-// class labels with at least 2 classes that occur.
+// class labels with at least 2 classes that occur (among the labelled
+// points).
 func (ds *Dataset) RequireSupervision() error {
 	if ds == nil {
 		return errNil
@@ -326,23 +354,28 @@ func (ds *Dataset) Subset(rows []int) *Dataset {
 }
 
 // Compact renumbers domains and classes so that only those with points
-// remain, keeping their relative order. It is useful after Subset. It does
-// nothing to a nil Dataset, and leaves the domains (or the classes)
-// unchanged when one of their indices is out of range, which Validate
-// reports.
+// remain, keeping their relative order. It is useful after Subset. Points
+// without a label keep NoLabel. It does nothing to a nil Dataset, and
+// leaves the domains (or the classes) unchanged when one of their indices
+// is out of range, which Validate reports.
 func (ds *Dataset) Compact() {
 	if ds == nil {
 		return
 	}
-	ds.Domain, ds.DomainNames = compact(ds.Domain, ds.DomainNames)
+	ds.Domain, ds.DomainNames = compact(ds.Domain, ds.DomainNames, false)
 	if ds.Label != nil {
-		ds.Label, ds.ClassNames = compact(ds.Label, ds.ClassNames)
+		ds.Label, ds.ClassNames = compact(ds.Label, ds.ClassNames, true)
 	}
 }
 
-func compact(ids []int, names []string) ([]int, []string) {
+// compact renumbers the ids so that only the names they use remain; with
+// none, NoLabel ids stay NoLabel.
+func compact(ids []int, names []string, none bool) ([]int, []string) {
 	used := make([]bool, len(names))
 	for _, g := range ids {
+		if none && g == NoLabel {
+			continue
+		}
 		if g < 0 || g >= len(names) {
 			return ids, names
 		}
@@ -358,6 +391,10 @@ func compact(ids []int, names []string) ([]int, []string) {
 	}
 	nid := make([]int, len(ids))
 	for p, g := range ids {
+		if none && g == NoLabel {
+			nid[p] = NoLabel
+			continue
+		}
 		nid[p] = remap[g]
 	}
 	return nid, out

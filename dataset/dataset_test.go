@@ -81,9 +81,21 @@ func TestValidationErrors(t *testing.T) {
 		{"class index", func(t *testing.T) error {
 			ds := small(t)
 			require.NoError(t, ds.SetLabels([]string{"x", "y", "x", "y"}))
-			ds.Label[3] = -1
+			ds.Label[3] = -2
 			return ds.Validate()
-		}, "row 3: class index -1 out of range [0, 2)"},
+		}, "row 3: class index -2 out of range [0, 2)"},
+		{"class index past the names", func(t *testing.T) error {
+			ds := small(t)
+			require.NoError(t, ds.SetLabels([]string{"x", "y", "x", "y"}))
+			ds.Label[1] = 2
+			return ds.Validate()
+		}, "row 1: class index 2 out of range [0, 2) (or NoLabel, -1, for a point without a label)"},
+		{"one class among the labelled points", func(t *testing.T) error {
+			ds := small(t)
+			require.NoError(t, ds.SetLabels([]string{"x", "y", "x", "x"}))
+			ds.Label[1] = NoLabel
+			return ds.RequireSupervision()
+		}, "one class only (1 class(es) present)"},
 		{"labels and targets", func(t *testing.T) error {
 			ds := small(t)
 			require.NoError(t, ds.SetLabels([]string{"x", "y", "x", "y"}))
@@ -146,6 +158,45 @@ func TestSubsetCompact(t *testing.T) {
 	require.Equal(t, []string{"u", "w"}, sub.ClassNames)
 	require.Equal(t, []int{1, 1, 0, 0}, sub.Label)
 	require.NoError(t, sub.Validate())
+}
+
+// TestPartialLabels checks a data set whose points are labelled in part
+// (NoLabel for the others): it validates, counts classes over the labelled
+// points only, keeps NoLabel through Subset, Compact and a stream, and
+// lists the labelled rows.
+func TestPartialLabels(t *testing.T) {
+	x := mat.NewDense(6, 1, []float64{0, 1, 2, 3, 4, 5})
+	ds, err := New(x, []string{"a", "a", "b", "b", "c", "c"})
+	require.NoError(t, err)
+	ds.Label, ds.ClassNames = []int{0, NoLabel, 1, 1, NoLabel, NoLabel}, []string{"u", "v", "w"}
+	require.NoError(t, ds.Validate())
+	require.NoError(t, ds.RequireSupervision())
+	require.Equal(t, []int{1, 2, 0}, ds.ClassSizes())
+	require.Equal(t, []int{2, 2, 2}, ds.DomainSizes())
+	require.Equal(t, []int{0, 2, 3}, ds.LabelledRows())
+
+	sub := ds.Subset([]int{5, 4, 3, 1})
+	require.Equal(t, []int{NoLabel, NoLabel, 1, NoLabel}, sub.Label)
+	sub.Compact()
+	require.Equal(t, []string{"v"}, sub.ClassNames)
+	require.Equal(t, []int{NoLabel, NoLabel, 0, NoLabel}, sub.Label)
+	require.Equal(t, []string{"a", "b", "c"}, sub.DomainNames)
+	require.Equal(t, []int{2, 2, 1, 0}, sub.Domain)
+	require.Equal(t, []int{2}, sub.LabelledRows())
+
+	got, err := Collect(context.Background(), ds.Source())
+	require.NoError(t, err)
+	require.Equal(t, ds.Label, got.Label)
+	require.Equal(t, ds.ClassNames, got.ClassNames)
+	require.True(t, ds.Source().Schema().Labelled)
+
+	// No labelled point at all: no class, and not supervised.
+	none := ds.Subset([]int{4, 5})
+	none.Compact()
+	require.NoError(t, none.Validate())
+	require.Empty(t, none.ClassNames)
+	require.Equal(t, []int{}, none.LabelledRows())
+	require.ErrorContains(t, none.RequireSupervision(), "one class only (0 class(es) present)")
 }
 
 // TestSourceRoundTrip streams a data set in blocks of every size and

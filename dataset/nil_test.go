@@ -89,6 +89,8 @@ func TestNilAndZero(t *testing.T) {
 		{"nil.NumClasses", func() (any, error) { return nilDS.NumClasses(), nil }, ""},
 		{"nil.DomainSizes", func() (any, error) { return nilDS.DomainSizes(), nil }, ""},
 		{"nil.ClassSizes", func() (any, error) { return nilDS.ClassSizes(), nil }, ""},
+		{"nil.LabelledRows", func() (any, error) { return nilDS.LabelledRows(), nil }, ""},
+		{"Dataset{}.LabelledRows", func() (any, error) { return new(Dataset).LabelledRows(), nil }, ""},
 		{"nil.Validate", func() (any, error) { return nil, nilDS.Validate() }, "dataset: nil Dataset"},
 		{"nil.RequireDomains", func() (any, error) { return nil, nilDS.RequireDomains(2) }, "dataset: nil Dataset"},
 		{"nil.RequireSupervision", func() (any, error) { return nil, nilDS.RequireSupervision() }, "dataset: nil Dataset"},

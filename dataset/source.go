@@ -21,8 +21,10 @@ type Block struct {
 	X []float64
 	// Domain[i] is the domain index of row i (an index into Reader.Domains).
 	Domain []int
-	// Label[i] is the class index of row i (an index into Reader.Classes);
-	// nil when the stream has no labels.
+	// Label[i] is the class index of row i (an index into Reader.Classes),
+	// or NoLabel (-1) when row i has no label (a stream of labelled and
+	// unlabelled rows: files with and without label files); nil when the
+	// stream has no labels.
 	Label []int
 	// T is the number of target columns; Target holds Rows*T values,
 	// row-major; nil when the stream has no real targets.
@@ -109,7 +111,8 @@ func growInt(s []int, n int) []int {
 type Schema struct {
 	// Features names the d input columns.
 	Features []string
-	// Labelled reports whether rows carry class labels.
+	// Labelled reports whether rows may carry class labels: Block.Label is
+	// set, and rows without a label hold NoLabel in it.
 	Labelled bool
 	// Targets names the real target columns (nil for none).
 	Targets []string
@@ -137,7 +140,7 @@ type Reader interface {
 	// values index it. Names are numbered in order of first appearance.
 	Domains() []string
 	// Classes returns the names of the classes seen so far (nil without
-	// labels).
+	// labels); rows without a label (NoLabel) name none.
 	Classes() []string
 	// Close releases the pass's resources.
 	Close() error

@@ -260,7 +260,10 @@ func shardCases() []struct {
 			)
 		}
 	}
+	part := unlabel(cls, true) // a third of the points, and a domain, unlabelled
 	return append(out,
+		c{"partial/DICA/nystrom/lambda=0", part, Config{Method: DICA, Components: 3, Rank: 40, Sigma: 2, Seed: 7}},
+		c{"partial/COIR/rff/lambda=0.01", part, Config{Method: COIR, Solver: RFF, Components: 3, Rank: 40, Sigma: 2, Lambda: 0.01, Seed: 7}},
 		c{"wide/DICA/nystrom/lambda=0.01", wide, Config{Method: DICA, Components: 3, Rank: 200, Sigma: 20, Lambda: 0.01, Seed: 7}},
 		c{"wide/UDICA/nystrom/lambda=0", wide, Config{Method: UDICA, Components: 3, Rank: 200, Sigma: 20, Seed: 7}},
 		c{"wide/DICA/rff/lambda=0.01", wide, Config{Method: DICA, Solver: RFF, Components: 3, Rank: 200, Sigma: 20, Lambda: 0.01, Seed: 7}},

@@ -49,7 +49,7 @@ func naturalMap(names []string) ([]int, []string) {
 }
 
 // naturalDataset renumbers the domains and classes of ds in natural order,
-// in place.
+// in place (points without a label keep dataset.NoLabel).
 func naturalDataset(ds *dataset.Dataset) {
 	if m, names := naturalMap(ds.DomainNames); m != nil {
 		for i, g := range ds.Domain {
@@ -59,7 +59,9 @@ func naturalDataset(ds *dataset.Dataset) {
 	}
 	if m, names := naturalMap(ds.ClassNames); m != nil {
 		for i, c := range ds.Label {
-			ds.Label[i] = m[c]
+			if c != dataset.NoLabel {
+				ds.Label[i] = m[c]
+			}
 		}
 		ds.ClassNames = names
 	}

@@ -71,8 +71,9 @@ func (p *Plan) NewStats() *Stats {
 
 // AddBlock adds the rows of b to the statistics. b.Domain[i] indexes
 // domains and b.Label[i] (when the plan's schema is labelled) indexes
-// classes; only the names rows refer to are added to s.Domains and
-// s.Classes. Rows must have the plan's number of inputs (b.D) and targets
+// classes, or is dataset.NoLabel for a row without a label (it counts in
+// its domain and in no class); only the names rows refer to are added to
+// s.Domains and s.Classes. Rows must have the plan's number of inputs (b.D) and targets
 // (b.T), and finite values. Adding the blocks of a stream in turn gives the
 // statistics Plan.Accumulate returns, up to rounding.
 func (s *Stats) AddBlock(b *dataset.Block, domains, classes []string) error {
@@ -106,14 +107,14 @@ func (s *Stats) AddBlock(b *dataset.Block, domains, classes []string) error {
 	// Map the block's domain and class numbers to the statistics' own,
 	// adding only the names that rows use.
 	var ok bool
-	if sc.dmap, ok = remap(sc.dmap, &s.Domains, domains, b.Domain[:b.Rows]); !ok {
+	if sc.dmap, ok = remap(sc.dmap, &s.Domains, domains, b.Domain[:b.Rows], false); !ok {
 		return fmt.Errorf("dica: block refers to a domain number outside its %d names", len(domains))
 	}
 	bb := *b
 	sc.dom = translate(sc.dom, b.Domain[:b.Rows], sc.dmap)
 	bb.Domain = sc.dom
 	if withClass {
-		if sc.cmap, ok = remap(sc.cmap, &s.Classes, classes, b.Label[:b.Rows]); !ok {
+		if sc.cmap, ok = remap(sc.cmap, &s.Classes, classes, b.Label[:b.Rows], true); !ok {
 			return fmt.Errorf("dica: block refers to a class number outside its %d names", len(classes))
 		}
 		sc.cls = translate(sc.cls, b.Label[:b.Rows], sc.cmap)
@@ -133,13 +134,17 @@ type shardScratch struct {
 
 // remap returns m with m[i] the index of names[i] in *dst for every i that
 // ids uses (appending the name when new), and false when an id is out of
-// range.
-func remap(m []int, dst *[]string, names []string, ids []int) ([]int, bool) {
+// range. With none, the id dataset.NoLabel is in range (a row without a
+// label) and names nothing.
+func remap(m []int, dst *[]string, names []string, ids []int, none bool) ([]int, bool) {
 	m = m[:0]
 	for range names {
 		m = append(m, -1)
 	}
 	for _, id := range ids {
+		if none && id == dataset.NoLabel {
+			continue
+		}
 		if id < 0 || id >= len(names) {
 			return m, false
 		}
@@ -162,9 +167,15 @@ func remap(m []int, dst *[]string, names []string, ids []int) ([]int, bool) {
 	return m, true
 }
 
+// translate returns the ids mapped through m; dataset.NoLabel stays
+// NoLabel.
 func translate(dst, ids, m []int) []int {
 	dst = dst[:0]
 	for _, id := range ids {
+		if id == dataset.NoLabel {
+			dst = append(dst, id)
+			continue
+		}
 		dst = append(dst, m[id])
 	}
 	return dst

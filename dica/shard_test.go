@@ -87,6 +87,7 @@ func TestAddBlockEqualsAccumulate(t *testing.T) {
 		// T_y = K_rr^{-1/2} never amplifies the rounding of sums.
 		{"regression", smallReg(13), Config{Method: DICA, Rank: 30, Seed: 3}, 1e-11},
 		{"lambda", smallClass(14), Config{Method: DICA, Rank: 30, Lambda: 0.1, Seed: 3}, 1e-11},
+		{"partial labels", unlabel(smallClass(15), true), Config{Method: DICA, Rank: 30, Sigma: 1.5, Seed: 3}, 1e-11},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := NewPlan(ctx, tc.ds.Source(), tc.cfg)

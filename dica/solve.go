@@ -21,7 +21,11 @@ import (
 
 // featureStats are the statistics in feature coordinates (dimension m).
 type featureStats struct {
-	n    float64
+	n float64
+	// nl is the number of points of the label term (docs/MATH.md,
+	// "Partial labels"): those with a class label for a supervised method
+	// with class labels, every point otherwise.
+	nl   float64
 	mu   []float64     // mean feature
 	mc   *mat.Dense    // N x m: domain means minus their unweighted mean
 	c    *mat.SymDense // Phi_c^T Phi_c (nil unless needed)
@@ -63,13 +67,15 @@ func mapTransform(m approx.Map) *mat.Dense {
 //	mu        = T^T (c + dbar),
 //	M_i - M̄   = T^T (d_i / n_i) - (1/N) sum_j T^T (d_j / n_j),   d_i = sum_{x in i} k',
 //	C         = T^T (sum k' k'^T - n dbar dbar^T) T,
-//	F (class) = T^T (sum_{x in j} k' - n_j dbar),
+//	F (class) = T^T (sum_{x in j} k' - n_j dbar_L),
 //	F (reg.)  = T^T (sum k' psi'^T - n dbar ebar^T),
 //	S (reg.)  = sum psi' psi'^T - n ebar ebar^T,
 //
-// with psi' the shifted output features and ebar their mean. The shifts c
-// and c_y cancel exactly; the subtractions involve differences from a
-// representative point, not the raw magnitudes.
+// with psi' the shifted output features and ebar their mean, and dbar_L
+// the mean shifted raw feature of the n_L labelled points (dbar itself when
+// every point is labelled). The shifts c and c_y cancel exactly; the
+// subtractions involve differences from a representative point, not the
+// raw magnitudes.
 func (s *Stats) features() (*featureStats, error) {
 	cfg := s.plan.Config
 	a := &s.acc
@@ -92,7 +98,7 @@ func (s *Stats) features() (*featureStats, error) {
 	t := mapTransform(s.plan.inMap)
 	m := s.plan.inMap.Dim()
 	n := float64(a.n)
-	fs := &featureStats{n: n, m: m, N: N}
+	fs := &featureStats{n: n, nl: n, m: m, N: N}
 	// dbar: mean shifted raw feature.
 	dbar := make([]float64, a.mraw)
 	for _, v := range a.domSum {
@@ -138,7 +144,12 @@ func (s *Stats) features() (*featureStats, error) {
 		fs.c = c
 	}
 	if cfg.supervised() {
-		g, err := s.numeratorFactor(t, dbar, fs, n*cfg.Epsilon)
+		dlab := dbar
+		if s.plan.outMap == nil {
+			// Class labels: the label term is over the labelled points.
+			dlab = s.labelledMean(dbar, fs)
+		}
+		g, err := s.numeratorFactor(t, dlab, fs, fs.nl*cfg.Epsilon)
 		if err != nil {
 			return nil, err
 		}
@@ -148,6 +159,30 @@ func (s *Stats) features() (*featureStats, error) {
 		return nil, errNotFinite
 	}
 	return fs, nil
+}
+
+// labelledMean sets fs.nl to the number n_L of points with a class label
+// and returns dbar_L, the mean shifted raw feature over them: dbar (the
+// mean over every point, given) when every point is labelled, so that
+// statistics of fully labelled data solve as they always did, bit for
+// bit; else the sum of the class sums divided by n_L.
+func (s *Stats) labelledMean(dbar []float64, fs *featureStats) []float64 {
+	var nl int64
+	for _, c := range s.acc.clsCount {
+		nl += c
+	}
+	if nl == s.acc.n || nl == 0 {
+		return dbar
+	}
+	fs.nl = float64(nl)
+	d := make([]float64, s.acc.mraw)
+	for j, c := range s.acc.clsCount {
+		if c > 0 {
+			addTo(d, s.acc.clsSum[j])
+		}
+	}
+	floats.Scale(1/fs.nl, d)
+	return d
 }
 
 // congruence returns T^T G T (T is r x m, G symmetric r x r) by two
@@ -173,7 +208,8 @@ func congruence(t *mat.Dense, g *mat.SymDense, workers int) *mat.Dense {
 
 // numeratorFactor returns g = F R^{-1}, the factor of the numerator
 // G = g g^T, from F (m x r) and S = R^T R + ridge I of the output features
-// (class labels or real targets).
+// (class labels or real targets); dbar is the mean shifted raw feature of
+// the points of the label term.
 func (s *Stats) numeratorFactor(t *mat.Dense, dbar []float64, fs *featureStats, ridge float64) (*mat.Dense, error) {
 	var f, sm *mat.Dense
 	if s.plan.outMap != nil {
@@ -204,9 +240,11 @@ func (s *Stats) numeratorFactor(t *mat.Dense, dbar []float64, fs *featureStats, 
 }
 
 // classFactor returns F = Phi_c^T Psi (m x c) and S = Psi^T Psi (c x c) for
-// the delta output kernel, Psi the centered one-hot labels (docs/MATH.md,
-// "3. The low-rank reduction"):
-// column j of F is T^T (sum_{x in class j} k' - n_j dbar).
+// the delta output kernel, Psi the one-hot labels of the n_L labelled
+// points centered over them (docs/MATH.md, "3. The low-rank reduction" and
+// "Partial labels"): column j of F is T^T (sum_{x in class j} k' - n_j
+// dbar), dbar the mean over the labelled points, and S has entries
+// n_j [j = k] - n_j n_k / n_L.
 func (s *Stats) classFactor(t *mat.Dense, dbar []float64, fs *featureStats) (f, sm *mat.Dense, err error) {
 	counts := s.ClassCounts()
 	present := 0
@@ -230,7 +268,7 @@ func (s *Stats) classFactor(t *mat.Dense, dbar []float64, fs *featureStats) (f, 
 			f.SetCol(j, transformRaw(t, raw))
 		}
 		for k := 0; k < c; k++ {
-			v := -nj * float64(counts[k]) / fs.n
+			v := -nj * float64(counts[k]) / fs.nl
 			if j == k {
 				v += nj
 			}
@@ -269,10 +307,11 @@ type solution struct {
 // solve solves the reduced generalized eigenproblem (docs/MATH.md, "5. The
 // solve"):
 //
-//	(1/n) G w = gamma (C_Q + I + lambda C^{-1}) w,
+//	(1/n_L) G w = gamma (C_Q + I + lambda C^{-1}) w,
 //
-// with G = g g^T (supervised) or C (UDICA, KPCA), and returns the k leading
-// components, normalized so that W^T (C_Q + I + lambda C^{-1}) W = I.
+// with G = g g^T (supervised; n_L the points of the label term) or C
+// (UDICA, KPCA; n_L = n), and returns the k leading components, normalized
+// so that W^T (C_Q + I + lambda C^{-1}) W = I.
 func (fs *featureStats) solve(cfg Config) (*solution, error) {
 	k := cfg.Components
 	var cq *lowRank
@@ -356,15 +395,15 @@ func (lr *lowRank) applyFunc(x *mat.Dense, f func(float64) float64) {
 }
 
 // solveLowRankNumerator: lambda = 0 and G = g g^T. The nonzero eigenpairs
-// come from the r x r matrix g^T B0^{-1} g / n with B0 = I + C_Q, and
-// w = B0^{-1} g u / sqrt(n gamma) (docs/MATH.md, "5. The solve", lambda =
-// 0). No m x m decomposition.
+// come from the r x r matrix g^T B0^{-1} g / n_L with B0 = I + C_Q, and
+// w = B0^{-1} g u / sqrt(n_L gamma) (docs/MATH.md, "5. The solve", lambda =
+// 0; n_L = n unless some points have no label). No m x m decomposition.
 func (fs *featureStats) solveLowRankNumerator(cq *lowRank, k int) (*solution, error) {
 	h := mat.DenseCopyOf(fs.g)
 	cq.applyFunc(h, func(x float64) float64 { return 1 / x })
 	var small mat.Dense
 	small.Mul(fs.g.T(), h)
-	small.Scale(1/fs.n, &small)
+	small.Scale(1/fs.nl, &small)
 	vals, vecs, err := topEigenFinite(symOf(&small), min(k, fs.m))
 	if err != nil {
 		return nil, err
@@ -375,7 +414,7 @@ func (fs *featureStats) solveLowRankNumerator(cq *lowRank, k int) (*solution, er
 			continue
 		}
 		col := make([]float64, fs.m)
-		blas64.Gemv(blas.NoTrans, 1/math.Sqrt(fs.n*g), h.RawMatrix(),
+		blas64.Gemv(blas.NoTrans, 1/math.Sqrt(fs.nl*g), h.RawMatrix(),
 			blas64.Vector{N: vecs.RawMatrix().Rows, Inc: vecs.RawMatrix().Stride, Data: vecs.RawMatrix().Data[j:]},
 			0, blas64.Vector{N: fs.m, Inc: 1, Data: col})
 		w.SetCol(j, col)
@@ -443,10 +482,10 @@ func (fs *featureStats) solveRidge(cq *lowRank, cfg Config) (*solution, error) {
 	var vals []float64
 	var beta *mat.Dense
 	if fs.g != nil {
-		// a = Y^T g / sqrt(n); h = R^{-T} a; eig of h^T h.
+		// a = Y^T g / sqrt(n_L); h = R^{-T} a; eig of h^T h.
 		h := new(mat.Dense)
 		h.Mul(y.T(), fs.g)
-		h.Scale(1/math.Sqrt(fs.n), h)
+		h.Scale(1/math.Sqrt(fs.nl), h)
 		blas64.Trsm(blas.Left, blas.Trans, 1, rt, h.RawMatrix())
 		var small mat.Dense
 		small.Mul(h.T(), h)

@@ -410,13 +410,15 @@ func (w *worker) cell(g, c, m int) int {
 	return last
 }
 
-// foldCells adds the cell sums into the domain and class sums of a.
+// foldCells adds the cell sums into the domain and class sums of a: the
+// cells of rows without a label (class dataset.NoLabel) into the domain
+// sums only.
 func (w *worker) foldCells(a *accum, withClass bool) {
 	for _, cl := range w.cells {
 		a.domCount, a.domSum = growSums(a.domCount, a.domSum, cl.g+1, a.mraw)
 		a.domCount[cl.g] += cl.n
 		addTo(a.domSum[cl.g], cl.sum)
-		if withClass {
+		if withClass && cl.c != dataset.NoLabel {
 			a.clsCount, a.clsSum = growSums(a.clsCount, a.clsSum, cl.c+1, a.mraw)
 			a.clsCount[cl.c] += cl.n
 			addTo(a.clsSum[cl.c], cl.sum)

@@ -95,6 +95,14 @@
 // kernel of median-heuristic bandwidth (see mixing.Measure). It needs at
 // least two test domains, so leave-one-domain-out splits have none.
 //
+// Class labels may cover some cells only (dataset.NoLabel for the others:
+// ungated samples beside gated ones). The transformations are fitted on
+// every cell of the training domains (DICA and COIR take their label term
+// from the labelled ones, docs/MATH.md), learners are trained, and cells
+// scored, on the labelled cells only: a test domain without a labelled
+// cell is not scored (SplitResult.Unscored) but is in the mixing measures,
+// which then leave out cLISI (it needs every measured cell's class).
+//
 // With the plain learner an evaluation is the paper's "pooling" setting (one
 // classifier on the pooled training cells); with the distributional
 // learner, its distributional setting (Result.Setting).
@@ -416,7 +424,8 @@ type GridPoint struct {
 // DomainScore is the score of one test domain.
 type DomainScore struct {
 	Domain string `json:"domain"`
-	// Cells is the number of cells scored (all cells of the domain).
+	// Cells is the number of cells scored: all cells of the domain that
+	// have a label (every cell, unless labels cover some cells only).
 	Cells int `json:"cells"`
 	// Score is the accuracy (classification) or RMSE (regression).
 	Score float64 `json:"score"`
@@ -452,6 +461,10 @@ type SplitResult struct {
 	// "krr exact (1800 cells)" or "krr nystrom m=500 (50000 cells)".
 	Learner string        `json:"learner"`
 	Scores  []DomainScore `json:"scores"`
+	// Unscored lists the test domains without a labelled cell (class
+	// labels given for some cells only): they are in the mixing measures
+	// and in TestCells, and have no score.
+	Unscored []string `json:"unscored,omitempty"`
 	// TrainCells and TestCells count the cells of the training and test
 	// domains of the split (after CellsPerDomain).
 	TrainCells int `json:"train_cells"`

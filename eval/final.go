@@ -76,11 +76,14 @@ func (e *evaluator) final(ctx context.Context, si int, names []string, srs map[s
 			if err := e.score(fm.l, zt[i], rows, acc, fm.sr.Confusion); err != nil {
 				return fmt.Errorf("eval: %s: scoring %s: %w", fm.name, e.ds.DomainNames[gi], err)
 			}
-			t := acc[gi]
-			fm.acc.sum += t.sum
-			fm.acc.count += t.count
-			fm.acc.cells += t.cells
-			fm.sr.Scores = append(fm.sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: t.cells, Score: e.value(t)})
+			if t := acc[gi]; t != nil {
+				fm.acc.sum += t.sum
+				fm.acc.count += t.count
+				fm.acc.cells += t.cells
+				fm.sr.Scores = append(fm.sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: t.cells, Score: e.value(t)})
+			} else {
+				fm.sr.Unscored = append(fm.sr.Unscored, e.ds.DomainNames[gi])
+			}
 			if err := fm.mix.add(fm.l, zt[i], rows); err != nil {
 				return err
 			}
@@ -90,6 +93,9 @@ func (e *evaluator) final(ctx context.Context, si int, names []string, srs map[s
 	for _, fm := range fms {
 		start := time.Now()
 		sr := fm.sr
+		if len(sr.Scores) == 0 {
+			return fmt.Errorf("eval: %s: no test domain of the split has a labelled cell to score (%s)", fm.name, strings.Join(sr.Unscored, ", "))
+		}
 		sr.Pooled, sr.pooled = e.value(&fm.acc), fm.acc
 		for _, d := range sr.Scores {
 			sr.DomainMean += d.Score

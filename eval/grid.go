@@ -184,6 +184,11 @@ func (e *evaluator) crossValidate(ctx context.Context, si int, names []string, o
 				}
 			}
 		}
+		for pi := range cm.points {
+			if errs[pi] == "" && count[pi] == 0 {
+				errs[pi] = "no held-out training domain of the inner cross-validation has a labelled cell to score"
+			}
+		}
 		busy[cm.name] += cm.busy
 		if len(cm.points) == 1 {
 			singlePoint(sr, cm.points[0], sum[0], count[0], errs[0])
@@ -382,7 +387,9 @@ func (cv *cvSplit) learners(ctx context.Context, cm *cvMethod, f, fi int, zfit, 
 				acc := map[int]*tally{}
 				if err = e.scoreStd(l, zs, fd.validRows, acc, nil); err == nil {
 					for _, gi := range fd.held {
-						cm.vals[f][pi] = append(cm.vals[f][pi], e.value(acc[gi]))
+						if t := acc[gi]; t != nil { // else no labelled cell: not scored
+							cm.vals[f][pi] = append(cm.vals[f][pi], e.value(t))
+						}
 					}
 				}
 			}

@@ -2,12 +2,15 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/krr"
 	"github.com/dicalab/dica/nystrom"
@@ -109,8 +112,14 @@ type trainSet struct {
 }
 
 // trainingSet standardizes z (a new learner keeps the scaler) and keeps at
-// most the allowed number of its rows, drawn with a seed from rng.
+// most the allowed number of its rows, drawn with a seed from rng. A
+// classifier learns from the cells with a label only: the others are left
+// out first (the transformation was fitted on them too).
 func (e *evaluator) trainingSet(z *mat.Dense, rows []int, rng *rand.Rand) (*trainSet, error) {
+	z, rows = e.labelledOnly(z, rows)
+	if len(rows) == 0 {
+		return nil, errors.New("eval: no training cell has a label")
+	}
 	sc, err := svm.Standardize(z)
 	if err != nil {
 		return nil, err
@@ -140,6 +149,29 @@ func (e *evaluator) trainingSet(z *mat.Dense, rows []int, rng *rand.Rand) (*trai
 		ts.domains = e.domainsOf(rows)
 	}
 	return ts, nil
+}
+
+// labelledOnly returns the rows of z and rows whose cells have a class
+// label: z and rows themselves for regression, and when every cell is
+// labelled.
+func (e *evaluator) labelledOnly(z *mat.Dense, rows []int) (*mat.Dense, []int) {
+	if e.regression || !slices.ContainsFunc(rows, func(p int) bool { return e.ds.Label[p] == dataset.NoLabel }) {
+		return z, rows
+	}
+	var keep []int
+	for i, p := range rows {
+		if e.ds.Label[p] != dataset.NoLabel {
+			keep = append(keep, i)
+		}
+	}
+	_, d := z.Dims()
+	sub := mat.NewDense(max(len(keep), 1), d, nil)
+	out := make([]int, len(keep))
+	for j, i := range keep {
+		sub.SetRow(j, z.RawRowView(i))
+		out[j] = rows[i]
+	}
+	return sub, out
 }
 
 // newDist fits the learner's distributional domain features on the
@@ -352,7 +384,8 @@ type tally struct {
 // the per-domain tallies and, when conf is not nil, counts the predictions
 // in conf[true class][predicted class]. With the distributional learner
 // each domain's mean embedding is computed from its rows in z (its own
-// unlabelled cells).
+// unlabelled cells). Cells without a class label are not scored: a domain
+// without a labelled cell gets no tally.
 func (e *evaluator) score(l *learner, z *mat.Dense, rows []int, acc map[int]*tally, conf [][]int) error {
 	zs, err := l.scaler.Apply(z)
 	if err != nil {
@@ -378,6 +411,9 @@ func (e *evaluator) scoreStd(l *learner, zs *mat.Dense, rows []int, acc map[int]
 			return err
 		}
 		for i, p := range rows {
+			if e.ds.Label[p] == dataset.NoLabel {
+				continue // not scored
+			}
 			t := get(e.ds.Domain[p])
 			if pred[i] == e.ds.Label[p] {
 				t.sum++

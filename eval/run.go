@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 
@@ -450,13 +451,17 @@ func (e *evaluator) unseenClasses(si int) []string {
 	inTrain := make([]bool, len(e.ds.ClassNames))
 	for _, g := range s.Train {
 		for _, p := range e.domainRows(si, g) {
-			inTrain[e.ds.Label[p]] = true
+			if c := e.ds.Label[p]; c != dataset.NoLabel {
+				inTrain[c] = true
+			}
 		}
 	}
 	inTest := make([]bool, len(e.ds.ClassNames))
 	for _, g := range s.Test {
 		for _, p := range e.domainRows(si, g) {
-			inTest[e.ds.Label[p]] = true
+			if c := e.ds.Label[p]; c != dataset.NoLabel {
+				inTest[c] = true
+			}
 		}
 	}
 	var out []string
@@ -542,8 +547,8 @@ func (m *mixingSample) measure(ctx context.Context) (*mixing.Report, error) {
 	}
 	x := mat.NewDense(len(m.domains), m.cols, m.z)
 	var classes []int
-	if !m.e.regression {
-		classes = m.classes
+	if !m.e.regression && !slices.Contains(m.classes, dataset.NoLabel) {
+		classes = m.classes // cLISI needs the class of every cell
 	}
 	return mixing.Measure(ctx, x, m.domains, classes, mixing.Options{Perplexity: m.e.o.Perplexity, Seed: m.e.o.Seed})
 }

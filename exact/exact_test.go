@@ -262,6 +262,9 @@ func TestGeneralizedResiduals(t *testing.T) {
 		{"kpca", cls, exact.KPCA, 1e-3},
 		{"dica-targets", reg, exact.DICA, 1e-3},
 		{"coir-targets", reg, exact.COIR, 1e-3},
+		{"dica-partial-labels", unlabel(cls), exact.DICA, 1e-3},
+		{"dica-partial-labels-lambda0", unlabel(cls), exact.DICA, 0},
+		{"coir-partial-labels", unlabel(cls), exact.COIR, 1e-2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := fit(t, tc.ds, exact.Options{Method: tc.method, Components: 5, Lambda: tc.lambda, Epsilon: 1e-3, Seed: 1})

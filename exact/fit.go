@@ -35,8 +35,9 @@ type Options struct {
 	// (0 means a tiny jitter, see JitterScale).
 	Lambda float64
 	// Epsilon > 0 regularizes the output operator,
-	// P = L (L + n Epsilon I)^{-1}. Required by DICA and COIR, unused
-	// otherwise.
+	// P = L (L + n Epsilon I)^{-1} (n_L, the number of labelled points,
+	// in place of n when some points have no label). Required by DICA and
+	// COIR, unused otherwise.
 	Epsilon float64
 	// Kernel is the input kernel; nil means RBF with the median heuristic
 	// sigma = kernel.MedianSigma(X, 1000, Seed).
@@ -128,6 +129,15 @@ type Model struct {
 // (K^2, D). Eigenvectors are normalized to unit length and divided by
 // sqrt(eigenvalue).
 //
+// Class labels may cover some points only (dataset.NoLabel for the
+// others: labelled and unlabelled samples in one fit). The output term is
+// then over the n_L labelled points: Yc is their one-hot labels centered
+// over them (zero rows for the others), S = Yc^T Yc + n_L eps I and
+// G = K Yc S^{-1/2} / sqrt(n_L), so the numerator is
+// (1/n_L) K_{:,L} P_L K_{L,:}; K, its centering, the domain term and the
+// complexity term use every point (docs/MATH.md, "Partial labels"). With
+// every point labelled, n_L = n and nothing changes.
+//
 // Fit returns an error, never panics, for invalid data or options; it checks
 // ctx between the O(n^3) steps.
 func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
@@ -163,8 +173,9 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 		return nil, fmt.Errorf("exact: %w", err)
 	}
 	var f *mat.Dense // P = F F^T (supervised methods)
+	nl := ds.N()     // points of the numerator's output term
 	if o.Method.Supervised() {
-		if f, err = outputFactor(ds, o); err != nil {
+		if f, nl, err = outputFactor(ds, o); err != nil {
 			return nil, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -172,7 +183,7 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 		}
 	}
 	var ok bool
-	m.Eigenvalues, m.B, ok = eigen(kc, f, chol, o)
+	m.Eigenvalues, m.B, ok = eigen(kc, f, nl, chol, o)
 	if !ok {
 		return nil, errors.New("exact: eigendecomposition did not converge")
 	}
@@ -246,33 +257,35 @@ func (m *Model) denominator(kc *mat.Dense, ds *dataset.Dataset) (*mat.Cholesky, 
 }
 
 // outputFactor returns F with P = F F^T, from the class labels or the
-// targets of ds, reduced to its column space.
-func outputFactor(ds *dataset.Dataset, o Options) (*mat.Dense, error) {
+// targets of ds, reduced to its column space, and the number n_L of points
+// of the output term (the labelled ones; every point for targets).
+func outputFactor(ds *dataset.Dataset, o Options) (*mat.Dense, int, error) {
 	var f *mat.Dense
 	var err error
+	nl := ds.N()
 	if ds.Label != nil {
-		f, err = labelFactor(ds.Label, ds.NumClasses(), o.Epsilon)
+		f, nl, err = labelFactor(ds.Label, ds.NumClasses(), o.Epsilon)
 	} else {
 		f, err = targetFactor(o.OutputKernel, ds.Target, o.Epsilon)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return reduceFactor(f), nil
+	return reduceFactor(f), nl, nil
 }
 
 // eigen solves the eigenproblem of o.Form for o.Method, with the centered
-// kernel kc, the output factor f (supervised methods) and the factored
-// denominator, and returns the o.Components leading eigenvalues and
-// coefficient columns.
-func eigen(kc, f *mat.Dense, chol *mat.Cholesky, o Options) ([]float64, *mat.Dense, bool) {
+// kernel kc, the output factor f over nl points (supervised methods) and
+// the factored denominator, and returns the o.Components leading
+// eigenvalues and coefficient columns.
+func eigen(kc, f *mat.Dense, nl int, chol *mat.Cholesky, o Options) ([]float64, *mat.Dense, bool) {
 	n, _ := kc.Dims()
 	k := o.Components
 	switch {
 	case o.Form == Canonical && o.Method.Supervised():
 		var g mat.Dense
 		g.Mul(kc, f)
-		g.Scale(1/math.Sqrt(float64(n)), &g)
+		g.Scale(1/math.Sqrt(float64(nl)), &g)
 		return symDefEig(&g, chol, k, o.Seed)
 	case o.Form == Canonical:
 		var g mat.Dense
@@ -410,28 +423,47 @@ func domainMeans(kc *mat.Dense, domains []int, N int) *mat.Dense {
 	return out
 }
 
-// labelFactor returns F (n x c) with F F^T = P = Lc (Lc + n eps I)^{-1} for
-// the centered delta kernel Lc = Yc Yc^T: F = Yc C^{-1} with
-// C^T C = S = Yc^T Yc + n eps I (push-through identity).
-func labelFactor(label []int, c int, eps float64) (*mat.Dense, error) {
-	return pushThrough(kernelOneHot(label, c), eps)
+// labelFactor returns F (n x c) with F F^T = P = Lc (Lc + n_L eps I)^{-1}
+// for the delta kernel on the n_L labelled points centered over them,
+// Lc = Yc Yc^T, and zero rows and columns for the points without a label
+// (dataset.NoLabel): F = Yc C^{-1} with C^T C = S = Yc^T Yc + n_L eps I
+// (push-through identity). It also returns n_L (n when every point is
+// labelled).
+func labelFactor(label []int, c int, eps float64) (*mat.Dense, int, error) {
+	y, nl := kernelOneHot(label, c)
+	f, err := pushThrough(y, nl, eps)
+	return f, nl, err
 }
 
-// kernelOneHot returns the centered one-hot matrix H Y (n x c).
-func kernelOneHot(label []int, c int) *mat.Dense {
+// kernelOneHot returns the one-hot matrix of the labelled points centered
+// over them, H_L Y (n x c, zero rows for the points without a label), and
+// their number n_L. With every point labelled it is H Y.
+func kernelOneHot(label []int, c int) (*mat.Dense, int) {
 	n := len(label)
-	y := kernel.Delta{}.OneHot(label, c)
-	frac := make([]float64, c)
+	nl := 0
 	for _, l := range label {
-		frac[l] += 1 / float64(n)
+		if l != dataset.NoLabel {
+			nl++
+		}
+	}
+	y := mat.NewDense(n, c, nil)
+	frac := make([]float64, c)
+	for p, l := range label {
+		if l != dataset.NoLabel {
+			y.Set(p, l, 1)
+			frac[l] += 1 / float64(nl)
+		}
 	}
 	for p := 0; p < n; p++ {
+		if label[p] == dataset.NoLabel {
+			continue
+		}
 		row := y.RawRowView(p)
 		for j := range row {
 			row[j] -= frac[j]
 		}
 	}
-	return y
+	return y, nl
 }
 
 // factorTol is the relative eigenvalue of F^T F below which reduceFactor
@@ -509,13 +541,14 @@ func targetFactor(k kernel.Kernel, y *mat.Dense, eps float64) (*mat.Dense, error
 			psi.Set(p, j, psi.At(p, j)-s)
 		}
 	}
-	return pushThrough(psi, eps)
+	return pushThrough(psi, n, eps)
 }
 
 // pushThrough returns F = Psi C^{-1} with C^T C = Psi^T Psi + n eps I, so
-// that F F^T = Psi Psi^T (Psi Psi^T + n eps I)^{-1}. psi is overwritten.
-func pushThrough(psi *mat.Dense, eps float64) (*mat.Dense, error) {
-	n, r := psi.Dims()
+// that F F^T = Psi Psi^T (Psi Psi^T + n eps I)^{-1} on the n points of the
+// output term (the rows of psi, or its nonzero rows). psi is overwritten.
+func pushThrough(psi *mat.Dense, n int, eps float64) (*mat.Dense, error) {
+	_, r := psi.Dims()
 	var s mat.SymDense
 	s.SymOuterK(1, psi.T())
 	for j := 0; j < r; j++ {

@@ -54,7 +54,10 @@ func denseKernel(k kernel.Kernel, x *mat.Dense) *mat.Dense {
 
 // reference forms the canonical A and D of the model's problem densely:
 // A = (1/n) K P K or (1/n) K^2, D = K Q K + K + lambda I (Q = 0 for KPCA,
-// COIR), with K, L centered and P = L (L + n eps I)^{-1}.
+// COIR), with K, L centered and P = L (L + n eps I)^{-1}. With class labels
+// on some points only, the output term is over the n_L labelled points:
+// A = (1/n_L) K[:, L] P_L K[L, :], with L_L their delta kernel centered
+// over them and P_L = L_L (L_L + n_L eps I)^{-1}.
 func reference(ds *dataset.Dataset, m *exact.Model) ref {
 	n := ds.N()
 	nf := float64(n)
@@ -75,24 +78,40 @@ func reference(ds *dataset.Dataset, m *exact.Model) ref {
 	var a mat.Dense
 	if m.Method == exact.DICA || m.Method == exact.COIR {
 		var l *mat.Dense
+		rows := make([]int, 0, n) // the points of the output term
 		if ds.Label != nil {
-			l = mat.DenseCopyOf(kernel.Delta{}.Gram(ds.Label))
+			var lab []int
+			for p, c := range ds.Label {
+				if c != dataset.NoLabel {
+					rows, lab = append(rows, p), append(lab, c)
+				}
+			}
+			l = mat.DenseCopyOf(kernel.Delta{}.Gram(lab))
 		} else {
+			for p := 0; p < n; p++ {
+				rows = append(rows, p)
+			}
 			l = denseKernel(m.Options.OutputKernel, ds.Target)
 		}
+		nl := len(rows)
 		lc := centered(l)
 		var reg, inv, p, t mat.Dense
-		reg.Add(lc, diag(n, nf*m.Options.Epsilon))
+		reg.Add(lc, diag(nl, float64(nl)*m.Options.Epsilon))
 		if err := inv.Inverse(&reg); err != nil {
 			panic(err)
 		}
 		p.Mul(lc, &inv)
-		t.Mul(kc, &p)
-		a.Mul(&t, kc)
+		kl := mat.NewDense(n, nl, nil) // K[:, L]
+		for j, q := range rows {
+			kl.SetCol(j, mat.Col(nil, q, kc))
+		}
+		t.Mul(kl, &p)
+		a.Mul(&t, kl.T())
+		a.Scale(1/float64(nl), &a)
 	} else {
 		a.Mul(kc, kc)
+		a.Scale(1/nf, &a)
 	}
-	a.Scale(1/nf, &a)
 	return ref{kc: kc, a: &a, d: &d}
 }
 
@@ -119,6 +138,22 @@ func norm2(a *mat.Dense) float64 {
 	}
 	v := es.Values(nil)
 	return math.Max(math.Abs(v[0]), math.Abs(v[n-1]))
+}
+
+// unlabel returns a copy of ds in which every third point and every point
+// of the last domain have no label (dataset.NoLabel): labelled and
+// unlabelled points, and a domain without a labelled point.
+func unlabel(ds *dataset.Dataset) *dataset.Dataset {
+	out := *ds
+	out.Label = make([]int, len(ds.Label))
+	last := ds.NumDomains() - 1
+	for p, c := range ds.Label {
+		if p%3 == 1 || ds.Domain[p] == last {
+			c = dataset.NoLabel
+		}
+		out.Label[p] = c
+	}
+	return &out
 }
 
 // blobs returns a multi-domain classification data set: N domains of per

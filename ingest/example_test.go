@@ -90,3 +90,46 @@ func must(err error) {
 		log.Fatal(err)
 	}
 }
+
+// Labelled and unlabelled samples in one fit (dica fit --data
+// 'sample*.csv' --labels sample2.csv=labels2.csv): only sample2 is gated;
+// the cells of every sample find the components and the domain term, and
+// sample2's gated cells the label term. A pair names a data file by its
+// base name or its path; the other files' cells have no label.
+func ExampleOpen_labelPairs() {
+	dir, err := os.MkdirTemp("", "dica-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	writeSamples(dir)
+	in, err := ingest.Open([]string{filepath.Join(dir, "sample*.csv")}, ingest.Options{
+		LabelFiles:   []string{"sample2.csv=" + filepath.Join(dir, "labels2.csv")},
+		LabelsIgnore: []string{"0"}, // sample2's ungated cells left out; the other samples' cells kept
+		Transform:    "log1p",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, f := range in.LabelFiles { // "" for a data file without labels
+		if f == "" {
+			f = "(no labels)"
+		}
+		fmt.Printf("%s: %s\n", filepath.Base(in.Files[i]), filepath.Base(f))
+	}
+	model, err := dica.Fit(context.Background(), in.Source, dica.Config{
+		Method: dica.DICA, Rank: 50, Sigma: 1, Preprocessing: in.Pipeline,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := model.Summary
+	fmt.Println("cells:", s.N, "per sample:", s.DomainCounts)
+	fmt.Println("labelled cells per population:", s.Classes, s.ClassCounts)
+	// Output:
+	// sample1.csv: (no labels)
+	// sample2.csv: labels2.csv
+	// sample3.csv: (no labels)
+	// cells: 580 per sample: [200 180 200]
+	// labelled cells per population: [1 2 3] [60 60 60]
+}

@@ -21,6 +21,8 @@ package ingest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,16 +51,34 @@ type Options struct {
 	// or, for dica's own outputs, the domain they record.
 	Domain string
 	// Label names the column holding class labels, as Domain does; a
-	// label file per CSV file (LabelFiles) instead.
+	// label file per CSV file (LabelFiles) instead. The files read
+	// together share their columns, so a label column is in every file or
+	// in none: to label some CSV files only, give their label files
+	// (LabelFiles pairs).
 	Label string
 	// Target names columns holding real targets (regression).
 	Target []string
-	// LabelFiles are row-aligned label files (or globs), one per CSV file
-	// in the same order.
+	// LabelFiles are row-aligned label files for CSV data (one label per
+	// line, line i labelling data row i), in one of two forms:
+	//
+	//   - files or globs, expanded in natural order to one label file per
+	//     data file, in the data files' order: every file is labelled
+	//     ("labels*.csv" beside "sample*.csv");
+	//   - pairs DATA=LABELS ("sample2.csv=labels2.csv"), each giving the
+	//     label file of one data file, named by its path (as given in
+	//     the data paths, or as their globs expand) or by its base name:
+	//     only those files are labelled, and the rows of the others have
+	//     no label (dataset.NoLabel), for a fit that finds its components
+	//     on every cell and its label term on the labelled ones.
+	//
+	// An entry holding '=' is a pair unless a file of that name exists
+	// (SplitLabelPair); the two forms do not mix. Input.LabelFiles lists
+	// the label file of every data file ("" for none).
 	LabelFiles []string
 	// LabelsIgnore lists label values whose cells are left out (such as "0"
-	// for ungated cells). A value no cell has is an error unless
-	// AllowUnmatchedIgnore is set (for a shard of a larger data set).
+	// for ungated cells); cells without a label are kept. A value no cell
+	// has is an error unless AllowUnmatchedIgnore is set (for a shard of a
+	// larger data set).
 	LabelsIgnore         []string
 	AllowUnmatchedIgnore bool
 
@@ -105,7 +125,9 @@ type Input struct {
 	// to the rows, as a model records it (for OpenFor, the model's).
 	Pipeline *preprocess.Pipeline
 	// Kind is the kind of the files; Files and LabelFiles are the files
-	// read, in order.
+	// read, in order. LabelFiles is empty without label files, else it
+	// holds the label file of each data file, "" for a data file without
+	// one (Options.LabelFiles pairs).
 	Kind       Kind
 	Files      []string
 	LabelFiles []string
@@ -212,7 +234,7 @@ func unprefix(err error) error {
 }
 
 // labelFiles expands the label files of the options, which go with CSV
-// files, one per data file.
+// files: one per data file, or pairs naming the data file of each.
 func (in *Input) labelFiles() error {
 	o := in.opts
 	if len(o.LabelFiles) == 0 {
@@ -221,20 +243,107 @@ func (in *Input) labelFiles() error {
 	if in.Kind != CSV {
 		return optErr("LabelFiles", o.LabelFiles, "label files go with CSV data; with %s data, name the label column (Label)", in.Kind)
 	}
-	labels, err := Glob(o.LabelFiles)
-	if err != nil {
-		return &dataset.OptionError{Pkg: "ingest", Option: "LabelFiles", Value: o.LabelFiles, Err: err.(*dataset.OptionError).Err}
+	pairs := 0
+	for _, e := range o.LabelFiles {
+		if _, _, ok := SplitLabelPair(e); ok {
+			pairs++
+		}
 	}
-	if len(labels) != len(in.Files) {
-		return optErr("LabelFiles", o.LabelFiles, "%d data files but %d label files: give one label file per data file, in the same order", len(in.Files), len(labels))
+	var labels []string
+	switch pairs {
+	case 0:
+		var err error
+		labels, err = Glob(o.LabelFiles)
+		if err != nil {
+			return &dataset.OptionError{Pkg: "ingest", Option: "LabelFiles", Value: o.LabelFiles, Err: err.(*dataset.OptionError).Err}
+		}
+		if len(labels) != len(in.Files) {
+			return optErr("LabelFiles", o.LabelFiles, "%d data files but %d label files: give one label file per data file, in the same order (or DATA=LABELS pairs for some of the files)", len(in.Files), len(labels))
+		}
+	case len(o.LabelFiles):
+		var err error
+		if labels, err = pairLabels(in.Files, o.LabelFiles); err != nil {
+			return err
+		}
+	default:
+		return optErr("LabelFiles", o.LabelFiles, "label files and DATA=LABELS pairs are mixed: give either label files for every data file, or pairs")
 	}
 	for _, f := range labels {
+		if f == "" {
+			continue
+		}
 		if err := regular(f); err != nil {
 			return err
 		}
 	}
 	in.LabelFiles = labels
 	return nil
+}
+
+// SplitLabelPair splits an entry of Options.LabelFiles of the form
+// DATA=LABELS into the data file and its label file. ok is false for an
+// entry that is a file or a glob: one without '=', or the name of a file
+// that exists (a path may hold '='), or one with an empty side.
+func SplitLabelPair(entry string) (data, labels string, ok bool) {
+	data, labels, ok = strings.Cut(entry, "=")
+	if !ok || strings.TrimSpace(data) == "" || strings.TrimSpace(labels) == "" {
+		return "", "", false
+	}
+	if _, err := os.Stat(entry); err == nil {
+		return "", "", false
+	}
+	return data, labels, true
+}
+
+// pairLabels returns the label file of each of the data files from pairs
+// DATA=LABELS ("" for a file no pair names). DATA names a file by its path
+// (compared after filepath.Abs) or, without a folder, by its base name; it
+// must name exactly one data file, and no file twice.
+func pairLabels(files, pairs []string) ([]string, error) {
+	labels := make([]string, len(files))
+	abs := make([]string, len(files))
+	for i, f := range files {
+		abs[i] = absPath(f)
+	}
+	for _, e := range pairs {
+		data, lab, _ := SplitLabelPair(e)
+		var match []int
+		for i, f := range files {
+			if abs[i] == absPath(data) || !strings.ContainsAny(data, `/\`) && filepath.Base(f) == data {
+				match = append(match, i)
+			}
+		}
+		switch {
+		case len(match) == 0:
+			return nil, optErr("LabelFiles", pairs, "%s: %s is none of the %d data files (%s); name a data file by its path or its base name",
+				escape.String(e, 0), escape.String(data, 0), len(files), listNames(files, 5))
+		case len(match) > 1:
+			return nil, optErr("LabelFiles", pairs, "%s: %s names %d data files (%s); name the file by its path",
+				escape.String(e, 0), escape.String(data, 0), len(match), listNames(pick(files, match), 5))
+		case labels[match[0]] != "":
+			return nil, optErr("LabelFiles", pairs, "%s: the data file %s has a label file already (%s)",
+				escape.String(e, 0), escape.String(files[match[0]], 0), escape.String(labels[match[0]], 0))
+		}
+		labels[match[0]] = lab
+	}
+	return labels, nil
+}
+
+// absPath returns the absolute form of path, or path when it has none.
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return filepath.Clean(path)
+}
+
+// pick returns the strings of s at the indices idx.
+func pick(s []string, idx []int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = s[j]
+	}
+	return out
 }
 
 // fcsOnly returns an error naming the first FCS option of o that is set,

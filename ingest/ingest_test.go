@@ -55,7 +55,11 @@ func readRows(t *testing.T, src dataset.Source) rowsRead {
 		for i := 0; i < n; i++ {
 			out.x = append(out.x, slices.Clone(b.Row(i)))
 			out.domains = append(out.domains, r.Domains()[b.Domain[i]])
-			if b.Label != nil {
+			switch {
+			case b.Label == nil:
+			case b.Label[i] == dataset.NoLabel:
+				out.labels = append(out.labels, "")
+			default:
 				out.labels = append(out.labels, r.Classes()[b.Label[i]])
 			}
 			require.True(t, b.HasOrigins())
