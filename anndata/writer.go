@@ -491,7 +491,7 @@ func (w *Writer) checkRows(b *dataset.Block, z *mat.Dense, domains, classes []st
 			return fmt.Errorf("anndata: cell %d (0-based): domain index %d out of range of %d domain names", row, g, len(domains))
 		}
 		if w.labelled {
-			if c := b.Label[i]; c < 0 || c >= len(classes) {
+			if c := b.Label[i]; c < dataset.NoLabel || c >= len(classes) {
 				return fmt.Errorf("anndata: cell %d (0-based): class index %d out of range of %d class names", row, c, len(classes))
 			}
 		}
@@ -577,6 +577,10 @@ func (w *Writer) appendLabels(b *dataset.Block) error {
 	}
 	w.row = w.row[:0]
 	for _, c := range b.Label[:b.Rows] {
+		if c < 0 {
+			w.row = append(w.row, math.NaN()) // an unlabelled cell
+			continue
+		}
 		w.row = append(w.row, w.classNum[c])
 	}
 	w.label.Floats(w.row)

@@ -151,7 +151,12 @@ func sampleColors(doms []int) (map[int]color.NRGBA, bool) {
 
 func (p painter) sample(i int) color.NRGBA { return p.smp[p.c.Domain[i]] }
 
-func (p painter) class(i int) color.NRGBA { return p.pal.Color(p.c.ClassNames[p.c.Label[i]]) }
+func (p painter) class(i int) color.NRGBA {
+	if p.c.Label[i] < 0 {
+		return OtherColor // an unlabelled cell
+	}
+	return p.pal.Color(p.c.ClassNames[p.c.Label[i]])
+}
 
 func (p painter) value(i int) color.NRGBA {
 	t := 0.5

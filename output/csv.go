@@ -72,7 +72,9 @@ func (w *csvWriter) write(c *cells) error {
 		line = append(line, w.field(j.doms.names[c.dom[i]])...)
 		if c.lab != nil {
 			line = append(line, ',')
-			line = append(line, w.field(j.cls.names[c.lab[i]])...)
+			if l := c.lab[i]; l >= 0 {
+				line = append(line, w.field(j.cls.names[l])...)
+			}
 		}
 		for _, v := range c.raw[i*c.rawD : (i+1)*c.rawD] {
 			line = append(line, ',')

@@ -106,7 +106,7 @@ func (w *fcsWriter) dataSet() (*fcs.DataSet, error) {
 		params = append(params, fp)
 	}
 	if w.labelled {
-		params = append(params, fcs.Param{Name: "LABEL", Label: "label code (" + ingest.KeywordLabel + "k)", Range: float64(len(j.cls.names) + 1)})
+		params = append(params, fcs.Param{Name: "LABEL", Label: "label code (" + ingest.KeywordLabel + "k; 0 unlabelled)", Range: float64(len(j.cls.names) + 1)})
 	}
 	params = append(params,
 		fcs.Param{Name: "DOMAIN", Label: "domain code (" + ingest.KeywordDomain + "k)", Range: float64(len(j.doms.names) + 1)},
@@ -183,7 +183,7 @@ func (w *fcsWriter) write(c *cells) error {
 			w.lo[k], w.hi[k] = min(w.lo[k], v), max(w.hi[k], v)
 		}
 		if c.lab != nil {
-			e = append(e, float64(c.lab[i]+1))
+			e = append(e, float64(c.lab[i]+1)) // 0: unlabelled
 		}
 		e = append(e, float64(c.dom[i]+1))
 		src, ev := 0, int64(0)

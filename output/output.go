@@ -284,7 +284,7 @@ func (s *Summary) count(c *cells) {
 			s.Counts[g] = make([]int64, np)
 		}
 		s.Counts[g][p]++
-		if c.lab != nil {
+		if c.lab != nil && c.lab[i] >= 0 {
 			l := c.lab[i]
 			for len(s.Confusion[g]) <= l {
 				s.Confusion[g] = append(s.Confusion[g], make([]int64, np))
@@ -510,7 +510,7 @@ type cells struct {
 	rawD    int
 	z       *mat.Dense
 	dom     []int // codes into job.doms.names
-	lab     []int // codes into job.cls.names; nil without labels
+	lab     []int // codes into job.cls.names (dataset.NoLabel for an unlabelled cell); nil without labels
 	doms    []string
 	classes []string
 	// zRaw holds the components before centering and scaling (the
@@ -583,7 +583,11 @@ func (j *job) stream(ctx context.Context, emit func(c *cells) error) error {
 		c.lab = nil
 		if b.Label != nil {
 			for i := 0; i < b.Rows; i++ {
-				lab = append(lab, j.cls.code(b.Label[i], classes))
+				l := dataset.NoLabel
+				if b.Label[i] >= 0 {
+					l = j.cls.code(b.Label[i], classes)
+				}
+				lab = append(lab, l)
 			}
 			c.lab = lab
 		}

@@ -19,6 +19,9 @@ type parquetWriter struct {
 	j    *job
 	w    *parquetio.Writer
 	rows parquetio.Rows
+	// labNames and labCodes hold the label column's names and codes.
+	labNames []string
+	labCodes []int
 }
 
 func newParquetWriter(j *job, path string) (*parquetWriter, error) {
@@ -85,7 +88,17 @@ func (w *parquetWriter) write(c *cells) error {
 	r.Codes[1], r.Names[1] = c.dom, j.doms.names
 	k := 2
 	if c.lab != nil {
-		r.Codes[k], r.Names[k] = c.lab, j.cls.names
+		// An unlabelled cell has the empty label, after the model's.
+		names := append(w.labNames[:0], j.cls.names...)
+		w.labNames = append(names, "")
+		w.labCodes = w.labCodes[:0]
+		for _, l := range c.lab {
+			if l < 0 {
+				l = len(j.cls.names)
+			}
+			w.labCodes = append(w.labCodes, l)
+		}
+		r.Codes[k], r.Names[k] = w.labCodes, w.labNames
 		k++
 	}
 	if c.pred != nil {
