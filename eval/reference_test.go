@@ -142,9 +142,10 @@ func refSplit(t *testing.T, ctx context.Context, e *evaluator, name string, si i
 	}
 	sr.UnseenClasses = e.unseenClasses(si)
 	// A transductive fit is on every cell of the split's domains, in
-	// domain order, with no labels.
+	// domain order, without labels (the supervised methods' with the test
+	// cells' labels hidden, once dica.Fit takes them).
 	m, _, _ := parseMethod(name)
-	trans := e.o.Transductive && name != Input && !m.Supervised()
+	trans := e.o.Transductive && name != Input && (!m.Supervised() || partialLabels && !e.regression)
 	fitDoms := s.Train
 	if trans {
 		fitDoms = append(append([]int(nil), s.Train...), s.Test...)
@@ -159,7 +160,15 @@ func refSplit(t *testing.T, ctx context.Context, e *evaluator, name string, si i
 	fitDS := e.subset(fitRows)
 	if trans {
 		fitDS = e.ds.Subset(fitRows)
-		fitDS.Label, fitDS.ClassNames = nil, nil
+		if m.Supervised() {
+			for i, p := range fitRows {
+				if !slices.Contains(s.Train, e.ds.Domain[p]) {
+					fitDS.Label[i] = -1
+				}
+			}
+		} else {
+			fitDS.Label, fitDS.ClassNames = nil, nil
+		}
 		fitDS.Compact()
 	}
 	tr, err := refFit(ctx, e, name, sr.Params, sr.Params.Components, fitDS)
