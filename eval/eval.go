@@ -62,11 +62,17 @@
 // cells, never from labels. When all domains have the same distribution, k1
 // is constant and the distributional SVM is the plain one.
 //
-// Splits come from the caller (Run, Evaluate), from LeaveOneDomainOut, or
+// Splits come from the caller (Run, Evaluate), from LeaveOneDomainOut,
 // from RandomSplits: the paper's protocol of repeated random draws of a
 // number of training domains, the others being tested (Muandet et al.
 // 2013, Section 5: 30 training subjects of 42 for regression, 10 training
-// patients of 30 for the cytometry study). Options.CellsPerDomain subsamples
+// patients of 30 for the cytometry study), or from ReferenceSplit:
+// DeepCyTOF's protocol of one hand-gated reference sample, every other
+// sample tested (ChooseReference picks the sample whose covariance is
+// closest to the others'). With Options.Transductive the methods that use
+// no label (UDICA, KPCA) are fitted on the test domains' unlabelled cells
+// too, so that a domain-invariant projection can be fitted with a single
+// training domain. Options.CellsPerDomain subsamples
 // each training and test domain of each split to at most that many cells
 // (the paper's n_i), with a generator seeded by Seed, the split and the
 // domain, so that every method sees the same cells.
@@ -81,9 +87,11 @@
 // the score of the test cells of all splits together (AllCells: with
 // several splits not the mean of the pooled scores, which weighs every
 // split alike). Classification also counts a confusion matrix (true class by predicted
-// class) per split and over all splits, and lists the classes of a split's
-// test cells that none of its training cells has (SplitResult.UnseenClasses:
-// no learner can predict them).
+// class) per split and over all splits, scores each test domain by the
+// FlowCAP F-measure of its own confusion matrix as well (FMeasure;
+// DomainScore.FMeasure, MethodResult.FMeasure), and lists the classes of a
+// split's test cells that none of its training cells has
+// (SplitResult.UnseenClasses: no learner can predict them).
 //
 // The mixing of the test domains in the space the learner sees (the
 // standardized projection; the standardized inputs for the baseline) is
@@ -368,6 +376,19 @@ type Options struct {
 	// input. It removes each domain's mean shift using the test domain's
 	// unlabelled cells (never its labels).
 	BatchCenter bool
+	// Transductive fits the transformations of the methods that can take
+	// unlabelled cells on the cells of every domain of a split, training
+	// and test alike (the test domains' cells unlabelled: their labels and
+	// targets are never read), instead of the training domains' alone; the
+	// learner is still trained on the training cells only. UDICA and KPCA
+	// are fitted so; DICA and COIR, which need the label of every cell they
+	// are fitted on, are fitted on the training domains (FitsTransductively
+	// says which methods are). It lets a domain-invariant method be fitted
+	// with a single training domain (its domain term on the test domains),
+	// as the one-reference-sample protocol (ReferenceSplit) needs. The inner
+	// cross-validation is not transductive: its fits never see a held-out
+	// or test domain.
+	Transductive bool
 	// CellsPerDomain, when positive, subsamples every training and test
 	// domain of each split to at most that many cells (the paper's n_i),
 	// seeded by Seed, the split and the domain. 0 keeps every cell.
@@ -429,6 +450,9 @@ type DomainScore struct {
 	Cells int `json:"cells"`
 	// Score is the accuracy (classification) or RMSE (regression).
 	Score float64 `json:"score"`
+	// FMeasure is the FlowCAP F-measure of the domain's confusion matrix
+	// (classification; see FMeasure), 0 for regression.
+	FMeasure float64 `json:"f_measure,omitempty"`
 }
 
 // SplitResult is the evaluation of one method on one split.
@@ -454,6 +478,10 @@ type SplitResult struct {
 	// learner).
 	FitCells   int     `json:"fit_cells"`
 	FitSeconds float64 `json:"fit_seconds"`
+	// Transductive reports whether the final fit used the test domains'
+	// (unlabelled) cells beside the training domains' (see
+	// Options.Transductive).
+	Transductive bool `json:"transductive,omitempty"`
 	// TargetSigmaUsed is the bandwidth of the final fit's output kernel on
 	// real targets (supervised methods on regression data; else 0).
 	TargetSigmaUsed float64 `json:"target_sigma_used,omitempty"`
@@ -515,6 +543,10 @@ type MethodResult struct {
 	Scores []DomainScore `json:"scores"`
 	Mean   float64       `json:"mean"`
 	SD     float64       `json:"sd"`
+	// FMeasure is the mean and sample standard deviation of the test
+	// domains' F-measures (DomainScore.FMeasure) over all splits; nil for
+	// regression.
+	FMeasure *Spread `json:"f_measure,omitempty"`
 	// Seconds is the time spent for the method, inner cross-validation
 	// included: work shared with other methods (a pass, a projection) is
 	// charged to them in equal parts, and the time of work that ran on
@@ -555,8 +587,10 @@ type Result struct {
 	// Options.CellsPerDomain.
 	Splits         int `json:"splits"`
 	CellsPerDomain int `json:"cells_per_domain,omitempty"`
-	// BatchCenter is Options.BatchCenter.
-	BatchCenter bool `json:"batch_center"`
+	// BatchCenter is Options.BatchCenter, Transductive
+	// Options.Transductive.
+	BatchCenter  bool `json:"batch_center"`
+	Transductive bool `json:"transductive,omitempty"`
 	// Learner is Options.Learner ("plain" or "distributional"); Setting
 	// its name in the paper ("pooling" or "distributional").
 	Learner string `json:"learner"`
@@ -694,7 +728,7 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 		return nil, err
 	}
 	res := &Result{Task: "classification", Metric: "accuracy", Solver: e.o.Solver.String(), Cells: e.cellsUsed(), CellsRead: ds.N(),
-		Splits: len(splits), CellsPerDomain: e.o.CellsPerDomain, BatchCenter: e.o.BatchCenter,
+		Splits: len(splits), CellsPerDomain: e.o.CellsPerDomain, BatchCenter: e.o.BatchCenter, Transductive: e.o.Transductive,
 		Learner: e.o.Learner.String(), Setting: e.o.Learner.Setting()}
 	if e.regression {
 		res.Task, res.Metric = "regression", "rmse"
@@ -740,9 +774,12 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 // the score of all test cells (regression tells itself by the sums: a
 // squared error is summed per target, a count per cell and target).
 func (mr *MethodResult) summarize(regression bool) {
-	var pooled, dmean, il, cl, sil, dv []float64
+	var pooled, dmean, il, cl, sil, dv, fm []float64
 	var all tally
 	for _, s := range mr.Splits {
+		for _, d := range s.Scores {
+			fm = append(fm, d.FMeasure)
+		}
 		all.sum += s.pooled.sum
 		all.count += s.pooled.count
 		pooled = append(pooled, s.Pooled)
@@ -770,6 +807,10 @@ func (mr *MethodResult) summarize(regression bool) {
 		}
 	}
 	mr.Pooled, mr.DomainMean = spreadOf(pooled), spreadOf(dmean)
+	if !regression && len(fm) > 0 {
+		f := spreadOf(fm)
+		mr.FMeasure = &f
+	}
 	if all.count > 0 {
 		mr.AllCells = all.sum / float64(all.count)
 		if regression {

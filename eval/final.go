@@ -8,15 +8,20 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/kernel"
 )
 
 // finalGroup is a set of DICA-family methods whose chosen points share
-// their bandwidths: their final fits share one pass over the training
-// cells and each cell's kernel row.
+// their bandwidths and whose fits share their cells (the training cells,
+// or every cell of the split for the transductive fits): their final fits
+// share one pass over the cells and each cell's kernel row.
 type finalGroup struct {
 	names []string
 	band  *band
+	// trans: the methods are fitted transductively, on the cells of the
+	// test domains too.
+	trans bool
 }
 
 // finalMethod is the final stage of one method on a split.
@@ -52,12 +57,7 @@ func (e *evaluator) final(ctx context.Context, si int, names []string, srs map[s
 	}
 	for _, fm := range fms {
 		fm.mix = e.newMixingSample(si)
-		if !e.regression {
-			fm.sr.Confusion = make([][]int, len(e.ds.ClassNames))
-			for c := range fm.sr.Confusion {
-				fm.sr.Confusion[c] = make([]int, len(e.ds.ClassNames))
-			}
-		}
+		fm.sr.Confusion = e.newConfusion()
 	}
 
 	// Test domains, each on all its cells (after CellsPerDomain).
@@ -73,17 +73,28 @@ func (e *evaluator) final(ctx context.Context, si int, names []string, srs map[s
 		for i, fm := range fms {
 			start := time.Now()
 			acc := map[int]*tally{}
-			if err := e.score(fm.l, zt[i], rows, acc, fm.sr.Confusion); err != nil {
+			conf := e.newConfusion()
+			if err := e.score(fm.l, zt[i], rows, acc, conf); err != nil {
 				return fmt.Errorf("eval: %s: scoring %s: %w", fm.name, e.ds.DomainNames[gi], err)
 			}
-			if t := acc[gi]; t != nil {
-				fm.acc.sum += t.sum
-				fm.acc.count += t.count
-				fm.acc.cells += t.cells
-				fm.sr.Scores = append(fm.sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: t.cells, Score: e.value(t)})
-			} else {
+			t := acc[gi]
+			if t == nil {
 				fm.sr.Unscored = append(fm.sr.Unscored, e.ds.DomainNames[gi])
+				if err := fm.mix.add(fm.l, zt[i], rows); err != nil {
+					return err
+				}
+				fm.busy += time.Since(start)
+				continue
 			}
+			fm.acc.sum += t.sum
+			fm.acc.count += t.count
+			fm.acc.cells += t.cells
+			d := DomainScore{Domain: e.ds.DomainNames[gi], Cells: t.cells, Score: e.value(t)}
+			if conf != nil {
+				addConfusion(fm.sr.Confusion, conf)
+				d.FMeasure = FMeasure(conf, -1)
+			}
+			fm.sr.Scores = append(fm.sr.Scores, d)
 			if err := fm.mix.add(fm.l, zt[i], rows); err != nil {
 				return err
 			}
@@ -123,24 +134,36 @@ func (e *evaluator) finalFit(ctx context.Context, si int, names []string, srs ma
 	for _, gi := range s.Train {
 		trainCells += len(e.domainRows(si, gi))
 	}
-	fitRows := e.sample(si, s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
+	// The fitting cells: the training domains', and for the transductive
+	// fits every domain's of the split.
+	fitRows := map[bool][]int{false: e.sample(si, s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))}
+	for _, name := range names {
+		if e.transductive(name) && fitRows[true] == nil {
+			fitRows[true] = e.sample(si, e.fitDomains(si, true), e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
+		}
+	}
 	trainRows := e.sample(si, s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
 	trainNames := strings.Join(e.names(s.Train), ",")
 
 	var fms []*finalMethod
 	var groups []*finalGroup
-	byKey := map[bandwidths]*finalGroup{}
+	type groupKey struct {
+		bandwidths
+		trans bool
+	}
+	byKey := map[groupKey]*finalGroup{}
 	var desc []string
 	for _, name := range names {
 		sr := srs[name]
 		sr.TrainCells = trainCells
 		fm := &finalMethod{name: name, sr: sr}
 		if name != Input {
-			sr.FitCells = len(fitRows)
-			k := keyOf(sr.Params)
+			trans := e.transductive(name)
+			sr.FitCells, sr.Transductive = len(fitRows[trans]), trans
+			k := groupKey{keyOf(sr.Params), trans}
 			g := byKey[k]
 			if g == nil {
-				g = &finalGroup{}
+				g = &finalGroup{trans: trans}
 				byKey[k] = g
 				groups = append(groups, g)
 			}
@@ -150,20 +173,29 @@ func (e *evaluator) finalFit(ctx context.Context, si int, names []string, srs ma
 			sr.FitCells = len(trainRows)
 		}
 		fms = append(fms, fm)
-		desc = append(desc, fmt.Sprintf("%s (%s)", name, paramString(name, sr.Params, e.regression)))
+		d := fmt.Sprintf("%s (%s)", name, paramString(name, sr.Params, e.regression))
+		if sr.Transductive {
+			d = fmt.Sprintf("%s (%s; transductive, %d cells of %d domains)", name, paramString(name, sr.Params, e.regression), len(fitRows[true]), len(e.fitDomains(si, true)))
+		}
+		desc = append(desc, d)
 	}
-	e.progress("split %d/%d: final fits on %d cells of %d training domains: %s", si+1, len(e.splits), len(fitRows), len(s.Train), strings.Join(desc, ", "))
+	e.progress("split %d/%d: final fits on %d cells of %d training domains: %s", si+1, len(e.splits), len(fitRows[false]), len(s.Train), strings.Join(desc, ", "))
 
-	// Final fits, one pass per group of bandwidths.
+	// Final fits, one pass per group of bandwidths and fitting cells.
 	if len(groups) > 0 {
-		fitDS := e.subset(fitRows)
+		fitDS := map[bool]*dataset.Dataset{}
+		for _, g := range groups {
+			if fitDS[g.trans] == nil {
+				fitDS[g.trans] = e.fitSet(si, fitRows[g.trans], g.trans)
+			}
+		}
 		for _, g := range groups {
 			start := time.Now()
 			var specs []fitSpec
 			for _, name := range g.names {
 				specs = append(specs, fitSpec{name: name, p: srs[name].Params, k: srs[name].Params.Components})
 			}
-			b, err := e.fitBand(ctx, fitDS, specs, cores())
+			b, err := e.fitBand(ctx, fitDS[g.trans], specs, cores())
 			if err != nil {
 				return nil, nil, err
 			}

@@ -142,13 +142,37 @@ func refSplit(t *testing.T, ctx context.Context, e *evaluator, name string, si i
 		sr.TestCells += len(e.domainRows(si, gi))
 	}
 	sr.UnseenClasses = e.unseenClasses(si)
-	fitRows := e.sample(si, s.Train, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
+	// A transductive fit is on every cell of the split's domains, in
+	// domain order, without labels (the supervised methods' with the test
+	// cells' labels hidden, once dica.Fit takes them).
+	m, _, _ := parseMethod(name)
+	trans := e.o.Transductive && name != Input && (!m.Supervised() || partialLabels && !e.regression)
+	fitDoms := s.Train
+	if trans {
+		fitDoms = append(append([]int(nil), s.Train...), s.Test...)
+		slices.Sort(fitDoms)
+	}
+	fitRows := e.sample(si, fitDoms, e.o.FinalFitCells, e.rng(si, 0, purposeFinalFit))
 	trainRows := e.sample(si, s.Train, e.o.MaxTrainCells, e.rng(si, 0, purposeFinalTrain))
-	sr.FitCells = len(fitRows)
+	sr.FitCells, sr.Transductive = len(fitRows), trans
 	if name == Input {
 		sr.FitCells = len(trainRows)
 	}
-	tr, err := refFit(ctx, e, name, sr.Params, sr.Params.Components, e.subset(fitRows))
+	fitDS := e.subset(fitRows)
+	if trans {
+		fitDS = e.ds.Subset(fitRows)
+		if m.Supervised() {
+			for i, p := range fitRows {
+				if !slices.Contains(s.Train, e.ds.Domain[p]) {
+					fitDS.Label[i] = -1
+				}
+			}
+		} else {
+			fitDS.Label, fitDS.ClassNames = nil, nil
+		}
+		fitDS.Compact()
+	}
+	tr, err := refFit(ctx, e, name, sr.Params, sr.Params.Components, fitDS)
 	if err != nil {
 		t.Fatalf("%s: final fit: %v", name, err)
 	}
@@ -183,14 +207,30 @@ func refSplit(t *testing.T, ctx context.Context, e *evaluator, name string, si i
 			t.Fatal(err)
 		}
 		acc := map[int]*tally{}
-		if err := e.score(l, zt, rows, acc, sr.Confusion); err != nil {
+		var conf [][]int
+		if !e.regression {
+			conf = make([][]int, len(e.ds.ClassNames))
+			for i := range conf {
+				conf[i] = make([]int, len(e.ds.ClassNames))
+			}
+		}
+		if err := e.score(l, zt, rows, acc, conf); err != nil {
 			t.Fatal(err)
 		}
 		tl := acc[gi]
 		pooled.sum += tl.sum
 		pooled.count += tl.count
 		pooled.cells += tl.cells
-		sr.Scores = append(sr.Scores, DomainScore{Domain: e.ds.DomainNames[gi], Cells: tl.cells, Score: e.value(tl)})
+		d := DomainScore{Domain: e.ds.DomainNames[gi], Cells: tl.cells, Score: e.value(tl)}
+		if conf != nil {
+			for i, row := range conf {
+				for j, v := range row {
+					sr.Confusion[i][j] += v
+				}
+			}
+			d.FMeasure = FMeasure(conf, -1)
+		}
+		sr.Scores = append(sr.Scores, d)
 		if err := mix.add(l, zt, rows); err != nil {
 			t.Fatal(err)
 		}
@@ -245,6 +285,12 @@ func TestSharedGridReference(t *testing.T) {
 			Grid: Grid{Sigma: []float64{1.5}, Components: []int{2}}}},
 		{"classes batch center", cls, two[:1], Options{Rank: 25, Seed: 6, BatchCenter: true, MixingCells: 100,
 			Grid: Grid{Sigma: []float64{1, 2}, Components: []int{2, 3}}}},
+		{"classes transductive", cls, []Split{{Train: []int{2}, Test: []int{0, 1, 3, 4, 5}}}, Options{Methods: []string{"input", "kpca", "udica", "coir"},
+			Rank: 25, Seed: 7, Transductive: true, MixingCells: 100, Grid: Grid{Sigma: []float64{1.5}, Components: []int{2}}}},
+		{"classes transductive batch center", cls, two, Options{Rank: 25, Seed: 8, Transductive: true, BatchCenter: true, MixingCells: 100,
+			Grid: Grid{Sigma: []float64{1, 2}, Components: []int{2, 3}}}},
+		{"classes transductive exact", cls, []Split{{Train: []int{0}, Test: []int{1, 2, 3, 4, 5}}}, Options{Methods: []string{"kpca", "udica"},
+			Solver: dica.Exact, Seed: 2, MaxFitCells: 150, Transductive: true, MixingCells: -1, Grid: Grid{Sigma: []float64{1}, Components: []int{2}}}},
 		{"classes exact", cls, two[:1], Options{Solver: dica.Exact, Seed: 2, MaxFitCells: 150, MixingCells: -1,
 			Grid: Grid{Sigma: []float64{1, 2}, Lambda: []float64{0, 0.2}, Components: []int{2}}}},
 		{"classes distributional", cls, two[:1], Options{Methods: []string{"input", "dica"}, Rank: 25, Seed: 2, Learner: Distributional, MixingCells: -1,

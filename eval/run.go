@@ -202,8 +202,8 @@ func (e *evaluator) checkSplit(si int, s Split) error {
 		m, isDICA, _ := parseMethod(name)
 		g := e.grid(name)
 		nt := len(s.Train)
-		if isDICA && m.UsesDomains() && nt < 2 {
-			return fmt.Errorf("eval: split %d: %s needs at least 2 training domains, have %d", si+1, name, nt)
+		if isDICA && m.UsesDomains() && nt < 2 && !(e.transductive(name) && len(s.Test) > 0) {
+			return fmt.Errorf("eval: split %d: %s needs at least 2 training domains, have %d%s", si+1, name, nt, e.domainsHint(name))
 		}
 		if g.size() == 1 {
 			continue

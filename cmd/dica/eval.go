@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,12 @@ Splits of the samples into training and test samples (--splits):
   lodo     every sample tested once, trained on all the others
   random   the paper's protocol: --repeats random draws of --train-count
            training samples, the others tested (seeded by --seed)
+  reference
+           DeepCyTOF's protocol: one hand-gated sample (--reference NAME, or
+           auto: the sample whose marker covariance, after --transform, is
+           closest on average to the others' in Frobenius norm) trains the
+           classifier, every other sample is tested; hyperparameters take
+           single values (no inner cross-validation on one sample)
 Samples are named after their files without extension (sample3.csv is
 sample3), or by the --domain column; see "Domains" below for ranges and
 globs. --cells-per-domain N keeps at most N cells of every training and test
@@ -81,6 +88,22 @@ With --batch-center each sample (training and test) is projected centered
 with its own mean, which removes a sample's overall shift; this uses the
 unlabelled cells of the test samples (transductive), never their labels.
 
+With --transductive the projections of UDICA and KPCA are fitted on the
+cells of the training and the test samples (the test samples' cells
+unlabelled: their labels are never read), the classifier on the training
+cells only: the new samples' cells are available when they are gated.
+UDICA then fits with a single training sample (--splits reference). DICA
+and COIR need every cell's label to be fitted, so they are fitted on the
+training samples only (DICA cannot be fitted on one sample); the header
+says which method used what. The inner cross-validation never uses the
+held-out or test samples.
+
+Besides the accuracy, every test sample is scored by the FlowCAP
+F-measure (Aghaeepour et al., Nature Methods 2013): for each gated
+population the best F1 (harmonic mean of precision and recall) over the
+predicted populations, weighted by the population's share of the cells;
+per sample and mean ± sd, in the tables and the JSON ("f_measure").
+
 Examples:
 
   # The 16 CyTOF samples: train on samples 1-8, test on the 8 others,
@@ -95,6 +118,12 @@ Examples:
   dica eval --data 'sample*.csv' --labels 'labels*.csv' --labels-ignore 0 \
       --transform log1p --splits random --train-count 10 --repeats 30 \
       --cells-per-domain 500 --learner distributional
+
+  # DeepCyTOF's protocol: one reference sample chosen by covariance trains
+  # the classifier, the 15 others are tested; UDICA and KPCA fitted on
+  # every sample's unlabelled cells:
+  dica eval --data 'sample*.csv' --labels 'labels*.csv' --labels-ignore 0 \
+      --transform log1p --splits reference --transductive --methods input,kpca,udica
 
   # Leave-one-sample-out over FCS-derived CSVs, machine-readable output:
   dica eval --data cells.csv --domain patient --label population \
@@ -118,12 +147,12 @@ func floatList(flagName, s string) ([]float64, error) {
 type evalFlags struct {
 	methods, solver, trainDoms, testDoms, splits, maxMem, targetSigma string
 	sigma, lambda, epsilon, components, cost, learner, distSigma      string
-	regSolver, cpuprofile                                             string
+	regSolver, cpuprofile, reference                                  string
 	rank, trainCount, repeats, cellsPer, mixCells, innerFolds         int
 	maxFit, finalFit, maxTrain, maxReg, distEmbed, distPoint, distRFF int
 	regRank                                                           int
 	perplexity                                                        float64
-	batch, asJSON, quiet                                              bool
+	batch, asJSON, quiet, transductive                                bool
 	seed                                                              uint64
 }
 
@@ -133,7 +162,9 @@ func (f *evalFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.rank, "rank", 200, "rank `m`: Nystrom landmarks or random features")
 	fs.StringVar(&f.trainDoms, "train-domains", "", "training `domains` (samples): names, ranges (1-8, sample1-sample8) or globs, comma-separated (default: all but the test domains)")
 	fs.StringVar(&f.testDoms, "test-domains", "", "test `domains`, as --train-domains (default: all but the training domains; neither: leave-one-domain-out)")
-	fs.StringVar(&f.splits, "splits", "auto", "`protocol`: auto (the domain lists, or leave-one-domain-out without them), lodo, or random (--repeats draws of --train-count training domains)")
+	fs.StringVar(&f.splits, "splits", "auto", "`protocol`: auto (the domain lists, or leave-one-domain-out without them), lodo, random (--repeats draws of --train-count training domains), or reference (one training domain, --reference; all others tested)")
+	fs.StringVar(&f.reference, "reference", "", "--splits reference: the training `domain`, or auto (default): the domain whose input covariance is closest on average to the others' (Frobenius norm)")
+	fs.BoolVar(&f.transductive, "transductive", false, "fit the UDICA and KPCA projections on the test domains' unlabelled cells too (DICA and COIR: on the training domains); the learner on the training cells only")
 	fs.IntVar(&f.trainCount, "train-count", 0, "--splits random: training domains per draw (`K`)")
 	fs.IntVar(&f.repeats, "repeats", 10, "--splits random: number of random draws (`R`)")
 	fs.IntVar(&f.cellsPer, "cells-per-domain", 0, "keep at most `N` cells of every training and test domain of each split (seeded; 0: all)")
@@ -172,6 +203,7 @@ func (f *evalFlags) options() (eval.Options, error) {
 		MaxFitCells: f.maxFit, FinalFitCells: f.finalFit, MaxTrainCells: f.maxTrain,
 		MaxRegressionCells: f.maxReg, Seed: f.seed, BatchCenter: f.batch,
 		CellsPerDomain: f.cellsPer, MixingCells: f.mixCells, Perplexity: f.perplexity,
+		Transductive: f.transductive,
 	}
 	if f.mixCells == 0 {
 		o.MixingCells = -1
@@ -294,10 +326,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	proto := evalProtocol{Name: f.splits, TrainCount: f.trainCount, Repeats: f.repeats, Seed: f.seed}
+	proto := evalProtocol{Name: f.splits, TrainCount: f.trainCount, Repeats: f.repeats, Seed: f.seed, Reference: f.reference}
 	if err := proto.check(f.trainDoms, f.testDoms); err != nil {
 		return err
 	}
+	methodsGiven := false
+	fs.Visit(func(fl *flag.Flag) { methodsGiven = methodsGiven || fl.Name == "methods" })
 
 	src, err := df.source(pos)
 	if err != nil {
@@ -316,8 +350,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if ds.Target == nil && f.targetSigma != "median" {
 		return usageErr("--target-sigma applies to real targets (--target); class labels use the delta kernel")
 	}
-	splits, err := proto.splits(ds, f.trainDoms, f.testDoms, df.labelsIgnore, stderr)
+	splits, err := proto.splits(ctx, ds, f.trainDoms, f.testDoms, df.labelsIgnore, stderr)
 	if err != nil {
+		return err
+	}
+	if o.Methods, err = oneDomainMethods(o.Methods, splits, f.transductive, ds.Target != nil, methodsGiven, stderr); err != nil {
 		return err
 	}
 	if !f.quiet {
@@ -380,11 +417,21 @@ type evalProtocol struct {
 	Repeats    int    `json:"repeats,omitempty"`
 	Seed       uint64 `json:"seed"`
 	// Kind is what the splits turned out to be: "lists",
-	// "leave-one-domain-out" or "random".
+	// "leave-one-domain-out", "random" or "reference".
 	Kind string `json:"kind"`
+	// Reference is --reference as given, then the reference domain's
+	// name; ReferenceChoice says how it was chosen ("auto" or "given"),
+	// and ReferenceDistances gives, for the auto choice, each candidate
+	// domain's mean Frobenius distance of its covariance to the others'.
+	Reference          string             `json:"reference,omitempty"`
+	ReferenceChoice    string             `json:"reference_choice,omitempty"`
+	ReferenceDistances map[string]float64 `json:"reference_distances,omitempty"`
 }
 
 func (p *evalProtocol) check(train, test string) error {
+	if p.Reference != "" && p.Name != "reference" {
+		return usageErr("--reference applies to --splits reference")
+	}
 	switch p.Name {
 	case "auto", "lodo":
 		if p.TrainCount != 0 {
@@ -403,8 +450,15 @@ func (p *evalProtocol) check(train, test string) error {
 		if p.Repeats < 1 || p.Repeats > maxRepeats {
 			return usageErr("--repeats %d: want 1 to %d", p.Repeats, maxRepeats)
 		}
+	case "reference":
+		if train != "" || test != "" {
+			return usageErr("--splits reference trains on the --reference domain alone and tests every other domain: do not give --train-domains or --test-domains")
+		}
+		if p.TrainCount != 0 {
+			return usageErr("--train-count applies to --splits random")
+		}
 	default:
-		return usageErr("--splits %q: want auto, lodo or random", p.Name)
+		return usageErr("--splits %q: want auto, lodo, random or reference", p.Name)
 	}
 	return nil
 }
@@ -414,13 +468,16 @@ func (p evalProtocol) describe() evalProtocol {
 	if p.Kind != "random" {
 		p.TrainCount, p.Repeats = 0, 0
 	}
+	if p.Kind != "reference" {
+		p.Reference, p.ReferenceChoice, p.ReferenceDistances = "", "", nil
+	}
 	return p
 }
 
 // splits turns the flags into splits of the data's domains. Domains left
 // without cells (by --labels-ignore) are an error when named, and left out
 // with a warning otherwise.
-func (p *evalProtocol) splits(ds *dataset.Dataset, trainSpec, testSpec, ignore string, stderr io.Writer) ([]eval.Split, error) {
+func (p *evalProtocol) splits(ctx context.Context, ds *dataset.Dataset, trainSpec, testSpec, ignore string, stderr io.Writer) ([]eval.Split, error) {
 	sizes := ds.DomainSizes()
 	var empty []string
 	for g, n := range sizes {
@@ -459,6 +516,11 @@ func (p *evalProtocol) splits(ds *dataset.Dataset, trainSpec, testSpec, ignore s
 			}
 		}
 		return idx, nil
+	}
+	if p.Name == "reference" {
+		p.Kind = "reference"
+		warnEmpty(stderr, empty, why)
+		return p.referenceSplit(ctx, ds, named)
 	}
 	tr, err := named("train-domains", trainSpec)
 	if err != nil {
@@ -506,6 +568,78 @@ func (p *evalProtocol) splits(ds *dataset.Dataset, trainSpec, testSpec, ignore s
 		return nil, usageErr("no domains left to train or test on (domains: %s)", listDomains(ds.DomainNames))
 	}
 	return []eval.Split{{Train: tr, Test: te}}, nil
+}
+
+// referenceSplit chooses the reference domain (--reference: a name, or
+// auto) and returns the split that trains on it and tests all others.
+func (p *evalProtocol) referenceSplit(ctx context.Context, ds *dataset.Dataset, named func(flag, spec string) ([]int, error)) ([]eval.Split, error) {
+	var ref int
+	if p.Reference == "" || strings.EqualFold(p.Reference, "auto") {
+		g, dist, err := eval.ChooseReference(ctx, ds)
+		if err != nil {
+			return nil, usageErr("--reference auto: %v", strings.TrimPrefix(err.Error(), "eval: "))
+		}
+		ref, p.ReferenceChoice = g, "auto"
+		p.ReferenceDistances = map[string]float64{}
+		for h, v := range dist {
+			if !math.IsNaN(v) {
+				p.ReferenceDistances[ds.DomainNames[h]] = v
+			}
+		}
+	} else {
+		idx, err := named("reference", p.Reference)
+		if err != nil {
+			return nil, err
+		}
+		if len(idx) != 1 {
+			return nil, usageErr("--reference %s names %d domains; want one", p.Reference, len(idx))
+		}
+		ref, p.ReferenceChoice = idx[0], "given"
+	}
+	p.Reference = ds.DomainNames[ref]
+	s, err := eval.ReferenceSplit(ds, ref)
+	if err != nil {
+		return nil, usageErr("--splits reference: %v", strings.TrimPrefix(err.Error(), "eval: "))
+	}
+	return []eval.Split{s}, nil
+}
+
+// oneDomainMethods checks the methods with a domain term (UDICA, DICA)
+// against splits with a single training domain: such a method needs a
+// second domain to fit on, which only a transductive fit gives it (UDICA
+// with --transductive). Without --methods (given false) the others are
+// left out with a note; named, they are a usage error that says what to
+// do.
+func oneDomainMethods(methods []string, splits []eval.Split, transductive, regression, given bool, stderr io.Writer) ([]string, error) {
+	one := slices.ContainsFunc(splits, func(s eval.Split) bool { return len(s.Train) < 2 })
+	if !one {
+		return methods, nil
+	}
+	var keep, dropped []string
+	for _, name := range methods {
+		m, err := dica.ParseMethod(name)
+		if strings.EqualFold(strings.TrimSpace(name), eval.Input) || err != nil || !m.UsesDomains() ||
+			transductive && eval.FitsTransductively(name, regression) {
+			keep = append(keep, name)
+			continue
+		}
+		name = strings.ToLower(strings.TrimSpace(name))
+		if given {
+			if eval.FitsTransductively(name, regression) {
+				return nil, usageErr("--methods %s: with one training domain %s needs --transductive (its domain term then uses the test domains' unlabelled cells)", name, name)
+			}
+			return nil, usageErr("--methods %s: %s cannot be fitted on one training domain: its fit needs the label of every cell, so it cannot use the test domains' unlabelled cells; leave it out", name, name)
+		}
+		dropped = append(dropped, name)
+	}
+	if len(dropped) > 0 {
+		how := "they need at least 2 domains to fit on"
+		if !transductive && slices.ContainsFunc(dropped, func(n string) bool { return eval.FitsTransductively(n, regression) }) {
+			how += " (--transductive gives udica the test domains' unlabelled cells)"
+		}
+		fmt.Fprintf(stderr, "note: %s left out: one training domain, and %s\n", strings.Join(dropped, ", "), how)
+	}
+	return keep, nil
 }
 
 // warnEmpty warns about domains left out because they have no cells.
@@ -591,6 +725,8 @@ func writeEvalHeader(w io.Writer, ds *dataset.Dataset, res *eval.Result, proto e
 		fmt.Fprintf(w, "at most %d cells per domain in each split (seed %d)\n", res.CellsPerDomain, proto.Seed)
 	}
 	switch proto.Kind {
+	case "reference":
+		writeReferenceHeader(w, res, proto)
 	case "random":
 		fmt.Fprintf(w, "random splits: %d draws of %d training domains, the others tested (seed %d)\n", len(res.Methods[0].Splits), proto.TrainCount, proto.Seed)
 	case "leave-one-domain-out":
@@ -601,6 +737,91 @@ func writeEvalHeader(w io.Writer, ds *dataset.Dataset, res *eval.Result, proto e
 			fmt.Fprintf(w, "train: %s\ntest:  %s\n", strings.Join(s.Train, ","), strings.Join(s.Test, ","))
 		}
 	}
+	writeTransductive(w, res)
+}
+
+// writeReferenceHeader writes the reference domain, how it was chosen,
+// and which fits used the test domains' cells.
+func writeReferenceHeader(w io.Writer, res *eval.Result, proto evalProtocol) {
+	if len(res.Methods) == 0 || len(res.Methods[0].Splits) == 0 {
+		return
+	}
+	s := res.Methods[0].Splits[0]
+	how := ""
+	if proto.ReferenceChoice == "auto" {
+		type cand struct {
+			name string
+			d    float64
+		}
+		var cs []cand
+		for n, d := range proto.ReferenceDistances {
+			cs = append(cs, cand{n, d})
+		}
+		slices.SortFunc(cs, func(a, b cand) int {
+			if c := cmp.Compare(a.d, b.d); c != 0 {
+				return c
+			}
+			return strings.Compare(a.name, b.name)
+		})
+		how = fmt.Sprintf(" (auto: its input covariance is the closest to the others', mean Frobenius distance %.4g", proto.ReferenceDistances[proto.Reference])
+		for _, c := range cs {
+			if c.name != proto.Reference {
+				how += fmt.Sprintf("; next %s %.4g", c.name, c.d)
+				break
+			}
+		}
+		how += ")"
+	}
+	fmt.Fprintf(w, "reference protocol: the learner is trained on %s alone%s; the %d other domains are tested\n", strings.Join(s.Train, ","), how, len(s.Test))
+}
+
+// writeTransductive says which methods' fits used the test domains'
+// cells (--transductive).
+func writeTransductive(w io.Writer, res *eval.Result) {
+	if !res.Transductive {
+		return
+	}
+	var trans, ind []string
+	cells, doms := 0, 0
+	for _, m := range res.Methods {
+		if m.Method == eval.Input || len(m.Splits) == 0 {
+			continue
+		}
+		s := m.Splits[0]
+		if s.Transductive {
+			trans = append(trans, m.Method)
+			cells, doms = s.FitCells, len(s.Train)+len(s.Test)
+		} else {
+			ind = append(ind, m.Method)
+		}
+	}
+	line := "transductive:"
+	if len(trans) > 0 {
+		line += fmt.Sprintf(" %s fitted on the cells of the training and test domains (the test domains' unlabelled", strings.Join(trans, ", "))
+		if len(res.Methods[0].Splits) == 1 {
+			line += fmt.Sprintf("; %d cells of %d domains", cells, doms)
+		}
+		line += ")"
+	}
+	if len(ind) > 0 {
+		if len(trans) > 0 {
+			line += ";"
+		}
+		line += fmt.Sprintf(" %s on the training domains' cells only (their fit needs every cell's label)", strings.Join(ind, ", "))
+	}
+	if len(trans) == 0 && len(ind) == 0 {
+		line += " no method fits a projection"
+	}
+	fmt.Fprintf(w, "%s; the learner is trained on the training cells only\n", line)
+}
+
+// meanF returns the mean F-measure of a split's test domains.
+func meanF(s eval.SplitResult) float64 {
+	var f float64
+	for _, d := range s.Scores {
+		f += d.FMeasure
+	}
+	return f / float64(len(s.Scores))
 }
 
 // writeMethodText writes one method's scores per split (random splits)
@@ -630,18 +851,34 @@ func writeMethodText(w io.Writer, res *eval.Result, m eval.MethodResult, proto e
 	}
 	splits := len(m.Splits)
 	if proto.Kind == "random" {
-		fmt.Fprintf(tw, "  split\ttest domains\tpooled\tdomain mean\tiLISI\tchosen (inner CV score)\tfit s\n")
+		fHead := ""
+		if !regression {
+			fHead = "\tF-measure (domain mean)"
+		}
+		fmt.Fprintf(tw, "  split\ttest domains\tpooled\tdomain mean%s\tiLISI\tchosen (inner CV score)\tfit s\n", fHead)
 		for i, s := range m.Splits {
 			il := "-"
 			if s.Mixing != nil {
 				il = fmt.Sprintf("%.3f", s.Mixing.ILISI)
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%.4f\t%.4f\t%s\t%s\t%.1f\n", i+1, listDomains(s.Test), s.Pooled, s.DomainMean, il, chosenOf(s), s.FitSeconds)
+			f := ""
+			if !regression {
+				f = fmt.Sprintf("\t%.4f", meanF(s))
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%.4f\t%.4f%s\t%s\t%s\t%.1f\n", i+1, listDomains(s.Test), s.Pooled, s.DomainMean, f, il, chosenOf(s), s.FitSeconds)
 		}
-		fmt.Fprintf(tw, "  mean ± sd\t\t%s\t%s\t\t\t\n", fmtSpread(m.Pooled), fmtSpread(m.DomainMean))
-		fmt.Fprintf(tw, "  all test cells\t\t%.4f\t\t\t\t\n", m.AllCells)
+		fEmpty := ""
+		if !regression {
+			fEmpty = "\t"
+		}
+		fmt.Fprintf(tw, "  mean ± sd\t\t%s\t%s%s\t\t\t\n", fmtSpread(m.Pooled), fmtSpread(m.DomainMean), fEmpty)
+		fmt.Fprintf(tw, "  all test cells\t\t%.4f\t%s\t\t\t\n", m.AllCells, fEmpty)
 	} else {
-		fmt.Fprintf(tw, "  domain\tcells\t%s\tchosen (inner CV score)\tfit s\n", res.Metric)
+		fHead, fMean, fNone := "", "", ""
+		if m.FMeasure != nil {
+			fHead, fMean, fNone = "\tF-measure", fmt.Sprintf("\t%.4f ± %.4f", m.FMeasure.Mean, m.FMeasure.SD), "\t"
+		}
+		fmt.Fprintf(tw, "  domain\tcells\t%s%s\tchosen (inner CV score)\tfit s\n", res.Metric, fHead)
 		for _, s := range m.Splits {
 			chosen := chosenOf(s)
 			for i, d := range s.Scores {
@@ -649,15 +886,19 @@ func writeMethodText(w io.Writer, res *eval.Result, m eval.MethodResult, proto e
 				if i > 0 {
 					c, secs = `"`, ""
 				}
-				fmt.Fprintf(tw, "  %s\t%d\t%.4f\t%s\t%s\n", d.Domain, d.Cells, d.Score, c, secs)
+				f := ""
+				if m.FMeasure != nil {
+					f = fmt.Sprintf("\t%.4f", d.FMeasure)
+				}
+				fmt.Fprintf(tw, "  %s\t%d\t%.4f%s\t%s\t%s\n", d.Domain, d.Cells, d.Score, f, c, secs)
 			}
 		}
-		fmt.Fprintf(tw, "  mean ± sd\t\t%.4f ± %.4f\t\t\n", m.Mean, m.SD)
+		fmt.Fprintf(tw, "  mean ± sd\t\t%.4f ± %.4f%s\t\t\n", m.Mean, m.SD, fMean)
 		if splits > 1 {
-			fmt.Fprintf(tw, "  pooled per split\t\t%s\t(mean ± sd over %d splits)\t\n", fmtSpread(m.Pooled), splits)
-			fmt.Fprintf(tw, "  all test cells\t%d\t%.4f\t(%d splits together)\t\n", cellsOf(m), m.AllCells, splits)
+			fmt.Fprintf(tw, "  pooled per split\t\t%s%s\t(mean ± sd over %d splits)\t\n", fmtSpread(m.Pooled), fNone, splits)
+			fmt.Fprintf(tw, "  all test cells\t%d\t%.4f%s\t(%d splits together)\t\n", cellsOf(m), m.AllCells, fNone, splits)
 		} else {
-			fmt.Fprintf(tw, "  pooled\t%d\t%s\t\t\n", cellsOf(m), fmtSpread(m.Pooled))
+			fmt.Fprintf(tw, "  pooled\t%d\t%s%s\t\t\n", cellsOf(m), fmtSpread(m.Pooled), fNone)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -694,11 +935,23 @@ func writeEvalSummary(w io.Writer, res *eval.Result) error {
 	if splits > 1 {
 		pooledHead = "pooled per split\tall test cells"
 	}
-	fmt.Fprintf(tw, "method\t%s per domain\tmin\tmax\t%s\tdomain mean%s\tseconds\n", res.Metric, pooledHead, mixHead)
+	classes := res.Task != "regression"
+	fHead := ""
+	if classes {
+		fHead = "\tF-measure per domain\tmin F"
+	}
+	fmt.Fprintf(tw, "method\t%s per domain\tmin\tmax%s\t%s\tdomain mean%s\tseconds\n", res.Metric, fHead, pooledHead, mixHead)
 	for _, m := range res.Methods {
 		lo, hi := m.Scores[0].Score, m.Scores[0].Score
+		flo := m.Scores[0].FMeasure
 		for _, d := range m.Scores {
-			lo, hi = min(lo, d.Score), max(hi, d.Score)
+			lo, hi, flo = min(lo, d.Score), max(hi, d.Score), min(flo, d.FMeasure)
+		}
+		f := ""
+		if classes && m.FMeasure != nil {
+			f = fmt.Sprintf("\t%.4f ± %.4f\t%.4f", m.FMeasure.Mean, m.FMeasure.SD, flo)
+		} else if classes {
+			f = "\t-\t-"
 		}
 		mix := ""
 		if hasMix {
@@ -715,7 +968,7 @@ func writeEvalSummary(w io.Writer, res *eval.Result) error {
 		if splits > 1 {
 			pooled += fmt.Sprintf("\t%.4f", m.AllCells)
 		}
-		fmt.Fprintf(tw, "%s\t%.4f ± %.4f\t%.4f\t%.4f\t%s\t%s%s\t%.1f\n", m.Method, m.Mean, m.SD, lo, hi, pooled, fmtSpread(m.DomainMean), mix, m.Seconds)
+		fmt.Fprintf(tw, "%s\t%.4f ± %.4f\t%.4f\t%.4f%s\t%s\t%s%s\t%.1f\n", m.Method, m.Mean, m.SD, lo, hi, f, pooled, fmtSpread(m.DomainMean), mix, m.Seconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -723,6 +976,9 @@ func writeEvalSummary(w io.Writer, res *eval.Result) error {
 	if splits > 1 {
 		fmt.Fprintf(w, "(%s per domain: mean ± sd over the test domains of all splits; pooled per split: each split's %s over its test cells, mean ± sd over the %d splits; all test cells: the %s over the test cells of all splits together, which the summed confusion matrices give)\n",
 			res.Metric, res.Metric, splits, res.Metric)
+	}
+	if classes {
+		fmt.Fprintln(w, "(F-measure: FlowCAP's, per test domain: each true population's best F1 over the predicted populations, weighted by its share of the cells)")
 	}
 	if hasMix {
 		fmt.Fprintf(w, "(mixing of the test domains on at most %d cells per split, perplexity %g: iLISI higher and silhouette and distributional variance lower are better mixed; cLISI 1 is pure populations)\n", res.MixingCells, res.Perplexity)

@@ -412,7 +412,13 @@ func TestEvalProtocolErrors(t *testing.T) {
 		{[]string{"--splits", "random", "--train-count", "2", "--repeats", "100000000"}, "--repeats 100000000"},
 		{[]string{"--splits", "random", "--train-count", "2", "--test-domains", "p1"}, "--splits random draws the training domains itself"},
 		{[]string{"--splits", "lodo", "--test-domains", "p1"}, "--splits lodo tests every domain"},
-		{[]string{"--splits", "half"}, `--splits "half": want auto, lodo or random`},
+		{[]string{"--splits", "half"}, `--splits "half": want auto, lodo, random or reference`},
+		{[]string{"--reference", "p1"}, "--reference applies to --splits reference"},
+		{[]string{"--splits", "reference", "--train-domains", "p1"}, "--splits reference trains on the --reference domain alone"},
+		{[]string{"--splits", "reference", "--train-count", "2"}, "--train-count applies to --splits random"},
+		{[]string{"--splits", "reference", "--reference", "p9"}, `--reference: unknown domain "p9"`},
+		{[]string{"--splits", "reference", "--reference", "p[1-2]"}, "--reference p[1-2] names 2 domains; want one"},
+		{[]string{"--splits", "reference", "--methods", "input,udica"}, "--methods udica: with one training domain udica needs --transductive"},
 		{[]string{"--train-count", "2"}, "--train-count applies to --splits random"},
 		{[]string{"--cells-per-domain", "-3"}, "--cells-per-domain -3"},
 		{[]string{"--mixing-cells", "60000"}, "--mixing-cells 60000: want 0 (none) to 50000"},
@@ -520,15 +526,140 @@ func TestEvalAllCells(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+	// Compared with the spaces of the columns collapsed.
+	flat := strings.Join(strings.Fields(text), " ")
 	for _, want := range []string{
-		fmt.Sprintf("pooled per split         %.4f ± %.4f  (mean ± sd over 4 splits)", m.Pooled.Mean, m.Pooled.SD),
-		fmt.Sprintf("all test cells    180    %.4f           (4 splits together)", all),
+		fmt.Sprintf("pooled per split %.4f ± %.4f (mean ± sd over 4 splits)", m.Pooled.Mean, m.Pooled.SD),
+		fmt.Sprintf("all test cells 180 %.4f (4 splits together)", all),
 		fmt.Sprintf("(%.4f, 3 folds)", m.Splits[0].InnerScore),
-		"pooled per split  all test cells",
+		"pooled per split all test cells",
 		"all test cells: the accuracy over the test cells of all splits together, which the summed confusion matrices give",
 	} {
-		if !strings.Contains(text, want) {
+		if !strings.Contains(flat, want) {
 			t.Errorf("the text lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestEvalReference runs DeepCyTOF's protocol: one training domain (the
+// auto choice is the smallest of the distances the JSON gives, or the
+// named one), the three others tested, each scored by accuracy and
+// F-measure; the transductive fits use all 160 cells, the learner the
+// reference's 40. Without --methods, the methods that cannot be fitted on
+// one domain are left out with a note.
+func TestEvalReference(t *testing.T) {
+	path := writeEvalCSV(t)
+	base := []string{"--data", path, "--domain", "patient", "--label", "population", "--rank", "20", "--components", "1", "--splits", "reference", "--quiet"}
+	type result struct {
+		Transductive bool `json:"transductive"`
+		Protocol     struct {
+			Kind      string             `json:"kind"`
+			Reference string             `json:"reference"`
+			Choice    string             `json:"reference_choice"`
+			Distances map[string]float64 `json:"reference_distances"`
+		} `json:"protocol"`
+		Methods []struct {
+			Method   string      `json:"method"`
+			FMeasure eval.Spread `json:"f_measure"`
+			Scores   []struct {
+				Domain   string  `json:"domain"`
+				Score    float64 `json:"score"`
+				FMeasure float64 `json:"f_measure"`
+			} `json:"scores"`
+			Splits []struct {
+				Train, Test  []string
+				Transductive bool `json:"transductive"`
+				FitCells     int  `json:"fit_cells"`
+				TrainCells   int  `json:"train_cells"`
+			} `json:"splits"`
+		} `json:"methods"`
+	}
+	runJSON := func(args ...string) (result, string) {
+		t.Helper()
+		code, out, errs := evalRun(append(append(append([]string(nil), base...), args...), "--json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var r result
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r, errs
+	}
+	r, _ := runJSON("--methods", "input,kpca,udica", "--transductive")
+	p := r.Protocol
+	if p.Kind != "reference" || p.Choice != "auto" || len(p.Distances) != 4 || !r.Transductive {
+		t.Fatalf("protocol %+v, transductive %v", p, r.Transductive)
+	}
+	for n, d := range p.Distances {
+		if d < p.Distances[p.Reference] {
+			t.Errorf("reference %s at %v, but %s is closer: %v", p.Reference, p.Distances[p.Reference], n, d)
+		}
+	}
+	var others []string
+	for _, n := range []string{"p1", "p2", "p3", "p4"} {
+		if n != p.Reference {
+			others = append(others, n)
+		}
+	}
+	if len(r.Methods) != 3 {
+		t.Fatalf("%d methods", len(r.Methods))
+	}
+	for _, m := range r.Methods {
+		s := m.Splits[0]
+		if len(m.Splits) != 1 || !reflect.DeepEqual(s.Train, []string{p.Reference}) || !reflect.DeepEqual(s.Test, others) {
+			t.Errorf("%s: splits %+v, want one: train %s, test %v", m.Method, m.Splits, p.Reference, others)
+		}
+		fit, trans := 40, m.Method != "input"
+		if trans {
+			fit = 160
+		}
+		if s.Transductive != trans || s.FitCells != fit || s.TrainCells != 40 {
+			t.Errorf("%s: transductive %v on %d cells, %d training cells; want %v, %d, 40", m.Method, s.Transductive, s.FitCells, s.TrainCells, trans, fit)
+		}
+		var sum float64
+		for i, d := range m.Scores {
+			if d.Domain != others[i] || !(d.FMeasure > 0.5 && d.FMeasure <= 1) || !(d.Score > 0.5 && d.Score <= 1) {
+				t.Errorf("%s: score %d: %+v", m.Method, i, d)
+			}
+			sum += d.FMeasure
+		}
+		if m.FMeasure.N != 3 || math.Abs(m.FMeasure.Mean-sum/3) > 1e-15 {
+			t.Errorf("%s: F-measure %+v, want the mean %v of 3 domains", m.Method, m.FMeasure, sum/3)
+		}
+	}
+
+	r, errs := runJSON("--reference", "p2")
+	if r.Protocol.Reference != "p2" || r.Protocol.Choice != "given" || r.Protocol.Distances != nil || r.Transductive {
+		t.Errorf("--reference p2: protocol %+v", r.Protocol)
+	}
+	var names []string
+	for _, m := range r.Methods {
+		names = append(names, m.Method)
+		if !reflect.DeepEqual(m.Splits[0].Train, []string{"p2"}) {
+			t.Errorf("%s: trained on %v", m.Method, m.Splits[0].Train)
+		}
+	}
+	if !reflect.DeepEqual(names, []string{"input", "kpca", "coir"}) || !strings.Contains(errs, "note: udica, dica left out: one training domain") {
+		t.Errorf("default methods %v, stderr %q; want input, kpca, coir and a note", names, errs)
+	}
+
+	code, out, errs := evalRun(append(append([]string(nil), base...), "--reference", "p2", "--transductive", "--methods", "input,kpca,coir")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"reference protocol: the learner is trained on p2 alone; the 3 other domains are tested",
+		"transductive: kpca, coir fitted on the cells of the training and test domains (the test domains' unlabelled; 160 cells of 4 domains)",
+		"F-measure per domain",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the text lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errs = evalRun(append(append([]string(nil), base...), "--methods", "input")...)
+	if want := fmt.Sprintf("trained on %s alone (auto: its input covariance is the closest to the others', mean Frobenius distance %.4g; next ",
+		p.Reference, p.Distances[p.Reference]); code != 0 || !strings.Contains(out, want) {
+		t.Errorf("auto: exit %d, the text lacks %q:\n%s%s", code, want, out, errs)
 	}
 }
