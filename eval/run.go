@@ -574,7 +574,6 @@ func (e *evaluator) choose(name string, points []Params, sum []float64, count []
 	return nil
 }
 
-
 // paramString describes the parameters a method uses.
 func paramString(name string, p Params, regression bool) string {
 	c := "C"
