@@ -78,7 +78,7 @@ func (d *dataFlags) register(fs *flag.FlagSet, supervised bool) {
 	if supervised {
 		fs.StringVar(&d.label, "label", "", "`column` holding class labels (e.g. the gated population)")
 		fs.StringVar(&d.target, "target", "", "`columns` holding real targets (regression), comma-separated")
-		fs.Var(&d.labels, "labels", "row-aligned label `files`, one per CSV data file (globs; repeatable)")
+		fs.Var(&d.labels, "labels", "row-aligned label `files`: one per CSV data file (globs), or DATA=LABELS pairs for some files only (repeatable)")
 		fs.StringVar(&d.labelsIgnore, "labels-ignore", "", "label `values` whose cells are left out, comma-separated (e.g. 0 for ungated)")
 	}
 }
@@ -110,12 +110,19 @@ func splitList(s string) []string {
 }
 
 // expand expands file globs in natural order; what names the flag in
-// errors.
+// errors. A label pair DATA=LABELS (--labels) stands for its label file.
 func expand(patterns []string, what string) ([]string, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
-	files, err := ingest.Glob(patterns)
+	var pats []string
+	for _, p := range patterns {
+		if _, labels, ok := ingest.SplitLabelPair(p); ok {
+			p = labels
+		}
+		pats = append(pats, p)
+	}
+	files, err := ingest.Glob(pats)
 	if err != nil {
 		var oe *dataset.OptionError
 		if errors.As(err, &oe) {

@@ -37,6 +37,14 @@ Examples:
 
   # Unsupervised (no labels), FCS files, each file one domain:
   dica fit --method udica --data '*.fcs' --transform asinh:150 --out u.dica
+
+  # One hand-gated sample among new ones (the reference workflow):
+  dica fit --data 'sample*.csv' --labels sample2.csv=labels2.csv \
+      --labels-ignore 0 --transform log1p --out ref.dica
+
+What each method uses: UDICA and KPCA every cell (labels are not read);
+DICA and COIR the labelled cells for the label term and every cell for
+the sample term (a sample without labels still counts as a sample).
 ` + dataHelp
 
 // modelFlags are the flags that configure a fit.

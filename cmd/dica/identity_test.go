@@ -305,3 +305,25 @@ func TestLibraryEqualsCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 }
+
+// TestPartialLabelsCommand: labels for one sample only (DATA=LABELS): the
+// model counts that sample's populations and every sample's cells.
+func TestPartialLabelsCommand(t *testing.T) {
+	dir := t.TempDir()
+	data, _ := panelSamples(t, dir, 3)
+	model := filepath.Join(dir, "m.dica")
+	_, errs, code := runCmd(t, "fit", "--data", data, "--labels", filepath.Join(dir, "sample2.csv")+"="+filepath.Join(dir, "labels2.csv"),
+		"--labels-ignore", "0", "--rank", "30", "--sigma", "1", "--out", model, "--quiet")
+	require.Equal(t, 0, code, errs)
+	m, err := dica.Load(model)
+	require.NoError(t, err)
+	require.Equal(t, []string{"sample1", "sample2", "sample3"}, m.Summary.Domains)
+	// sample2: 120 rows, 11 ungated left out; the others keep every cell.
+	require.Equal(t, []int64{120, 109, 120}, m.Summary.DomainCounts)
+	var labelled int64
+	for _, c := range m.Summary.ClassCounts {
+		labelled += c
+	}
+	require.EqualValues(t, 109, labelled)
+	require.Equal(t, []string{"1", "2", "3", "4"}, m.Summary.Classes)
+}
