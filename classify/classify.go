@@ -2,7 +2,7 @@
 // the population of new cells (a linear SVM) or real targets (kernel ridge
 // regression) from their components, with the standardization it was
 // trained with and, for the SVM, a calibrated confidence (docs/MATH.md,
-// "10. The learner a model carries").
+// "8. The learner a model carries").
 //
 // A Model takes the first K columns z of a projection (the components of a
 // dica model, or the preprocessed inputs of the "input" baseline) and
