@@ -72,7 +72,7 @@ func TestPredictMatchesHandSVM(t *testing.T) {
 	for _, method := range []dica.Method{dica.DICA, dica.Input} {
 		m, ds, rows := gated(t, method)
 		cl := m.Classifier()
-		if cl.Kind != classify.SVM || !slices.Equal(cl.Classes, []string{"c1", "c2", "c3"}) || cl.Calibration.Source != "samples" ||
+		if cl.Kind != classify.SVM || !slices.Equal(cl.Classes, []string{"c1", "c2", "c3"}) || cl.Calibration.Source != eval.CalibrationSamples ||
 			cl.Calibration.Folds != 4 || cl.Folds != 4 || !(cl.InvTemperature > 0) || cl.TrainCells != len(rows) {
 			t.Errorf("%v: classifier %v of %v, calibration %+v, beta %v, %d folds, %d training cells",
 				method, cl.Kind, cl.Classes, cl.Calibration, cl.InvTemperature, cl.Folds, cl.TrainCells)

@@ -11,23 +11,22 @@ import (
 )
 
 // Example_predict fits DICA on ten gated domains of the toy
-// classification data, trains the linear SVM the model carries (with its
-// confidence calibrated on the inner cross-validation's held-out domains),
-// and predicts the populations of a new domain.
+// classification data, trains the linear SVM the model carries (its cost
+// chosen by the inner leave-domains-out cross-validation, its confidence
+// calibrated on leave-domains-out folds), and predicts the populations of
+// a new domain.
 func Example_predict() {
 	ctx := context.Background()
 	gatedSet, newSet := toy.ClassificationSplit(toy.Options{Domains: 10, MeanSize: 200, Dim: 3, Classes: 3, Seed: 1}, 1)
 	train := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 
-	// The transformation, and the learner on its components with the
-	// same point (a grid of one point: the inner cross-validation only
-	// scores it and keeps its held-out margins).
+	// The transformation, then the learner on its components.
 	m, err := dica.Fit(ctx, gatedSet.Source(), dica.Config{Method: dica.DICA, Sigma: 2, Components: 2, Rank: 100})
 	if err != nil {
 		log.Fatal(err)
 	}
 	o := eval.Options{Methods: []string{"dica"}, Rank: 100, Seed: dica.DefaultSeed, MixingCells: -1,
-		Grid: eval.Grid{Sigma: []float64{2}, Components: []int{2}, C: []float64{1}}}
+		Grid: eval.Grid{Sigma: []float64{2}, Components: []int{2}, C: []float64{0.1, 1}}}
 	choice, err := eval.Choose(ctx, gatedSet, train, o)
 	if err != nil {
 		log.Fatal(err)
@@ -43,8 +42,8 @@ func Example_predict() {
 	if err := m.SetClassifier(cl); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s on %d cells, populations %v, calibrated on %d held-out cells of %d folds\n",
-		cl.Kind, cl.TrainCells, cl.Classes, cl.Calibration.Cells, cl.Calibration.Folds)
+	fmt.Printf("%s (C = %g) on %d cells, populations %v, calibrated on %d cells of %d folds\n",
+		cl.Kind, cl.Params.C, cl.TrainCells, cl.Classes, cl.Calibration.Cells, cl.Calibration.Folds)
 
 	// A new domain, cell by cell.
 	labels, confidence, err := m.Predict(newSet.X)
@@ -73,11 +72,11 @@ func Example_predict() {
 	}
 	fmt.Println("at confidence 0.6:", count)
 	// Output:
-	// svm on 2053 cells, populations [c1 c2 c3], calibrated on 2053 held-out cells of 4 folds
-	// cell 1: c2 (confidence 0.61), gated c3
-	// cell 2: c2 (confidence 0.69), gated c3
+	// svm (C = 0.1) on 2053 cells, populations [c1 c2 c3], calibrated on 2053 cells of 4 folds
+	// cell 1: c2 (confidence 0.62), gated c3
+	// cell 2: c2 (confidence 0.70), gated c3
 	// cell 3: c2 (confidence 0.43), gated c3
 	// cell 4: c3 (confidence 0.64), gated c3
 	// 124 of 192 cells right
-	// at confidence 0.6: map[c1:18 c2:102 c3:4 unassigned:68]
+	// at confidence 0.6: map[c1:18 c2:102 c3:5 unassigned:67]
 }

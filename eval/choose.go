@@ -33,11 +33,6 @@ type Choice struct {
 	// Grid lists every point's inner score or error (nil for a grid of
 	// one point that was scored).
 	Grid []GridPoint `json:"grid,omitempty"`
-
-	// oof holds the chosen point's held-out margins when the inner
-	// cross-validation of a grid of one point kept them (Final.Classifier
-	// calibrates on them).
-	oof *outOfFold
 }
 
 // Choose runs the inner cross-validation of Evaluate on the training
@@ -61,7 +56,7 @@ func Choose(ctx context.Context, ds *dataset.Dataset, train []int, o Options) ([
 	out := make([]Choice, len(e.methods))
 	for i, name := range e.methods {
 		sr := srs[name]
-		out[i] = Choice{Method: name, Params: sr.Params, Score: sr.InnerScore, Folds: sr.InnerFolds, Grid: sr.Grid, oof: sr.oof}
+		out[i] = Choice{Method: name, Params: sr.Params, Score: sr.InnerScore, Folds: sr.InnerFolds, Grid: sr.Grid}
 	}
 	return out, nil
 }
@@ -113,6 +108,7 @@ type Final struct {
 	c     Choice
 	train []int
 	l     *learner
+	ts    *trainSet // the learner's training set (TrainOn; nil for TrainFinal)
 }
 
 // TrainFinal fits the transformation of c.Method with the point c.Params
@@ -172,13 +168,17 @@ func TrainOn(ctx context.Context, ds *dataset.Dataset, train []int, m *dica.Mode
 	if err != nil {
 		return nil, err
 	}
-	l, err := e.train(ctx, z, rows, c.Params, e.rng(0, 0, purposeLearner))
+	ts, err := e.trainingSet(z, rows, e.rng(0, 0, purposeLearner))
+	if err != nil {
+		return nil, err
+	}
+	l, err := e.learn(ctx, ts, c.Params)
 	if err != nil {
 		return nil, fmt.Errorf("eval: %s: training the learner: %w", name, err)
 	}
 	_, k := z.Dims()
 	return &Final{Method: name, Params: c.Params, Model: m, Components: k, Scaler: l.scaler, SVM: l.svm,
-		TrainCells: len(rows), e: e, c: c, train: train, l: l}, nil
+		TrainCells: len(rows), e: e, c: c, train: train, l: l, ts: ts}, nil
 }
 
 // finalEvaluator returns the evaluation of TrainFinal and TrainOn and the
@@ -248,16 +248,17 @@ const purposeCalibration = purposeMixing + 1
 // populations in natural order (those of the training cells) and the
 // inverse temperature of its confidence fitted on held-out margins (see
 // package classify); for real targets the kernel ridge regression as a
-// kernel expansion. The held-out margins are those of the inner
-// cross-validation of the chosen point (leave-samples-out: each cell
-// scored by a learner fitted, transformation included, without its
-// training domain), kept by Choose for a grid of one point and computed
-// again otherwise; when the training domains allow no cross-validation
-// (one domain, or too few for the method's domain term) or it fails,
-// they are those of InnerFolds seeded folds of the learner's training
-// cells, on the final projection and standardization
-// (Calibration.Source "cells": a cell of a known sample, so the
-// confidence is optimistic for new samples).
+// kernel expansion.
+//
+// The held-out margins are those of leave-samples-out folds of the
+// learner (CalibrationSamples): the training domains in the groups of the
+// inner cross-validation, each group's cells (of the learner's training
+// cells) scored by an SVM of the same cost trained on the other groups'
+// cells, on the final projection and standardization: a new sample as
+// the classifier sees it, at the cost of InnerFolds trainings of the SVM
+// and no fit. With a single training domain they are those of InnerFolds
+// seeded folds of its cells (CalibrationCells: a cell of a known sample,
+// so the confidence is optimistic for new samples).
 func (f *Final) Classifier(ctx context.Context) (*classify.Model, error) {
 	if f == nil || f.l == nil || f.e == nil {
 		return nil, errors.New("eval: empty Final (use TrainFinal or TrainOn)")
@@ -288,7 +289,11 @@ func (f *Final) Classifier(ctx context.Context) (*classify.Model, error) {
 		out.W.SetRow(i, sv.W.RawRowView(c))
 		out.Intercept = append(out.Intercept, sv.Intercept[c])
 	}
-	oof, source, err := f.heldOut(ctx)
+	source := CalibrationSamples
+	if len(f.train) < 2 {
+		source = CalibrationCells
+	}
+	oof, err := f.learnerFolds(ctx, source == CalibrationSamples)
 	if err != nil {
 		return nil, err
 	}
@@ -301,62 +306,58 @@ func (f *Final) Classifier(ctx context.Context) (*classify.Model, error) {
 	return out, out.Check()
 }
 
-// heldOut returns the held-out margins Classifier calibrates on and their
-// source ("samples" or "cells").
-func (f *Final) heldOut(ctx context.Context) (*outOfFold, string, error) {
-	if f.c.oof != nil && f.c.Params == f.Params && f.c.Method == f.Method {
-		return f.c.oof, "samples", nil
-	}
-	e := f.e
-	if e.canCrossValidate(0, f.Method) {
-		o := e.o
-		p := f.Params
-		eps := p.Epsilon
-		if eps == 0 {
-			eps = dica.DefaultEpsilon
-		}
-		o.Grid = Grid{Sigma: []float64{p.Sigma}, TargetSigma: []float64{p.TargetSigma}, Lambda: []float64{p.Lambda},
-			Epsilon: []float64{eps}, Components: []int{max(p.Components, 1)}, DistSigma: []float64{p.DistSigma}, C: []float64{p.C}}
-		o.Methods = []string{f.Method}
-		o.Progress = e.o.Progress
-		ev, err := buildEvaluator(e.ds, []Split{{Train: f.train}}, o, true)
-		if err != nil {
-			return nil, "", err
-		}
-		srs, err := ev.chooseSplit(ctx, 0, map[string]time.Duration{})
-		if ctx.Err() != nil {
-			return nil, "", ctx.Err()
-		}
-		if err == nil && srs[f.Method].oof != nil {
-			return srs[f.Method].oof, "samples", nil
-		}
-	}
-	oof, err := f.cellFolds(ctx)
-	return oof, "cells", err
-}
+// The sources of the held-out margins of the calibration
+// (classify.Calibration.Source).
+const (
+	// CalibrationSamples: leave-samples-out folds of the learner on the
+	// final projection.
+	CalibrationSamples = "samples"
+	// CalibrationCells: folds of the cells of a single training domain,
+	// on the final projection.
+	CalibrationCells = "cells"
+)
 
-// cellFolds returns the held-out margins of InnerFolds seeded folds of the
-// learner's training cells: each fold's cells scored by an SVM of the same
-// cost trained on the other folds' cells, with the final projection and
-// standardization.
-func (f *Final) cellFolds(ctx context.Context) (*outOfFold, error) {
+// learnerFolds returns the held-out margins of folds of the learner's
+// training cells, with the final projection and standardization: each
+// fold's cells scored by an SVM of the same cost trained on the other
+// folds' cells (warm-started from the final SVM). The folds are the groups of training domains of the inner
+// cross-validation when bySample is set (at least two domains), else
+// InnerFolds seeded folds of the cells.
+func (f *Final) learnerFolds(ctx context.Context, bySample bool) (*outOfFold, error) {
 	e := f.e
-	rows := e.sample(0, f.train, e.o.MaxTrainCells, e.rng(0, 0, purposeFinalTrain))
-	z, err := projectRows(e, f.Model, rows, f.Params.Components)
-	if err != nil {
-		return nil, err
-	}
-	ts, err := e.trainingSet(z, rows, e.rng(0, 0, purposeLearner))
-	if err != nil {
-		return nil, err
+	ts := f.ts
+	if ts == nil {
+		rows := e.sample(0, f.train, e.o.MaxTrainCells, e.rng(0, 0, purposeFinalTrain))
+		z, err := projectRows(e, f.Model, rows, f.Params.Components)
+		if err != nil {
+			return nil, err
+		}
+		if ts, err = e.trainingSet(z, rows, e.rng(0, 0, purposeLearner)); err != nil {
+			return nil, err
+		}
 	}
 	n := len(ts.rows)
-	folds := min(e.o.InnerFolds, n)
-	perm := e.rng(0, 0, purposeCalibration).Perm(n)
+	var folds [][]int
+	if bySample {
+		for _, g := range e.groups(f.train) {
+			var held []int
+			for i, p := range ts.rows {
+				if slices.Contains(g, e.ds.Domain[p]) {
+					held = append(held, i)
+				}
+			}
+			folds = append(folds, held)
+		}
+	} else {
+		k := min(e.o.InnerFolds, n)
+		perm := e.rng(0, 0, purposeCalibration).Perm(n)
+		for fo := range k {
+			folds = append(folds, perm[fo*n/k:(fo+1)*n/k])
+		}
+	}
 	_, d := ts.zs.Dims()
 	var parts []*outOfFold
-	for fo := range folds {
-		held := perm[fo*n/folds : (fo+1)*n/folds]
+	for _, held := range folds {
 		inFold := make([]bool, n)
 		for _, i := range held {
 			inFold[i] = true
@@ -369,11 +370,23 @@ func (f *Final) cellFolds(ctx context.Context) (*outOfFold, error) {
 			}
 		}
 		sub.zs = mat.NewDense(len(keep), d, nil)
+		y := make([]int, len(keep))
 		for j, i := range keep {
 			sub.zs.SetRow(j, ts.zs.RawRowView(i))
 			sub.rows = append(sub.rows, ts.rows[i])
+			y[j] = e.ds.Label[ts.rows[i]]
 		}
-		l, err := e.learn(ctx, sub, f.Params)
+		// The SVM of the fold starts from the final one's weights (a warm
+		// start of the primal solver, as along a path of costs).
+		l := &learner{scaler: ts.scaler}
+		pb, err := svm.NewProblem(sub.zs, y, len(e.ds.ClassNames), 0)
+		if err == nil {
+			o := svm.Options{C: f.Params.C, Seed: e.o.Seed}
+			if d <= svm.AutoPrimalMaxDim {
+				o.Init = f.l.svm
+			}
+			l.svm, err = pb.Train(ctx, o)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("eval: calibrating the confidence on folds of the training cells: %w", err)
 		}
@@ -453,13 +466,6 @@ type outOfFold struct {
 	truth   []int
 	classes int
 	folds   int
-}
-
-// keepMargins reports whether the inner cross-validation keeps the
-// held-out margins of a method with a grid of points points: for Choose
-// (and TrainFinal) with the plain classifier, for a grid of one point.
-func (e *evaluator) keepMargins(points int) bool {
-	return e.trainOnly && !e.regression && e.o.Learner == Plain && !e.o.BatchCenter && points == 1
 }
 
 // margins returns the one-vs-rest margins of the learner's SVM on the

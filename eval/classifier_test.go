@@ -10,6 +10,7 @@ import (
 
 	"github.com/dicalab/dica/classify"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/svm"
 	"github.com/dicalab/dica/toy"
 )
 
@@ -67,54 +68,99 @@ func TestTrainOnMatchesTrainFinal(t *testing.T) {
 	}
 }
 
-// TestHeldOutMargins checks where the classifier's calibration comes from:
-// Choose keeps the held-out margins of a grid of one point, and they equal
-// those of the inner cross-validation run again for the chosen point of a
-// larger grid (a grid of one point whose choice forgot them); with one
-// training domain, folds of its cells.
+// TestHeldOutMargins checks the held-out margins of the calibration: for
+// several training domains, each group of the inner cross-validation is
+// scored by an SVM trained by hand (package svm, warm-started from the
+// final SVM as Classifier does; from zero, the same within the solver's
+// tolerance) on the other groups' standardized cells; with one training
+// domain, folds of its cells.
 func TestHeldOutMargins(t *testing.T) {
 	ctx := context.Background()
-	ds := toy.Classification(toy.Options{Domains: 5, MeanSize: 60, Dim: 3, Classes: 3, Seed: 7})
-	train := []int{0, 1, 2, 3}
-	o := Options{Methods: []string{"udica"}, Rank: 25, Seed: 4, MixingCells: -1,
-		Grid: Grid{Sigma: []float64{2}, Components: []int{2}, C: []float64{1}}}
-	choices, err := Choose(ctx, ds, train, o)
+	ds := toy.Classification(toy.Options{Domains: 7, MeanSize: 60, Dim: 3, Classes: 3, Seed: 7})
+	train := []int{0, 1, 2, 3, 5, 6}
+	o := Options{Rank: 25, Seed: 4, MixingCells: -1}
+	c := Choice{Method: "udica", Params: Params{Sigma: 2, Components: 2, C: 1}}
+	f, err := TrainFinal(ctx, ds, train, c, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := choices[0].oof
-	if kept == nil || kept.folds != 4 || len(kept.truth) == 0 || len(kept.margins) != 3*len(kept.truth) {
-		t.Fatalf("the margins kept by Choose: %+v", kept)
-	}
-	f, err := TrainFinal(ctx, ds, train, choices[0], o)
+	oof, err := f.learnerFolds(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.c.oof = nil
-	again, source, err := f.heldOut(ctx)
+	// By hand: the standardized projections of the training cells, group
+	// by group.
+	rows := f.e.sample(0, train, f.e.o.MaxTrainCells, f.e.rng(0, 0, purposeFinalTrain))
+	z, err := projectRows(f.e, f.Model, rows, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if source != "samples" || !slices.Equal(again.margins, kept.margins) || !slices.Equal(again.truth, kept.truth) {
-		t.Errorf("the margins computed again (%s) differ from those Choose kept", source)
-	}
-	// A grid keeps none; Classifier computes them.
-	g := o
-	g.Grid.C = []float64{0.5, 1}
-	gc, err := Choose(ctx, ds, train, g)
+	zs, err := f.Scaler.Apply(z)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gc[0].oof != nil {
-		t.Errorf("a grid of 2 points kept margins")
+	groups := f.e.groups(train)
+	if len(groups) != 4 || oof.folds != 4 || len(oof.truth) != len(rows) {
+		t.Fatalf("%d groups, %d folds, %d held-out cells of %d", len(groups), oof.folds, len(oof.truth), len(rows))
 	}
+	var worst float64
+	at := 0
+	for _, g := range groups {
+		var in, out []int
+		for i, p := range rows {
+			if slices.Contains(g, ds.Domain[p]) {
+				out = append(out, i)
+			} else {
+				in = append(in, i)
+			}
+		}
+		x := mat.NewDense(len(in), 2, nil)
+		y := make([]int, len(in))
+		for j, i := range in {
+			x.SetRow(j, zs.RawRowView(i))
+			y[j] = ds.Label[rows[i]]
+		}
+		warm, err := svm.Train(ctx, x, y, 3, svm.Options{C: 1, Seed: 4, Init: f.SVM})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cold, err := svm.Train(ctx, x, y, 3, svm.Options{C: 1, Seed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := mat.NewDense(len(out), 2, nil)
+		for j, i := range out {
+			h.SetRow(j, zs.RawRowView(i))
+		}
+		dw, err := warm.Decision(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dc, err := cold.Decision(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, i := range out {
+			if oof.truth[at] != ds.Label[rows[i]] {
+				t.Fatalf("held-out cell %d is not row %d", at, rows[i])
+			}
+			for k, v := range dw.RawRowView(j) {
+				if math.Abs(v-oof.margins[at*3+k]) > 1e-12 {
+					t.Fatalf("held-out cell %d, class %d: margin %v, by hand %v", at, k, oof.margins[at*3+k], v)
+				}
+				worst = math.Max(worst, math.Abs(dc.At(j, k)-v))
+			}
+			at++
+		}
+	}
+	// The warm start changes the solution within the solver's tolerance.
+	if worst > 0.05 {
+		t.Errorf("the warm-started SVMs' margins differ from those of SVMs started from zero by up to %.3g", worst)
+	}
+
 	// One training domain: folds of its cells.
 	one := []int{2}
-	c1, err := Choose(ctx, ds, one, Options{Methods: []string{"input"}, Seed: 4, MixingCells: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f1, err := TrainFinal(ctx, ds, one, c1[0], Options{Methods: []string{"input"}, Seed: 4, MixingCells: -1})
+	f1, err := TrainFinal(ctx, ds, one, Choice{Method: "input", Params: Params{C: 1}}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +168,7 @@ func TestHeldOutMargins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ds.DomainSizes()[2]; cl.Calibration != (classify.Calibration{Source: "cells", Cells: n, Folds: 4}) || cl.Folds != 0 || !(cl.InvTemperature > 0) {
+	if n := ds.DomainSizes()[2]; cl.Calibration != (classify.Calibration{Source: CalibrationCells, Cells: n, Folds: 4}) || cl.Folds != 0 || !(cl.InvTemperature > 0) {
 		t.Errorf("one training domain of %d cells: calibration %+v, %d folds, beta %v", n, cl.Calibration, cl.Folds, cl.InvTemperature)
 	}
 }
@@ -178,18 +224,16 @@ func TestRegressorMatchesLearner(t *testing.T) {
 
 // TestCalibrationReliability checks the confidence on cells of domains
 // the classifier never saw (40 new domains of the toy data, about 12,000
-// cells, fixed seeds): cells with a confidence in [0.8, 0.9) are right
-// 80-90% of the time, within 0.05, and the expected calibration error
-// over ten bins of confidence, sum_b |right_b - sum of confidences_b| / n,
-// is at most 0.05. The same criteria fail for a temperature three times
-// smaller than the fitted one.
+// cells, fixed seeds), calibrated on leave-samples-out folds of the
+// learner: cells with a confidence in
+// [0.8, 0.9) are right 80-90% of the time, within 0.05, and the expected
+// calibration error over ten bins of confidence,
+// sum_b |right_b - sum of confidences_b| / n, is at most 0.05. The same
+// criteria fail for a temperature three times smaller than the fitted one.
 func TestCalibrationReliability(t *testing.T) {
 	ctx := context.Background()
 	tr, te := toy.ClassificationSplit(toy.Options{Domains: 16, MeanSize: 300, Dim: 4, Classes: 3, Seed: 2}, 40)
-	train := make([]int, 16)
-	for i := range train {
-		train[i] = i
-	}
+	train := seq(16)
 	for _, method := range []string{"input", "dica"} {
 		o := Options{Methods: []string{method}, Rank: 100, Seed: 1, MixingCells: -1,
 			Grid: Grid{Sigma: []float64{2}, Components: []int{2}, C: []float64{1}}}
@@ -197,47 +241,51 @@ func TestCalibrationReliability(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := TrainFinal(ctx, tr, train, choices[0], o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl, err := f.Classifier(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		z, err := projectRows(&evaluator{ds: te}, f.Model, seq(te.N()), f.Components)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, wrong := range []bool{false, true} {
-			c := *cl
-			if wrong {
-				c.InvTemperature *= 3
+		for _, choice := range choices {
+			f, err := TrainFinal(ctx, tr, train, choice, o)
+			if err != nil {
+				t.Fatal(err)
 			}
-			var p classify.Prediction
-			p.Reset(&c, te.N())
-			c.PredictTo(&p, z, 0)
-			var n, right [10]int
-			var conf [10]float64
-			for i, k := range p.Class {
-				b := min(int(p.Confidence[i]*10), 9)
-				n[b]++
-				conf[b] += p.Confidence[i]
-				if c.Classes[k] == te.ClassNames[te.Label[i]] {
-					right[b]++
+			cl, err := f.Classifier(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			z, err := projectRows(&evaluator{ds: te}, f.Model, seq(te.N()), f.Components)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, wrong := range []bool{false, true} {
+				c := *cl
+				if wrong {
+					c.InvTemperature *= 3
 				}
-			}
-			var ece float64
-			for b := range n {
-				ece += math.Abs(float64(right[b])-conf[b]) / float64(te.N())
-			}
-			acc8 := float64(right[8]) / float64(n[8])
-			ok := n[8] >= 500 && acc8 >= 0.75 && acc8 <= 0.95 && ece <= 0.05
-			if ok == wrong {
-				t.Errorf("%s (beta %.3g, wrong %v): %d cells of confidence in [0.8, 0.9), %.3f right; expected calibration error %.3f", method, c.InvTemperature, wrong, n[8], acc8, ece)
-			}
-			if !wrong {
-				t.Logf("%s: beta %.3f on %d held-out cells; %d cells in [0.8, 0.9), %.3f right; expected calibration error %.3f", method, c.InvTemperature, c.Calibration.Cells, n[8], acc8, ece)
+				var p classify.Prediction
+				p.Reset(&c, te.N())
+				c.PredictTo(&p, z, 0)
+				var n, right [10]int
+				var conf [10]float64
+				for i, k := range p.Class {
+					b := min(int(p.Confidence[i]*10), 9)
+					n[b]++
+					conf[b] += p.Confidence[i]
+					if c.Classes[k] == te.ClassNames[te.Label[i]] {
+						right[b]++
+					}
+				}
+				var ece float64
+				for b := range n {
+					ece += math.Abs(float64(right[b])-conf[b]) / float64(te.N())
+				}
+				acc8 := float64(right[8]) / float64(n[8])
+				ok := n[8] >= 500 && acc8 >= 0.75 && acc8 <= 0.95 && ece <= 0.05
+				if ok == wrong {
+					t.Errorf("%s, %s (beta %.3g, wrong %v): %d cells of confidence in [0.8, 0.9), %.3f right; expected calibration error %.3f",
+						method, c.Calibration.Source, c.InvTemperature, wrong, n[8], acc8, ece)
+				}
+				if !wrong {
+					t.Logf("%s, %s: beta %.3f on %d held-out cells; %d cells in [0.8, 0.9), %.3f right; expected calibration error %.3f",
+						method, c.Calibration.Source, c.InvTemperature, c.Calibration.Cells, n[8], acc8, ece)
+				}
 			}
 		}
 	}

@@ -474,9 +474,6 @@ type SplitResult struct {
 
 	// pooled holds the sums behind Pooled (for MethodResult.AllCells).
 	pooled tally
-	// oof holds the held-out margins of the inner cross-validation of a
-	// grid of one point, when kept (see keepMargins).
-	oof *outOfFold
 }
 
 // Spread is the mean and the sample standard deviation of a value over N

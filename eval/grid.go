@@ -47,9 +47,6 @@ type cvMethod struct {
 	vals [][][]float64
 	errs [][]string
 	busy time.Duration // time spent for the method (guarded by cv.mu)
-	// oof[f] holds fold f's held-out margins when they are kept
-	// (keepMargins; nil otherwise).
-	oof []*outOfFold
 }
 
 // cvSplit is the inner cross-validation of the methods of one split.
@@ -97,9 +94,6 @@ func (e *evaluator) crossValidate(ctx context.Context, si int, names []string, o
 	for _, name := range names {
 		g := e.grid(name)
 		cm := &cvMethod{name: name, grid: g, points: g.points()}
-		if e.keepMargins(len(cm.points)) {
-			cm.oof = make([]*outOfFold, len(cv.groups))
-		}
 		cm.vals = make([][][]float64, len(cv.groups))
 		cm.errs = make([][]string, len(cv.groups))
 		for f := range cv.groups {
@@ -193,9 +187,6 @@ func (e *evaluator) crossValidate(ctx context.Context, si int, names []string, o
 		busy[cm.name] += cm.busy
 		if len(cm.points) == 1 {
 			singlePoint(sr, cm.points[0], sum[0], count[0], errs[0])
-			if errs[0] == "" {
-				sr.oof = joinFolds(cm.oof)
-			}
 			continue
 		}
 		if err := e.choose(cm.name, cm.points, sum, count, errs, sr); err != nil {
@@ -366,7 +357,7 @@ func (cv *cvSplit) learners(ctx context.Context, cm *cvMethod, f, fi int, zfit, 
 			zs, err = ts.scaler.Apply(firstCols(zval, k))
 		}
 		if err == nil {
-			if j := slices.IndexFunc(*seen, func(in learnInput) bool { return in.same(ts.zs, zs) }); j >= 0 && cm.oof == nil {
+			if j := slices.IndexFunc(*seen, func(in learnInput) bool { return in.same(ts.zs, zs) }); j >= 0 {
 				in := (*seen)[j]
 				for ci := range g.learn {
 					cm.vals[f][base+ci], cm.errs[f][base+ci] = in.cm.vals[f][in.base+ci], in.cm.errs[f][in.base+ci]
@@ -387,9 +378,6 @@ func (cv *cvSplit) learners(ctx context.Context, cm *cvMethod, f, fi int, zfit, 
 		for ci, lp := range g.learn {
 			pi := base + ci
 			l, err := e.learn(ctx, ts, lp)
-			if err == nil && cm.oof != nil {
-				cm.oof[f], err = e.margins(l, zs, fd.validRows)
-			}
 			if err == nil {
 				acc := map[int]*tally{}
 				if err = e.scoreStd(l, zs, fd.validRows, acc, nil); err == nil {
