@@ -34,11 +34,13 @@
 // A_i the populations that SVM had (a held-out cell of a population it
 // lacked is left out). The objective is convex in beta (its second
 // derivative is the sum of the variances of f_i under p_i), so the
-// minimum is found by a safeguarded Newton iteration. Package eval gives
-// the held-out margins: those of the inner leave-samples-out
-// cross-validation, each cell scored by a learner fitted without its
-// sample, which is what a new patient looks like to the classifier; with a
-// single labelled sample, those of folds of its cells.
+// minimum is found by a safeguarded Newton iteration (to 1e-10 relative).
+// Package eval gives
+// the held-out margins (eval.Final.Classifier): those of leave-samples-out
+// folds of the learner's training cells, each cell scored by an SVM
+// trained without its sample, which is what a new patient looks like to
+// the classifier; with a single labelled sample, those of folds of its
+// cells.
 //
 // A Kind KRR model predicts each real target t by a kernel expansion on
 // points P_i (i = 1..m) of the standardized space,
@@ -137,9 +139,11 @@ type Params struct {
 // Calibration describes the held-out cells the inverse temperature was
 // fitted on.
 type Calibration struct {
-	// Source is "samples" (leave-samples-out folds of the training
-	// samples: each cell scored by a learner trained without its sample)
-	// or "cells" (folds of the cells of a single training sample).
+	// Source names the held-out cells: "samples" (leave-samples-out
+	// folds of the learner's training cells, on the final
+	// transformation: each cell scored by a learner trained without its
+	// sample) or "cells" (folds of the cells of a single training
+	// sample); package eval defines them.
 	Source string `json:"source"`
 	// Cells is the number of held-out cells, Folds the number of folds.
 	Cells int `json:"cells"`
@@ -533,7 +537,11 @@ func FitInvTemperature(margins *mat.Dense, truth []int) (beta float64, used int,
 	if len(truth) != n {
 		return 0, 0, fmt.Errorf("classify: %d rows of margins and %d true classes", n, len(truth))
 	}
-	var rows []int
+	// Each usable row as its finite margins minus the largest, d_ic <= 0,
+	// and the true class's, d_iy: rows of varying length in one slice.
+	var d []float64
+	var dy []float64
+	start := []int{0}
 	for i := range n {
 		row := margins.RawRowView(i)
 		for j, v := range row {
@@ -541,46 +549,55 @@ func FitInvTemperature(margins *mat.Dense, truth []int) (beta float64, used int,
 				return 0, 0, fmt.Errorf("classify: margin [%d, %d] is %v", i, j, v)
 			}
 		}
-		if y := truth[i]; y >= 0 && y < c && !math.IsInf(row[y], -1) {
-			rows = append(rows, i)
+		y := truth[i]
+		if y < 0 || y >= c || math.IsInf(row[y], -1) {
+			continue
 		}
+		fmax := math.Inf(-1)
+		for _, v := range row {
+			fmax = math.Max(fmax, v)
+		}
+		for _, v := range row {
+			if !math.IsInf(v, -1) {
+				d = append(d, v-fmax)
+			}
+		}
+		dy = append(dy, row[y]-fmax)
+		start = append(start, len(d))
 	}
-	if len(rows) == 0 {
+	used = len(dy)
+	if used == 0 {
 		return 0, 0, errors.New("classify: no held-out cell of a class its learner knew: nothing to calibrate on")
 	}
-	// g(beta) = sum_i (E_p[f_i] - f_iy) is the derivative of the negative
-	// log-likelihood, increasing in beta; h(beta) = sum_i Var_p[f_i] its
+	// g(beta) = sum_i (E_p[d_i] - d_iy) is the derivative of the negative
+	// log-likelihood, increasing in beta; h(beta) = sum_i Var_p[d_i] its
 	// derivative.
+	e := make([]float64, len(d))
 	eval := func(beta float64) (g, h float64) {
-		for _, i := range rows {
-			row := margins.RawRowView(i)
-			fmax := math.Inf(-1)
-			for _, v := range row {
-				fmax = math.Max(fmax, v)
-			}
+		for i, v := range d {
+			e[i] = beta * v
+		}
+		kernel.ExpSlice(e, e)
+		for i, y := range dy {
 			var s, s1, s2 float64
-			for _, v := range row {
-				if math.IsInf(v, -1) {
-					continue
-				}
-				d := v - fmax
-				e := math.Exp(beta * d)
-				s += e
-				s1 += e * d
-				s2 += e * d * d
+			for j, v := range d[start[i]:start[i+1]] {
+				ej := e[start[i]+j]
+				s += ej
+				s1 += ej * v
+				s2 += ej * v * v
 			}
 			mean := s1 / s
-			g += mean - (row[truth[i]] - fmax)
+			g += mean - y
 			h += math.Max(s2/s-mean*mean, 0)
 		}
 		return g, h
 	}
 	lo, hi := 0.0, float64(MaxInvTemperature)
 	if g, _ := eval(lo); g >= 0 {
-		return 0, len(rows), nil
+		return 0, used, nil
 	}
 	if g, _ := eval(hi); g <= 0 {
-		return hi, len(rows), nil
+		return hi, used, nil
 	}
 	beta = 1
 	for range 100 {
@@ -597,11 +614,11 @@ func FitInvTemperature(margins *mat.Dense, truth []int) (beta float64, used int,
 		if !(next > lo && next < hi) {
 			next = lo + (hi-lo)/2
 		}
-		if math.Abs(next-beta) <= 1e-12*beta {
+		if math.Abs(next-beta) <= 1e-10*beta {
 			beta = next
 			break
 		}
 		beta = next
 	}
-	return beta, len(rows), nil
+	return beta, used, nil
 }
