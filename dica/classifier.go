@@ -17,8 +17,9 @@ import (
 
 // ErrNoClassifier is the error of the predictions of a model that carries
 // no classifier (Classifier is nil), such as every model file written
-// before models could carry one.
-var ErrNoClassifier = errors.New("dica: this model has no classifier: fit it with --classifier svm (or give it one with Model.SetClassifier)")
+// before models could carry one: fit the model with a classifier (dica fit
+// --classifier svm), or give it one (Model.SetClassifier).
+var ErrNoClassifier = errors.New("dica: this model has no classifier: fit it with --classifier svm")
 
 // Classifier returns the learner the model carries on its components (a
 // classifier of populations or a regressor of real targets), or nil when

@@ -258,7 +258,9 @@ const purposeCalibration = purposeMixing + 1
 // the classifier sees it, at the cost of InnerFolds trainings of the SVM
 // and no fit. With a single training domain they are those of InnerFolds
 // seeded folds of its cells (CalibrationCells: a cell of a known sample,
-// so the confidence is optimistic for new samples).
+// so the confidence is optimistic for new samples), as when the SVM of a
+// group's folds cannot be trained (the other groups' cells hold fewer
+// than two populations).
 func (f *Final) Classifier(ctx context.Context) (*classify.Model, error) {
 	if f == nil || f.l == nil || f.e == nil {
 		return nil, errors.New("eval: empty Final (use TrainFinal or TrainOn)")
@@ -294,6 +296,11 @@ func (f *Final) Classifier(ctx context.Context) (*classify.Model, error) {
 		source = CalibrationCells
 	}
 	oof, err := f.learnerFolds(ctx, source == CalibrationSamples)
+	if err != nil && source == CalibrationSamples && ctx.Err() == nil {
+		// A fold without two populations: folds of the cells.
+		source = CalibrationCells
+		oof, err = f.learnerFolds(ctx, false)
+	}
 	if err != nil {
 		return nil, err
 	}

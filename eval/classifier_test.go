@@ -73,7 +73,7 @@ func TestTrainOnMatchesTrainFinal(t *testing.T) {
 // scored by an SVM trained by hand (package svm, warm-started from the
 // final SVM as Classifier does; from zero, the same within the solver's
 // tolerance) on the other groups' standardized cells; with one training
-// domain, folds of its cells.
+// domain, or a population in one domain only, folds of the cells.
 func TestHeldOutMargins(t *testing.T) {
 	ctx := context.Background()
 	ds := toy.Classification(toy.Options{Domains: 7, MeanSize: 60, Dim: 3, Classes: 3, Seed: 7})
@@ -156,6 +156,26 @@ func TestHeldOutMargins(t *testing.T) {
 	// The warm start changes the solution within the solver's tolerance.
 	if worst > 0.05 {
 		t.Errorf("the warm-started SVMs' margins differ from those of SVMs started from zero by up to %.3g", worst)
+	}
+
+	// A population in one training domain only: its group's fold cannot
+	// be trained, so the folds are of cells.
+	two := toy.Classification(toy.Options{Domains: 4, MeanSize: 60, Dim: 3, Classes: 2, Seed: 7})
+	for i, g := range two.Domain {
+		if g != 0 {
+			two.Label[i] = 0
+		}
+	}
+	f2, err := TrainFinal(ctx, two, []int{0, 1, 2, 3}, Choice{Method: "input", Params: Params{C: 1}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl2, err := f2.Classifier(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl2.Calibration.Source != CalibrationCells || len(cl2.Classes) != 2 {
+		t.Errorf("a population in one domain: calibration %+v, populations %v", cl2.Calibration, cl2.Classes)
 	}
 
 	// One training domain: folds of its cells.
