@@ -249,6 +249,14 @@ func decodePlan(d *decoder, level int) (*Plan, error) {
 	// The configuration must be one Fit accepts, with the feature map of
 	// its solver.
 	chk := p.Config
+	if chk.Method == Input {
+		// The identity model (see Input): the checks of every other field.
+		_, linear := c.Kernel.(kernel.Linear)
+		if p.in.kind != mapKernelRows || c.Solver != Exact || !linear || p.in.landmarks == nil || p.Schema.D() == 0 || !mat.Equal(p.in.landmarks, eye(p.Schema.D())) {
+			return nil, fmt.Errorf("method input with the %v solver, kernel %v and other points than the unit vectors: its model is the linear kernel on the unit vectors", c.Solver, c.Kernel)
+		}
+		chk.Method = KPCA
+	}
 	if chk.Landmarks == GivenLandmarks {
 		chk.LandmarkPoints = p.in.landmarks
 	}

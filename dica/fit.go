@@ -22,10 +22,14 @@ import (
 // sufficient statistics on Config.Workers goroutines, and a small solve; the
 // memory used is O((N + c) m + m^2) whatever the number of points. With the
 // Exact solver the data is read into memory and package exact solves the
-// n x n problem. Fit stops early with ctx's error when ctx is cancelled.
+// n x n problem. With Method Input it fits no projection: see Input. Fit
+// stops early with ctx's error when ctx is cancelled.
 func Fit(ctx context.Context, src dataset.Source, cfg Config) (*Model, error) {
 	if ctx == nil || src == nil {
 		return nil, fmt.Errorf("dica: Fit needs a context and a source")
+	}
+	if cfg.Method == Input {
+		return fitInput(ctx, src, cfg)
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.check(); err != nil {

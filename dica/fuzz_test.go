@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dicalab/dica/classify"
 	"github.com/dicalab/dica/kernel"
 	"gonum.org/v1/gonum/mat"
 )
@@ -49,12 +50,35 @@ func FuzzDecode(f *testing.F) {
 		for _, b := range [][]byte{must(m.MarshalBinary()), must(st.MarshalBinary()), must(p.MarshalBinary())} {
 			f.Add(b[headerLen : len(b)-4])
 		}
+		// The model with a learner.
+		if k := m.Components(); k > 0 {
+			l := &classify.Model{Kind: classify.SVM, Mean: make([]float64, k), Scale: make([]float64, k), Classes: []string{"a", "b"},
+				W: mat.NewDense(2, k, nil), Intercept: []float64{1, -1}, InvTemperature: 1, Params: classify.Params{Method: "dica", C: 1}}
+			if !tc.class {
+				l = &classify.Model{Kind: classify.KRR, Mean: make([]float64, k), Scale: make([]float64, k), Targets: []string{"y"},
+					Sigma: 1, Points: mat.NewDense(2, k, nil), Coef: mat.NewDense(2, 1, []float64{1, 2}), Offset: []float64{0.5}}
+			}
+			for j := range k {
+				l.Scale[j] = 1
+			}
+			if err := m.SetClassifier(l); err != nil {
+				f.Fatal(err)
+			}
+			b := must(m.MarshalBinary())
+			f.Add(b[headerLen : len(b)-4])
+		}
 		if st.acc.gram {
 			for _, g := range st.SplitGram(2) {
 				b := must(g.MarshalBinary())
 				f.Add(b[headerLen : len(b)-4])
 			}
 		}
+	}
+	if m, err := Fit(ctx, smallClass(5).Source(), Config{Method: Input}); err == nil {
+		b := must(m.MarshalBinary())
+		f.Add(b[headerLen : len(b)-4])
+	} else {
+		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		var m Model
@@ -104,6 +128,9 @@ func useModel(t *testing.T, m *Model) {
 		if r, c := z.Dims(); r != 3 || c != m.Positive {
 			t.Fatalf("transform of 3 rows: %d x %d, model has %d components", r, c, m.Positive)
 		}
+	}
+	if p, err := m.PredictWith(x, PredictOptions{MinConfidence: 0.5}); err == nil && p.Rows != 3 {
+		t.Fatalf("predictions of 3 rows: %d", p.Rows)
 	}
 	b, err := m.MarshalBinary()
 	if err != nil {

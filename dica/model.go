@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/classify"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/internal/gemm"
 	"github.com/dicalab/dica/preprocess"
@@ -64,6 +65,10 @@ type Model struct {
 	wraw   *mat.Dense
 	wrawT  []float64
 	offset []float64
+
+	// learner is the classifier or regressor on the components (nil for
+	// none): see SetClassifier.
+	learner *classify.Model
 }
 
 // Config returns the resolved configuration of the fit (kernels with their
@@ -231,18 +236,9 @@ func (m *Model) Transform(x *mat.Dense, o TransformOptions) (*mat.Dense, error) 
 	if d != m.plan.inMap.InputDim() {
 		return nil, fmt.Errorf("dica: data has %d columns, the model expects %d (%v)", d, m.plan.inMap.InputDim(), m.Summary.Features)
 	}
-	if err := finite(x); err != nil {
+	x, err := m.prepare(x, o.Preprocessed)
+	if err != nil {
 		return nil, err
-	}
-	if pp := m.Preprocessing(); pp != nil && !o.Preprocessed {
-		c := mat.DenseCopyOf(x)
-		if err := pp.Apply(c.RawMatrix().Data, d); err != nil {
-			return nil, fmt.Errorf("dica: preprocessing: %w", err)
-		}
-		if err := finite(c); err != nil {
-			return nil, fmt.Errorf("dica: after preprocessing (%s): %w", pp.TransformSpec(), err)
-		}
-		x = c
 	}
 	z := mat.NewDense(r, m.Positive, nil)
 	const blk = 512
@@ -289,6 +285,29 @@ func (m *Model) Transform(x *mat.Dense, o TransformOptions) (*mat.Dense, error) 
 		}
 	}
 	return z, nil
+}
+
+// prepare checks that x (with the columns of Inputs) is finite and
+// returns it preprocessed as the model's Preprocessing describes: a
+// preprocessed copy, or x itself when preprocessed is set or nothing is
+// recorded.
+func (m *Model) prepare(x *mat.Dense, preprocessed bool) (*mat.Dense, error) {
+	if err := finite(x); err != nil {
+		return nil, err
+	}
+	pp := m.Preprocessing()
+	if pp == nil || preprocessed {
+		return x, nil
+	}
+	_, d := x.Dims()
+	c := mat.DenseCopyOf(x)
+	if err := pp.Apply(c.RawMatrix().Data, d); err != nil {
+		return nil, fmt.Errorf("dica: preprocessing: %w", err)
+	}
+	if err := finite(c); err != nil {
+		return nil, fmt.Errorf("dica: after preprocessing (%s): %w", pp.TransformSpec(), err)
+	}
+	return c, nil
 }
 
 // project computes rows of Z for a block of x, reusing the feature buffer f.
@@ -378,7 +397,9 @@ const ModelMagic = "DICAMODL"
 // modelVersion 3: the preprocessing records Unnamed (version 2 files load
 // with it inferred: see Model.Preprocessing), and the plan its precision
 // (Config.Precision; version 2 files are of precision 64).
-const modelVersion = 3
+// modelVersion 4: the model may carry a classifier (SetClassifier);
+// files of earlier versions load without one.
+const modelVersion = 4
 
 // MarshalBinary encodes the model in a versioned format with a checksum.
 func (m *Model) MarshalBinary() ([]byte, error) {
@@ -400,11 +421,12 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	var e encoder
 	m.plan.encode(&e)
 	m.encodeFields(&e, w)
+	encodeLearner(&e, m.learner)
 	return seal(ModelMagic, modelVersion, e.b), nil
 }
 
 // encodeFields writes the fields of a model file that follow its plan,
-// with the weights w.
+// with the weights w, up to the learner.
 func (m *Model) encodeFields(e *encoder, w *mat.Dense) {
 	e.dense(w)
 	e.f64s(m.Mean)
@@ -451,6 +473,9 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 	out.Summary.Targets = d.strs()
 	out.InputVariance = d.f64()
 	out.ProjectedVariance = d.f64()
+	if v >= 4 {
+		out.learner = decodeLearner(d)
+	}
 	if d.err != nil {
 		return fmt.Errorf("dica: model: %w", d.err)
 	}
@@ -464,6 +489,11 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		}
 	}
 	out.derive()
+	if out.learner != nil {
+		if err := out.checkLearner(out.learner); err != nil {
+			return fmt.Errorf("dica: model: %w", err)
+		}
+	}
 	*m = out
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/classify"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/exact"
 	"github.com/dicalab/dica/internal/apitest"
@@ -129,22 +130,39 @@ func TestNilAndZero(t *testing.T) {
 		"Model.TransformStream/nil src": func() error { return errs(good.TransformStream(ctx, nil, 0, nil)) },
 		"Model.TransformStream/zero":    func() error { return errs(zm.TransformStream(ctx, ds.Source(), 0, nil)) },
 		"Model.UnmarshalBinary":         func() error { return errs(zm.UnmarshalBinary(nil)) },
-		"Part.String":                   func() error { return zero(strings.HasPrefix(Part{}.String(), "0 cells")) },
-		"Plan.Save":                     func() error { return errs(zp.Save(filepath.Join(dir, "p.plan"))) },
-		"LoadPlan":                      func() error { return two(LoadPlan(filepath.Join(dir, "absent"))) },
-		"Plan.Accumulate/nil":           func() error { return two(np.Accumulate(ctx, ds.Source())) },
-		"Plan.Accumulate/zero":          func() error { return two(zp.Accumulate(ctx, ds.Source())) },
-		"Plan.Accumulate/nil src":       func() error { return two(plan.Accumulate(ctx, nil)) },
-		"Plan.Fingerprint":              func() error { return zero(np.Fingerprint() == [32]byte{}) },
-		"Plan.InputMap":                 func() error { return zero(np.InputMap() == nil && zp.InputMap() == nil) },
-		"Plan.SinglePrecision":          func() error { return zero(!np.SinglePrecision() && !zp.SinglePrecision()) },
-		"Plan.MarshalBinary":            func() error { return two(zp.MarshalBinary()) },
-		"Plan.NewStats/nil":             func() error { return errs(np.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },
-		"Plan.NewStats/zero":            func() error { return errs(zp.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },
-		"Plan.OutputMap":                func() error { return zero(np.OutputMap() == nil) },
-		"Plan.UnmarshalBinary":          func() error { return errs(zp.UnmarshalBinary([]byte("DICAPLAN"))) },
-		"Solver.String":                 func() error { return zero(Solver(9).String() == "Solver(9)") },
-		"Stats.AddBlock/nil block":      func() error { return errs(plan.NewStats().AddBlock(nil, nil, nil)) },
+		"Model.Classifier": func() error {
+			return zero(nm.Classifier() == nil && zm.Classifier() == nil && good.Classifier() == nil)
+		},
+		"Model.SetClassifier/nil":    func() error { return errs(nm.SetClassifier(nil)) },
+		"Model.SetClassifier/zero":   func() error { return errs(zm.SetClassifier(nil)) },
+		"Model.SetClassifier/zero c": func() error { return errs(good.SetClassifier(&classify.Model{})) },
+		"Model.Predict/nil": func() error {
+			_, _, err := nm.Predict(mat.NewDense(1, 2, nil))
+			return errs(err)
+		},
+		"Model.Predict/no classifier": func() error {
+			_, _, err := good.Predict(ds.X)
+			return zero(errors.Is(err, ErrNoClassifier))
+		},
+		"Model.PredictWith/zero":   func() error { return two(zm.PredictWith(mat.NewDense(1, 2, nil), PredictOptions{})) },
+		"Model.PredictStream/nil":  func() error { return errs(nm.PredictStream(ctx, ds.Source(), PredictOptions{}, nil)) },
+		"Model.PredictStream/zero": func() error { return errs(zm.PredictStream(ctx, nil, PredictOptions{}, nil)) },
+		"Part.String":              func() error { return zero(strings.HasPrefix(Part{}.String(), "0 cells")) },
+		"Plan.Save":                func() error { return errs(zp.Save(filepath.Join(dir, "p.plan"))) },
+		"LoadPlan":                 func() error { return two(LoadPlan(filepath.Join(dir, "absent"))) },
+		"Plan.Accumulate/nil":      func() error { return two(np.Accumulate(ctx, ds.Source())) },
+		"Plan.Accumulate/zero":     func() error { return two(zp.Accumulate(ctx, ds.Source())) },
+		"Plan.Accumulate/nil src":  func() error { return two(plan.Accumulate(ctx, nil)) },
+		"Plan.Fingerprint":         func() error { return zero(np.Fingerprint() == [32]byte{}) },
+		"Plan.InputMap":            func() error { return zero(np.InputMap() == nil && zp.InputMap() == nil) },
+		"Plan.SinglePrecision":     func() error { return zero(!np.SinglePrecision() && !zp.SinglePrecision()) },
+		"Plan.MarshalBinary":       func() error { return two(zp.MarshalBinary()) },
+		"Plan.NewStats/nil":        func() error { return errs(np.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },
+		"Plan.NewStats/zero":       func() error { return errs(zp.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },
+		"Plan.OutputMap":           func() error { return zero(np.OutputMap() == nil) },
+		"Plan.UnmarshalBinary":     func() error { return errs(zp.UnmarshalBinary([]byte("DICAPLAN"))) },
+		"Solver.String":            func() error { return zero(Solver(9).String() == "Solver(9)") },
+		"Stats.AddBlock/nil block": func() error { return errs(plan.NewStats().AddBlock(nil, nil, nil)) },
 		"Stats.AddBlock/short block": func() error {
 			return errs(plan.NewStats().AddBlock(&dataset.Block{Rows: 10, D: 2, X: make([]float64, 4), Domain: []int{0}}, []string{"a"}, []string{"x"}))
 		},

@@ -178,7 +178,7 @@ func TestPrecisionFiles(t *testing.T) {
 		require.NoError(t, err)
 		pb, err := p.MarshalBinary()
 		require.NoError(t, err)
-		want := [3]uint32{3, 4, 3}
+		want := [3]uint32{4, 4, 3}
 		require.Equal(t, want, [3]uint32{version(mb), version(sb), version(pb)}, "precision %d: model, statistics and plan versions", prec)
 
 		var m2 Model

@@ -118,7 +118,20 @@ func TestChooseErrors(t *testing.T) {
 		{"unknown method", func() error { _, err := Choose(ctx, ds, []int{0, 1}, Options{Methods: []string{"pca"}}); return err }, "unknown method"},
 		{"bad index", func() error { _, err := Choose(ctx, ds, []int{0, 7}, grid); return err }, "out of range"},
 		{"nil data", func() error { _, err := Choose(ctx, nil, []int{0, 1}, grid); return err }, "nil data set"},
-		{"final regression", func() error { _, err := TrainFinal(ctx, reg, []int{0, 1}, Choice{Method: "dica"}, grid); return err }, "needs class labels"},
+		{"final regression grid", func() error { _, err := TrainFinal(ctx, reg, []int{0, 1}, Choice{Method: "dica"}, grid); return err }, "leaves 1 training domain"},
+		{"on another method", func() error {
+			m, err := dica.Fit(ctx, ds.Source(), dica.Config{Method: dica.KPCA, Rank: 10})
+			if err != nil {
+				return err
+			}
+			_, err = TrainOn(ctx, ds, []int{0, 1}, m, Choice{Method: "dica"}, Options{})
+			return err
+		}, "a model of method kpca for the choice of dica"},
+		{"on no model", func() error {
+			_, err := TrainOn(ctx, ds, []int{0, 1}, nil, Choice{Method: "udica"}, Options{})
+			return err
+		}, "method input for the choice of udica"},
+		{"empty classifier", func() error { _, err := (&Final{}).Classifier(ctx); return err }, "empty Final"},
 		{"final batch", func() error {
 			_, err := TrainFinal(ctx, ds, []int{0, 1}, Choice{Method: "input"}, Options{BatchCenter: true})
 			return err
@@ -126,7 +139,7 @@ func TestChooseErrors(t *testing.T) {
 		{"final distributional", func() error {
 			_, err := TrainFinal(ctx, ds, []int{0, 1}, Choice{Method: "input"}, Options{Learner: Distributional})
 			return err
-		}, "plain linear SVM"},
+		}, "plain learner"},
 		{"final method", func() error { _, err := TrainFinal(ctx, ds, []int{0, 1}, Choice{Method: "pca"}, Options{}); return err }, "unknown method"},
 		{"empty final", func() error { _, err := (&Final{}).Predict(ds.X); return err }, "empty Final"},
 		{"config of input", func() error { _, err := Choice{Method: "input"}.Config(Options{}); return err }, "fits no transformation"},

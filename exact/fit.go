@@ -315,6 +315,9 @@ func inputVariance(mc *mat.Dense, domains []int, N int) float64 {
 }
 
 func checkOptions(ds *dataset.Dataset, o *Options) error {
+	if o.Method == Input {
+		return fmt.Errorf("exact: method %v has no eigenproblem (it is the untransformed inputs)", o.Method)
+	}
 	if !o.Method.valid() {
 		return fmt.Errorf("exact: unknown method %v", o.Method)
 	}

@@ -40,13 +40,18 @@ const (
 	// COIR is covariance operator inverse regression, DICA without the
 	// domain term: (1/n) K P K B = (K + lambda I) B Gamma.
 	COIR
+	// Input is no transformation: the (preprocessed) inputs themselves,
+	// the baseline every method is compared with. It solves no
+	// eigenproblem, so Fit refuses it; dica.Fit records it as the identity
+	// projection.
+	Input
 )
 
 var methodNames = enum.Names[Method]{Type: "Method",
-	Names: []string{DICA: "dica", UDICA: "udica", KPCA: "kpca", COIR: "coir"}}
+	Names: []string{DICA: "dica", UDICA: "udica", KPCA: "kpca", COIR: "coir", Input: "input"}}
 
 // String returns the lower-case name of the method ("dica", "udica",
-// "kpca", "coir").
+// "kpca", "coir", "input").
 func (m Method) String() string { return methodNames.String(m) }
 
 // Supervised reports whether the method uses labels or targets (DICA, COIR).
@@ -56,7 +61,8 @@ func (m Method) Supervised() bool { return m == DICA || m == COIR }
 // variance across domains (DICA, UDICA).
 func (m Method) UsesDomains() bool { return m == DICA || m == UDICA }
 
-func (m Method) valid() bool { return methodNames.Valid(m) }
+// valid reports whether m is a method Fit solves (Input is not).
+func (m Method) valid() bool { return methodNames.Valid(m) && m != Input }
 
 // ParseMethod returns the method named s, case-insensitively.
 func ParseMethod(s string) (Method, error) {

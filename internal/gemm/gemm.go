@@ -276,6 +276,10 @@ type workspace struct {
 	ap [][]float64 // packed A, one per worker
 }
 
+// workspaces holds the packing buffers of products run without a
+// workspace of their own.
+var workspaces = sync.Pool{New: func() any { return new(workspace) }}
+
 // grow returns (*buf)[:n], reallocating if the capacity is short. The
 // contents are unspecified.
 func grow(buf *[]float64, n int) []float64 {
@@ -292,7 +296,10 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 		return
 	}
 	if ws == nil {
-		ws = new(workspace)
+		// Callers such as a model's projection call this for every block
+		// of a few hundred rows: the packing buffers come from a pool.
+		ws = workspaces.Get().(*workspace)
+		defer workspaces.Put(ws)
 	}
 	if g.packedB && g.k > kc {
 		panic("gemm: internal error: prepacked B with k > kc")
