@@ -172,7 +172,16 @@ func TrainFinal(ctx context.Context, ds *dataset.Dataset, train []int, c Choice,
 // dica.Input. It returns an error for a model of another method or
 // inputs, and those of TrainFinal.
 func TrainOn(ctx context.Context, ds *dataset.Dataset, train []int, m *dica.Model, c Choice, o Options) (*Final, error) {
-	e, name, err := finalEvaluator(ds, train, c, o)
+	// The model is fitted already: the learner alone is trained here, so
+	// the training domains need not be what fitting the method needs (one
+	// hand-gated sample, its model fitted on every sample).
+	learner := c
+	learner.Method = Input
+	e, _, err := finalEvaluator(ds, train, learner, o)
+	if err != nil {
+		return nil, err
+	}
+	name, _, err := methodOf(c.Method)
 	if err != nil {
 		return nil, err
 	}
@@ -530,4 +539,18 @@ func joinFolds(folds []*outOfFold) *outOfFold {
 		out.folds += f.folds
 	}
 	return out
+}
+
+// methodOf returns the lower-case name of a method of package eval, and
+// whether it is a method of the DICA family.
+func methodOf(method string) (string, bool, error) {
+	name := strings.ToLower(strings.TrimSpace(method))
+	if name == Input {
+		return name, false, nil
+	}
+	m, isDICA, err := parseMethod(name)
+	if err != nil {
+		return "", false, err
+	}
+	return m.String(), isDICA, nil
 }

@@ -7,15 +7,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dicalab/dica/classify"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/eval"
 	"github.com/dicalab/dica/internal/atomicfile"
 	"github.com/dicalab/dica/preprocess"
 )
@@ -50,21 +54,27 @@ the sample term (a sample without labels still counts as a sample).
 // modelFlags are the flags that configure a fit.
 type modelFlags struct {
 	method, solver, form, landmarks, report, out string
-	components, rank, outputRank, precision      int
-	lambda, epsilon, sigma, sigmaY               float64
+	rank, outputRank, precision                  int
+	epsilon, sigmaY                              float64
 	orthogonal, quiet                            bool
 	cpuprofile, maxMemory                        string
 	seed                                         uint64
+	// Lists: one value, or several that the inner cross-validation of
+	// --classifier chooses from.
+	components intsFlag
+	lambda     floatsFlag
+	sigma      floatsFlag
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.method, "method", "dica", "`method`: dica (uses the labels), udica (no labels), kpca, coir (labels, no sample term)")
 	fs.StringVar(&m.solver, "solver", "nystrom", "`solver`: nystrom, rff (random Fourier features) or exact (n x n, small data)")
 	fs.StringVar(&m.form, "form", "canonical", "exact solver's eigenproblem: canonical or paper (the authors' dica.m)")
-	fs.IntVar(&m.components, "components", dica.DefaultComponents, "number of `components` to keep")
-	fs.Float64Var(&m.lambda, "lambda", 0, "regularization `lambda` >= 0: larger values give smoother components (0: none)")
+	m.components, m.lambda, m.sigma = intsFlag{dica.DefaultComponents}, floatsFlag{0}, floatsFlag{0}
+	fs.Var(&m.components, "components", "number of `components` to keep")
+	fs.Var(&m.lambda, "lambda", "regularization `lambda` >= 0: larger values give smoother components (0: none)")
 	fs.Float64Var(&m.epsilon, "epsilon", dica.DefaultEpsilon, "label regularization `epsilon` > 0: smaller follows the labels more closely")
-	fs.Float64Var(&m.sigma, "sigma", 0, "kernel width `sigma` on the (preprocessed) channels (0: the median distance between cells)")
+	fs.Var(&m.sigma, "sigma", "kernel width `sigma` on the (preprocessed) channels (0: the median distance between cells)")
 	fs.Float64Var(&m.sigmaY, "sigma-y", 0, "kernel width `sigma` on real targets (0: the median distance)")
 	fs.IntVar(&m.rank, "rank", dica.DefaultRank, "`rank`: the number of landmark cells (or random features); larger is closer to the exact fit and slower")
 	fs.IntVar(&m.outputRank, "output-rank", 0, "landmarks on real targets, a `number` (0: min(rank, 200))")
@@ -114,8 +124,15 @@ func (m *modelFlags) config() (dica.Config, error) {
 	if c.Landmarks, err = dica.ParseLandmarks(m.landmarks); err != nil || c.Landmarks == dica.GivenLandmarks {
 		return c, usageErr("--landmarks %q: want uniform or kmeans", m.landmarks)
 	}
-	if m.components < 1 {
-		return c, usageErr("--components %d: need at least 1", m.components)
+	for _, k := range m.components {
+		if k < 1 {
+			return c, usageErr("--components %d: need at least 1", k)
+		}
+	}
+	for _, l := range m.lambda {
+		if l < 0 {
+			return c, usageErr("--lambda %g: need a value >= 0", l)
+		}
 	}
 	if m.rank < 1 {
 		return c, usageErr("--rank %d: need at least 1", m.rank)
@@ -126,7 +143,7 @@ func (m *modelFlags) config() (dica.Config, error) {
 	if m.precision == 32 && c.Solver == dica.Exact {
 		return c, usageErr("--precision 32 applies to the nystrom and rff solvers; the exact solver is float64 only")
 	}
-	if m.sigma < 0 || m.sigmaY < 0 {
+	if slices.Min(m.sigma) < 0 || m.sigmaY < 0 {
 		return c, usageErr("--sigma and --sigma-y must be > 0 (or 0 for the median heuristic)")
 	}
 	switch m.report {
@@ -134,8 +151,8 @@ func (m *modelFlags) config() (dica.Config, error) {
 	default:
 		return c, usageErr("--report %q: want json or text", m.report)
 	}
-	c.Components, c.Lambda, c.Epsilon = m.components, m.lambda, m.epsilon
-	c.Sigma, c.SigmaY, c.Rank, c.OutputRank = m.sigma, m.sigmaY, m.rank, m.outputRank
+	c.Components, c.Lambda, c.Epsilon = m.components[0], m.lambda[0], m.epsilon
+	c.Sigma, c.SigmaY, c.Rank, c.OutputRank = m.sigma[0], m.sigmaY, m.rank, m.outputRank
 	c.Orthogonal, c.Seed, c.Precision = m.orthogonal, m.seed, m.precision
 	budget, err := memoryBudget(m.maxMemory)
 	if err != nil {
@@ -179,8 +196,10 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("fit", fitUsage, stderr)
 	var df dataFlags
 	var mf modelFlags
+	var cf classifierFlags
 	df.register(fs, true)
 	mf.register(fs)
+	cf.register(fs)
 	fs.StringVar(&mf.out, "out", "", "write the model to this `file` (required unless --report is given)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -195,6 +214,13 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	src := in.src
+	kind, err := cf.classifierKind(&mf, src.Schema())
+	if err != nil {
+		return err
+	}
+	if cfg.Method == dica.Input && kind == classify.None {
+		return usageErr("--method input fits no projection: it is the baseline of a learner; give --classifier svm (or krr)")
+	}
 	if err := supervision(cfg, src.Schema()); err != nil {
 		return err
 	}
@@ -220,7 +246,21 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	pr.setTotal(src)
 	cfg.Progress = pr.update
 	start := time.Now()
+	var (
+		choice *eval.Choice
+		cells  *dataset.Dataset
+	)
+	if kind != classify.None {
+		if choice, cells, err = cf.chooseSettings(ctx, &mf, &cfg, src, stderr); err != nil {
+			stop()
+			pr.done()
+			return err
+		}
+	}
 	model, err := dica.Fit(ctx, src, cfg)
+	if err == nil && kind != classify.None {
+		err = cf.trainLearner(ctx, &mf, model, choice, cells)
+	}
 	stop()
 	pr.done()
 	if err != nil {
@@ -234,6 +274,9 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		if !mf.quiet || mf.report == "" {
 			fmt.Fprintf(stderr, "dica fit: wrote %s: %s\n", mf.out, modelSummary(model))
+			if l := learnerSummary(model); l != "" {
+				fmt.Fprintf(stderr, "dica fit: learner: %s\n", l)
+			}
 		}
 	} else {
 		fmt.Fprintln(stderr, "dica fit: no --out given: the model is not saved")
@@ -294,6 +337,24 @@ type fitReport struct {
 	// recorded), and PreprocessingText the same on one line.
 	Preprocessing     *preprocess.Pipeline `json:"preprocessing"`
 	PreprocessingText string               `json:"preprocessing_text"`
+	// Learner is the learner the model carries (with --classifier).
+	Learner *learnerJSON `json:"learner,omitempty"`
+}
+
+// learnerJSON describes the learner a model carries: its kind, the
+// settings chosen and their inner cross-validation score (folds 0: not
+// cross-validated), the populations or targets, the cells it trained on
+// and the calibration of its confidence.
+type learnerJSON struct {
+	Kind           string          `json:"kind"`
+	Params         classify.Params `json:"params"`
+	Score          float64         `json:"inner_score"`
+	Folds          int             `json:"inner_folds"`
+	Populations    []string        `json:"populations,omitempty"`
+	Targets        []string        `json:"targets,omitempty"`
+	TrainCells     int             `json:"train_cells"`
+	InvTemperature float64         `json:"inv_temperature,omitempty"`
+	Calibration    string          `json:"calibration,omitempty"`
 }
 
 func newReport(m *dica.Model, secs float64) fitReport {
@@ -311,6 +372,10 @@ func newReport(m *dica.Model, secs float64) fitReport {
 		PeakRSSMB:         peakRSSMB(),
 		Preprocessing:     m.Preprocessing(),
 		PreprocessingText: m.Preprocessing().String(),
+	}
+	if cl := m.Classifier(); cl != nil {
+		r.Learner = &learnerJSON{Kind: cl.Kind.String(), Params: cl.Params, Score: cl.Score, Folds: cl.Folds,
+			Populations: cl.Classes, Targets: cl.Targets, TrainCells: cl.TrainCells, InvTemperature: cl.InvTemperature, Calibration: cl.Calibration.Source}
 	}
 	r.Form = strings.ToLower(c.Form.String()) // the low-rank solvers solve the canonical form
 	if c.Solver != dica.Exact {
@@ -349,6 +414,15 @@ func writeReport(w io.Writer, r fitReport) error {
 	fmt.Fprintf(tw, "eigenvalues\t%s\n", fmtFloats(r.Eigenvalues))
 	fmt.Fprintf(tw, "distributional variance\t%.4g input, %.4g projected\n", r.DistVarInput, r.DistVarProjected)
 	fmt.Fprintf(tw, "preprocessing\t%s\n", r.PreprocessingText)
+	if l := r.Learner; l != nil {
+		p := l.Params
+		fmt.Fprintf(tw, "learner\t%s\ton %d cells; chosen: sigma %g, lambda %g, components %d, C %g\n", l.Kind, l.TrainCells, p.Sigma, p.Lambda, p.Components, p.C)
+		if l.Folds > 0 {
+			fmt.Fprintf(tw, "inner score\t%.4f\tover %d leave-samples-out fold(s)\n", l.Score, l.Folds)
+		} else {
+			fmt.Fprintf(tw, "inner score\tnone\t(one value per setting, or one labelled sample: nothing to choose)\n")
+		}
+	}
 	if r.Seconds > 0 {
 		fmt.Fprintf(tw, "seconds\t%.2f\n", r.Seconds)
 	}
@@ -434,6 +508,9 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if cfg.Solver == dica.Exact {
 		return usageErr("the exact solver has no plan: it holds all the cells at once; use nystrom or rff")
+	}
+	if mf.grid() {
+		return usageErr("--sigma, --lambda and --components take one value each in a plan (lists are chosen by dica fit --classifier)")
 	}
 	df.markSet(fs)
 	in, err := df.open(pos)
@@ -629,4 +706,70 @@ func modelSummary(m *dica.Model) string {
 		what += ", exact"
 	}
 	return what
+}
+
+// grid reports whether a setting lists several values: the inner
+// cross-validation of --classifier chooses among them.
+func (m *modelFlags) grid() bool {
+	return len(m.components) > 1 || len(m.lambda) > 1 || len(m.sigma) > 1
+}
+
+// floatsFlag is a flag holding one number or a comma-separated list.
+type floatsFlag []float64
+
+func (f *floatsFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	s := make([]string, len(*f))
+	for i, v := range *f {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *floatsFlag) Set(v string) error {
+	var out []float64
+	for _, item := range splitList(v) {
+		x, err := strconv.ParseFloat(item, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%q is not a number", item)
+		}
+		out = append(out, x)
+	}
+	if len(out) == 0 {
+		return errors.New("no value")
+	}
+	*f = out
+	return nil
+}
+
+// intsFlag is a flag holding one whole number or a comma-separated list.
+type intsFlag []int
+
+func (f *intsFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	s := make([]string, len(*f))
+	for i, v := range *f {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *intsFlag) Set(v string) error {
+	var out []int
+	for _, item := range splitList(v) {
+		x, err := strconv.Atoi(item)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", item)
+		}
+		out = append(out, x)
+	}
+	if len(out) == 0 {
+		return errors.New("no value")
+	}
+	*f = out
+	return nil
 }
