@@ -34,8 +34,13 @@ type Block struct {
 func (b *Block) Row(i int) []float64 { return b.X[i*b.D : (i+1)*b.D] }
 
 // Reset prepares b to hold up to rows rows of d inputs and t targets,
-// reusing its storage where possible. Negative sizes count as 0.
+// reusing its storage where possible. Negative sizes count as 0. Reset of a
+// nil *Block does nothing (there is no storage to prepare; a Read into it
+// reports the nil Block).
 func (b *Block) Reset(rows, d int, labels bool, t int) {
+	if b == nil {
+		return
+	}
 	rows, d, t = max(rows, 0), max(d, 0), max(t, 0)
 	b.Rows, b.D, b.T = 0, d, t
 	b.X = grow(b.X, rows*d)

@@ -266,8 +266,9 @@ const (
 
 // MarshalBinary encodes the statistics with their plan (configuration,
 // kernels, feature maps, seed) in a versioned format with a checksum.
+// Statistics without a plan (nil, or the zero Stats) are an error.
 func (s *Stats) MarshalBinary() ([]byte, error) {
-	if s.plan == nil {
+	if s == nil || s.plan == nil {
 		return nil, errNoPlan
 	}
 	var e encoder

@@ -33,6 +33,9 @@ func (p Part) String() string {
 type DuplicateError struct{ Part Part }
 
 func (e *DuplicateError) Error() string {
+	if e == nil {
+		return "dica: statistics summarize data already merged"
+	}
 	return fmt.Sprintf("dica: these statistics summarize data already merged (%v): each shard must be merged once", e.Part)
 }
 

@@ -95,6 +95,9 @@ type MemoryError struct {
 }
 
 func (e *MemoryError) Error() string {
+	if e == nil {
+		return "dica: the fit needs more memory than the budget"
+	}
 	const advice = "use the Nystrom solver (its memory does not grow with the number of cells)"
 	if e.Exact && e.More {
 		return fmt.Sprintf("dica: the exact solver needs 40 N^2 bytes for N cells: the data has more than %d cells, more than fit in the budget of %s; %s",
