@@ -69,6 +69,8 @@ func TestNilAndZero(t *testing.T) {
 		"Load":                      func() error { return two(Load(filepath.Join(dir, "absent"))) },
 		"Load/dir":                  func() error { return two(Load(dir)) },
 		"LoadStats":                 func() error { return two(LoadStats("")) },
+		"LoadContext":               func() error { return two(LoadContext(nil, dir, LoadOptions{})) },
+		"LoadStatsContext":          func() error { return two(LoadStatsContext(ctx, "", LoadOptions{MaxMemory: -1})) },
 		"NewPlan/nil":               func() error { return two(NewPlan(ctx, nil, Config{})) },
 		"ParseLandmarks":            func() error { return two(ParseLandmarks("")) },
 		"ParseSolver":               func() error { return two(ParseSolver("")) },

@@ -536,7 +536,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st, err := dica.LoadStats(f)
+		st, err := dica.LoadStatsContext(ctx, f, dica.LoadOptions{})
 		if err != nil {
 			return err
 		}

@@ -149,7 +149,7 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	var m *dica.Model
 	if f.modelPath != "" {
-		if m, err = dica.Load(f.modelPath); err != nil {
+		if m, err = dica.LoadContext(ctx, f.modelPath, dica.LoadOptions{}); err != nil {
 			return err
 		}
 	}

@@ -125,7 +125,7 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return usageErr("%v", err)
 		}
 	}
-	m, err := dica.Load(tf.model)
+	m, err := dica.LoadContext(ctx, tf.model, dica.LoadOptions{})
 	if err != nil {
 		return err
 	}
