@@ -55,6 +55,8 @@ type Stats struct {
 
 	scratch *shardScratch // buffers of AddBlock
 	parts   []Part        // the data summarized (see Part)
+	cells   []DomainPart  // the cells of each domain of each part
+	legacy  uint32        // the format version of a file without cells, else 0
 }
 
 // accum holds sums over points, indexed by domain and class number. Input
@@ -394,7 +396,8 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 	}
 	s := &Stats{plan: p, acc: *total, Domains: slices.Clone(r.Domains())}
 	if total.n > 0 {
-		s.parts = []Part{total.part(s.Domains)}
+		pt, cells := total.part(s.Domains)
+		s.parts, s.cells = []Part{pt}, cells
 	}
 	s.acc.domHash = nil // only the part is kept
 	if p.Config.supervised() && p.Schema.Labelled {
@@ -565,6 +568,15 @@ func padCounts(c []int64, n int) []int64 {
 // error. Merge is associative up to floating-point reassociation of the
 // sums.
 //
+// Statistics of Plan.Accumulate record which cells they summarize
+// (DomainParts): Merge refuses, and leaves s unchanged, when o holds cells
+// s already holds: a part already merged (*DuplicateError) or the cells of
+// a domain already merged, under the same or another name
+// (*OverlapError). A domain whose cells are split between shards merges.
+// Statistics from a file that records no domain parts (format version 3
+// or older) do not merge with others (*LegacyError). Statistics of
+// AddBlock record no parts: their caller partitions the data.
+//
 // The zero Stats is the empty sum: merging o into it makes s a copy of o
 // (o is not shared), so
 //
@@ -591,10 +603,8 @@ func (s *Stats) Merge(o *Stats) error {
 	if s.plan.fp != o.plan.fp {
 		return fmt.Errorf("dica: cannot merge statistics of different configurations: %s", strings.Join(planDiff(s.plan, o.plan), "; "))
 	}
-	for _, p := range o.parts {
-		if slices.Contains(s.parts, p) {
-			return &DuplicateError{Part: p}
-		}
+	if err := s.checkOverlap(o); err != nil {
+		return err
 	}
 	if s.acc.gram != o.acc.gram {
 		return fmt.Errorf("dica: cannot merge statistics with and without the Gram sum (split off by SplitGram)")
@@ -603,6 +613,7 @@ func (s *Stats) Merge(o *Stats) error {
 	cmap := nameMap(&s.Classes, o.Classes)
 	s.acc.add(&o.acc, dmap, cmap)
 	s.parts = append(s.parts, o.parts...)
+	s.cells = append(s.cells, o.cells...)
 	return nil
 }
 
@@ -618,7 +629,8 @@ func (s *Stats) clone() Stats {
 	a.sumPhiPsi = slices.Clone(a.sumPhiPsi)
 	a.gramSum = slices.Clone(a.gramSum)
 	a.domHash = slices.Clone(a.domHash)
-	return Stats{plan: s.plan, acc: a, Domains: slices.Clone(s.Domains), Classes: slices.Clone(s.Classes), parts: slices.Clone(s.parts)}
+	return Stats{plan: s.plan, acc: a, Domains: slices.Clone(s.Domains), Classes: slices.Clone(s.Classes),
+		parts: slices.Clone(s.parts), cells: slices.Clone(s.cells), legacy: s.legacy}
 }
 
 func cloneRows(rows [][]float64) [][]float64 {

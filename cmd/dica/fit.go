@@ -18,6 +18,7 @@ import (
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/exact"
 	"github.com/dicalab/dica/internal/atomicfile"
+	"github.com/dicalab/dica/internal/escape"
 	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/preprocess"
 )
@@ -545,6 +546,14 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if errors.As(err, &dup) {
 				return fmt.Errorf("%s summarizes the same cells as %s (%v): each shard must be merged once", f, from[dup.Part], dup.Part)
 			}
+			var ov *dica.OverlapError
+			if errors.As(err, &ov) {
+				return overlapError(f, from, ov)
+			}
+			var old *dica.LegacyError
+			if errors.As(err, &old) && old.Merged {
+				return fmt.Errorf("%s: %w", files[0], err) // the total is that file alone
+			}
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		for _, p := range st.Parts() {
@@ -563,4 +572,24 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "dica merge: no --out given: the model is not saved")
 	}
 	return report(stdout, rep, m, time.Since(start).Seconds())
+}
+
+// overlapError names, for each domain that file f holds and a file merged
+// before it held too, the two files and the domain.
+func overlapError(f string, from map[dica.Part]string, e *dica.OverlapError) error {
+	var b strings.Builder
+	for i, o := range e.Overlaps {
+		if i == 3 {
+			fmt.Fprintf(&b, "; and %d more", len(e.Overlaps)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s and %s both hold the %d cells of domain %s", f, from[o.Merged.Part], o.New.N, escape.String(o.New.Domain, 0))
+		if o.New.Domain != o.Merged.Domain {
+			fmt.Fprintf(&b, " (named %s in %s)", escape.String(o.Merged.Domain, 0), from[o.Merged.Part])
+		}
+	}
+	return fmt.Errorf("%s: each cell must be merged once (give every sample to one shard)", b.String())
 }

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dicalab/dica/toy"
+)
+
+// TestMergeOverlappingShards accumulates a shard of samples 1 and 2 and one
+// of samples 2 and 3: their merge is refused, naming both files and sample
+// 2, and writes no model; shards of samples 1+2 and 3 merge.
+func TestMergeOverlappingShards(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 50, Seed: 4})
+	var files []string
+	var sizes []int
+	for g := range ds.DomainNames {
+		var rows []int
+		for i, d := range ds.Domain {
+			if d == g {
+				rows = append(rows, i)
+			}
+		}
+		sub := ds.Subset(rows)
+		sub.Compact()
+		sdir := filepath.Join(dir, fmt.Sprint(g))
+		require.NoError(t, os.Mkdir(sdir, 0o755))
+		np := filepath.Join(dir, fmt.Sprintf("sample%d.csv", g+1))
+		require.NoError(t, os.Rename(writeToyCSV(t, sdir, sub), np))
+		files, sizes = append(files, np), append(sizes, len(rows))
+	}
+	all := filepath.Join(dir, "sample*.csv")
+	acc := func(out string, data ...string) {
+		t.Helper()
+		args := []string{"accumulate", "--label", "population", "--features", "CD1,CD2,CD3,CD4,CD5", "--rank", "20",
+			"--sample-data", all, "--out", out, "--quiet"}
+		for _, d := range data {
+			args = append(args, "--data", d)
+		}
+		_, errs, code := runCmd(t, args...)
+		require.Equal(t, 0, code, errs)
+	}
+	a, b, c := filepath.Join(dir, "A.stats"), filepath.Join(dir, "B.stats"), filepath.Join(dir, "C.stats")
+	acc(a, files[0], files[1])
+	acc(b, files[1], files[2])
+	acc(c, files[2])
+	model := filepath.Join(dir, "m.dica")
+	_, errs, code := runCmd(t, "merge", a, b, "--out", model)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, fmt.Sprintf("%s and %s both hold the %d cells of domain %q: each cell must be merged once", b, a, sizes[1], "sample2"))
+	require.NoFileExists(t, model)
+
+	_, errs, code = runCmd(t, "merge", a, c, "--out", model)
+	require.Equal(t, 0, code, errs)
+	require.FileExists(t, model)
+}
