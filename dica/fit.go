@@ -51,6 +51,11 @@ func (s *Stats) Solve() (*Model, error) {
 	if s == nil || s.plan == nil {
 		return nil, errNoPlan
 	}
+	// The solve's domain and class matrices must fit before they are made.
+	sc := s.plan.Schema
+	if err := checkMemory(s.plan.Config, Shape{N: s.acc.n, D: sc.D(), T: len(sc.Targets), Domains: len(s.Domains), Classes: len(s.Classes)}); err != nil {
+		return nil, err
+	}
 	fs, err := s.features()
 	if err != nil {
 		return nil, err
@@ -156,7 +161,7 @@ func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, erro
 	if err != nil {
 		return nil, err
 	}
-	sh.N = int64(ds.N())
+	sh.N, sh.Domains, sh.Classes = int64(ds.N()), ds.NumDomains(), ds.NumClasses()
 	if err := checkMemory(cfg, sh); err != nil {
 		return nil, err
 	}

@@ -141,6 +141,9 @@ func (m *modelFlags) config() (dica.Config, error) {
 func fitError(err error) error {
 	var me *dica.MemoryError
 	if errors.As(err, &me) {
+		if me.Limit != "" {
+			return usageErr("%s: merge or leave out %s, or raise --max-memory", strings.TrimPrefix(me.Error(), "dica: "), me.Limit)
+		}
 		if me.Exact {
 			return usageErr("%s; or lower the number of cells, or raise --max-memory", strings.TrimPrefix(me.Error(), "dica: "))
 		}

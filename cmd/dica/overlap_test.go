@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,24 @@ func TestMergeOverlappingShards(t *testing.T) {
 	_, errs, code = runCmd(t, "merge", a, c, "--out", model)
 	require.Equal(t, 0, code, errs)
 	require.FileExists(t, model)
+}
+
+// TestFitManyClassesRefused fits 12,000 cells with a label of their own
+// under --max-memory 500M: refused in the pass over the data, with the
+// number of classes that fit, and no model written.
+func TestFitManyClassesRefused(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("sample,population,CD1,CD2,CD3\n")
+	for i := 0; i < 12000; i++ {
+		fmt.Fprintf(&b, "s%d,p%d,%d,%g,%g\n", i%4, i, i%97, float64(i%13)/7, float64(i%31)/3)
+	}
+	data := filepath.Join(dir, "cells.csv")
+	require.NoError(t, os.WriteFile(data, []byte(b.String()), 0o644))
+	model := filepath.Join(dir, "m.dica")
+	_, errs, code := runCmd(t, "fit", "--data", data, "--domain", "sample", "--label", "population", "--sigma", "1",
+		"--max-memory", "500M", "--out", model, "--quiet")
+	require.Equal(t, 2, code, errs)
+	require.Regexp(t, `the data have at least \d+ classes .*; at most \d+ classes fit in the budget: merge or leave out classes, or raise --max-memory`, errs)
+	require.NoFileExists(t, model)
 }
