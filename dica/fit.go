@@ -64,6 +64,9 @@ func (s *Stats) Solve() (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSignal(s.plan.Config, s.plan.Config.Kernel, sol.values[0], s.signalScale(fs), s.plan.outMap != nil); err != nil {
+		return nil, err
+	}
 	sum := Summary{
 		N:            s.acc.n,
 		Features:     s.plan.Schema.Features,
@@ -174,6 +177,9 @@ func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, erro
 	if k == nil && cfg.Sigma > 0 {
 		k = cfgKernel(cfg.Sigma)
 	}
+	if err := checkReach(k, ds.X, "the data"); err != nil {
+		return nil, err
+	}
 	ok := cfg.OutputKernel
 	if ok == nil && cfg.SigmaY > 0 {
 		ok = cfgKernel(cfg.SigmaY)
@@ -189,6 +195,13 @@ func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, erro
 		Seed:         cfg.Seed,
 	})
 	if err != nil {
+		return nil, err
+	}
+	scale := em.Scale
+	if cfg.Form == Paper {
+		scale *= float64(ds.N()) // paper-form eigenvalues lack the 1/n
+	}
+	if err := checkSignal(cfg, em.Kernel, em.Eigenvalues[0], scale, ds.Target != nil); err != nil {
 		return nil, err
 	}
 	return FromExact(em, ds, cfg)

@@ -417,6 +417,7 @@ type pass struct {
 	pool, work, done chan *job
 	readErr          error
 	limit            *groupLimit // domains and classes within the budget
+	reach            *reachCheck // the kernel relates the first cells
 }
 
 // job is one block of a pass and its partial sums.
@@ -429,7 +430,7 @@ type job struct {
 }
 
 func newPass(p *Plan, workers int) *pass {
-	ps := &pass{p: p, workers: workers, mraw: rawDim(p.inMap), rout: p.outDim(), gram: p.Config.needsGram(), limit: newGroupLimit(p)}
+	ps := &pass{p: p, workers: workers, mraw: rawDim(p.inMap), rout: p.outDim(), gram: p.Config.needsGram(), limit: newGroupLimit(p), reach: newReachCheck(p)}
 	nj := 2*workers + 2
 	ps.pool = make(chan *job, nj)
 	for i := 0; i < nj; i++ {
@@ -455,10 +456,16 @@ func (ps *pass) read(ctx context.Context, cancel func(), r dataset.Reader) {
 		}
 		k, err := r.Read(&j.b, ps.p.Config.BlockRows)
 		if errors.Is(err, io.EOF) {
-			return
+			err = ps.reach.end()
+			if err == nil {
+				return
+			}
 		}
 		if err == nil {
 			err = ps.limit.check(&j.b)
+		}
+		if err == nil {
+			err = ps.reach.add(&j.b)
 		}
 		if err != nil {
 			ps.readErr = err

@@ -90,6 +90,16 @@ type Model struct {
 	// Jitter is the ridge used in place of Lambda when Lambda is 0
 	// (0 otherwise).
 	Jitter float64
+	// Scale bounds the leading canonical eigenvalue on these data:
+	// tr(P_0 K)/n with P_0 the projection onto the centered labels' span
+	// (the between-class variance of the kernel features) or onto the
+	// column space of the output factor (real targets), the limit of P as
+	// Epsilon -> 0, and tr(K)/n for UDICA and KPCA (the total variance).
+	// Since P <= P_0 and the denominator is at least K, gamma_1 <= Scale
+	// for any Lambda and Epsilon, and Scale = 0 when the data carry no
+	// signal. Paper-form eigenvalues, which lack the 1/n, compare with
+	// n Scale.
+	Scale float64
 	// InputVariance is tr(K Q), the distributional variance of the
 	// training domains in the kernel feature space (the paper's V_H(S),
 	// Theorem 2): (1/N) sum_i ||mu_i - mu_bar||^2. It is 0 with one domain.
@@ -167,6 +177,9 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 		if f, err = outputFactor(ds, o); err != nil {
 			return nil, err
 		}
+		m.Scale = supervisedScale(kc, ds, o)
+	} else {
+		m.Scale = mat.Trace(kc) / float64(ds.N())
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("exact: %w", err)
 		}
@@ -497,18 +510,7 @@ func targetFactor(k kernel.Kernel, y *mat.Dense, eps float64) (*mat.Dense, error
 	if psi == nil {
 		return nil, fmt.Errorf("exact: the output kernel matrix of %v is zero", k)
 	}
-	n, r := psi.Dims()
-	// Center the columns: Psi_c = H Psi.
-	for j := 0; j < r; j++ {
-		var s float64
-		for p := 0; p < n; p++ {
-			s += psi.At(p, j)
-		}
-		s /= float64(n)
-		for p := 0; p < n; p++ {
-			psi.Set(p, j, psi.At(p, j)-s)
-		}
-	}
+	centerCols(psi) // Psi_c = H Psi
 	return pushThrough(psi, eps)
 }
 
@@ -629,6 +631,81 @@ func zeroNonPositive(b *mat.Dense, positive int) {
 	for j := positive; j < k; j++ {
 		for p := 0; p < n; p++ {
 			b.Set(p, j, 0)
+		}
+	}
+}
+
+// supervisedScale returns tr(P_0 kc)/n for the centered kernel matrix kc,
+// with P_0 the projection onto the centered one-hot labels' span (O(n^2):
+// the sum over classes of the class's block sum of kc over its size), or
+// onto the span of the centered output kernel matrix for real targets
+// (O(n^2 r)).
+func supervisedScale(kc *mat.Dense, ds *dataset.Dataset, o Options) float64 {
+	n := ds.N()
+	var tr float64
+	if ds.Label != nil {
+		// P_0 = sum_j 1_j 1_j^T / n_j - 1 1^T / n, and 1^T kc = 0.
+		block := make([]float64, ds.NumClasses())
+		kr := kc.RawMatrix()
+		for p, cp := range ds.Label {
+			row := kr.Data[p*kr.Stride : p*kr.Stride+n]
+			for q, cq := range ds.Label {
+				if cq == cp {
+					block[cp] += row[q]
+				}
+			}
+		}
+		for j, size := range ds.ClassSizes() {
+			if size > 0 {
+				tr += block[j] / float64(size)
+			}
+		}
+		return tr / float64(n)
+	}
+	// P_0 is the projection onto the span of the centered pivoted Cholesky
+	// factor Psi_c of L (see targetFactor), which does not depend on
+	// epsilon: tr(P_0 kc) = tr((Psi_c^T Psi_c)^+ Psi_c^T kc Psi_c), the
+	// pseudo-inverse over the eigenvalues above factorTol times the
+	// largest.
+	psi := pivotedCholesky(o.OutputKernel, ds.Target, pivotTol)
+	if psi == nil {
+		return 0
+	}
+	centerCols(psi)
+	_, r := psi.Dims()
+	var g mat.SymDense
+	g.SymOuterK(1, psi.T())
+	var kf, fkf mat.Dense
+	kf.Mul(kc, psi)
+	fkf.Mul(psi.T(), &kf)
+	var es mat.EigenSym
+	if !es.Factorize(&g, true) {
+		return math.NaN()
+	}
+	vals := es.Values(nil)
+	var v mat.Dense
+	es.VectorsTo(&v)
+	var hv mat.Dense
+	hv.Mul(&fkf, &v)
+	for j := 0; j < r; j++ {
+		if vals[j] > factorTol*vals[r-1] {
+			tr += mat.Dot(v.ColView(j), hv.ColView(j)) / vals[j]
+		}
+	}
+	return tr / float64(n)
+}
+
+// centerCols subtracts from each column of a its mean: a = H a.
+func centerCols(a *mat.Dense) {
+	n, r := a.Dims()
+	for j := 0; j < r; j++ {
+		var s float64
+		for p := 0; p < n; p++ {
+			s += a.At(p, j)
+		}
+		s /= float64(n)
+		for p := 0; p < n; p++ {
+			a.Set(p, j, a.At(p, j)-s)
 		}
 	}
 }

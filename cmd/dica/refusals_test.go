@@ -80,3 +80,38 @@ func TestFitManyClassesRefused(t *testing.T) {
 	require.Regexp(t, `the data have at least \d+ classes .*; at most \d+ classes fit in the budget: merge or leave out classes, or raise --max-memory`, errs)
 	require.NoFileExists(t, model)
 }
+
+// TestFitNoSignalRefused fits settings without signal: each is refused
+// with its reason, and no model is written (before: exit 0 with models of
+// 0 components, of noise components, or of eigenvalues of 1e-307).
+func TestFitNoSignalRefused(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 60, Seed: 5})
+	data := writeToyCSV(t, dir, ds)
+	var same strings.Builder
+	same.WriteString("patient,population,CD1,CD2\n")
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&same, "p%d,c%d,1,2\n", i%3, i%2)
+	}
+	identical := filepath.Join(dir, "same.csv")
+	require.NoError(t, os.WriteFile(identical, []byte(same.String()), 0o644))
+	for _, c := range []struct {
+		data string
+		args []string
+		want string
+	}{
+		{identical, []string{"--solver", "exact"}, "the variance of the features that the labels explain is 0"},
+		{data, []string{"--epsilon", "1e308"}, "the regularization overwhelms the data (lambda = 0, epsilon = 1e+308"},
+		{data, []string{"--solver", "rff", "--sigma", "1e-300"}, "the kernel rbf(sigma=1e-300) is numerically the identity on the data"},
+		{data, []string{"--lambda", "1e308"}, "the regularization overwhelms the data (lambda = 1e+308"},
+	} {
+		model := filepath.Join(dir, "m.dica")
+		args := append([]string{"fit", "--data", c.data, "--domain", "patient", "--label", "population", "--rank", "30",
+			"--out", model, "--quiet"}, c.args...)
+		_, errs, code := runCmd(t, args...)
+		require.Equal(t, 1, code, "%v: %s", c.args, errs)
+		require.Contains(t, errs, "the fit has no signal: ", c.args)
+		require.Contains(t, errs, c.want, c.args)
+		require.NoFileExists(t, model)
+	}
+}
