@@ -23,10 +23,10 @@ import (
 //     above 2^-53, that is 1 + k(x, y) = 1 in float64 (an RBF or
 //     Laplacian bandwidth far below the distances between cells: new
 //     cells would all project onto the same point);
-//  2. the kernel is numerically constant on the data: for a kernel with
-//     k(x, x) = 1 (RBF, Laplacian), the variance the solve can use (see
-//  3. is at most 2^-52; for any kernel, it is 0 (a bandwidth far above
-//     the data's scale, or identical cells);
+//  2. the kernel is numerically constant on the data: gamma_ref (case 3)
+//     is at most 2^-52 for a kernel with k(x, x) = 1 (RBF, Laplacian), or
+//     0 for any kernel (a bandwidth far above the data's scale, or
+//     identical cells);
 //  3. no eigenvalue exceeds NullTol times gamma_ref, the largest value the
 //     leading eigenvalue can take on these data at lambda = 0 and
 //     epsilon -> 0 without the domain term: the between-class variance of
