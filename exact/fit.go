@@ -138,8 +138,14 @@ type Model struct {
 // (K^2, D). Eigenvectors are normalized to unit length and divided by
 // sqrt(eigenvalue).
 //
-// Fit returns an error, never panics, for invalid data or options; it checks
-// ctx between the O(n^3) steps.
+// Fit returns an error, never panics, for invalid data or options. It
+// checks ctx between its steps, inside the Cholesky factorization between
+// blocks of 192 columns and inside the Lanczos iterations, so it stops
+// within one step of O(n^2) work (a few tenths of a second at n = 8000;
+// TestFitCancel) after ctx is done. The dense eigendecompositions (below
+// LanczosMin points, of the r x r reduced problems, and the fallback when
+// Lanczos fails) cannot be interrupted; they are O(n^3) only when Lanczos
+// fails.
 func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("exact: %w", err)
@@ -157,15 +163,21 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 	m := &Model{Method: o.Method, Form: o.Form, Options: o, X: mat.DenseCopyOf(ds.X), Kernel: o.Kernel}
 
 	// Centered input kernel.
-	kc := gram(o.Kernel, ds.X)
+	kc, err := gramContext(ctx, o.Kernel, ds.X)
+	if err != nil {
+		return nil, fmt.Errorf("exact: %w", err)
+	}
 	if err := checkGram(kc, o.Kernel); err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("exact: %w", err)
 	}
 	m.KColMean, m.KMean = center(kc)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("exact: %w", err)
 	}
-	chol, mc, err := m.denominator(kc, ds)
+	chol, mc, err := m.denominator(ctx, kc, ds)
 	if err != nil {
 		return nil, err
 	}
@@ -185,13 +197,19 @@ func Fit(ctx context.Context, ds *dataset.Dataset, o Options) (*Model, error) {
 		}
 	}
 	var ok bool
-	m.Eigenvalues, m.B, ok = eigen(kc, f, chol, o)
+	m.Eigenvalues, m.B, ok = eigen(ctx, kc, f, chol, o)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("exact: %w", err)
+	}
 	if !ok {
 		return nil, errors.New("exact: eigendecomposition did not converge")
 	}
 	m.Positive = countPositive(m.Eigenvalues)
 	if o.Form == Paper {
 		zeroNonPositive(m.B, m.Positive)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("exact: %w", err)
 	}
 	n := ds.N()
 	m.train = mat.NewDense(n, o.Components, nil)
@@ -227,7 +245,7 @@ func resolveKernels(ds *dataset.Dataset, o *Options) {
 // D = K Q K + K + lambda I (lambda the jitter, recorded in m, when
 // Options.Lambda is 0; the domain term for DICA and UDICA only) and, with
 // more than one domain, mc = K E H_N, from which it sets m.InputVariance.
-func (m *Model) denominator(kc *mat.Dense, ds *dataset.Dataset) (*mat.Cholesky, *mat.Dense, error) {
+func (m *Model) denominator(ctx context.Context, kc *mat.Dense, ds *dataset.Dataset) (*mat.Cholesky, *mat.Dense, error) {
 	n := ds.N()
 	lambda := m.Options.Lambda
 	if lambda == 0 {
@@ -245,14 +263,25 @@ func (m *Model) denominator(kc *mat.Dense, ds *dataset.Dataset) (*mat.Cholesky, 
 	}
 	var mc *mat.Dense
 	if ds.NumDomains() > 1 {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("exact: %w", err)
+		}
 		mc = domainMeans(kc, ds.Domain, ds.NumDomains())
 		m.InputVariance = inputVariance(mc, ds.Domain, ds.NumDomains())
 	}
 	if m.Method.UsesDomains() && mc != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("exact: %w", err)
+		}
 		blas64.Syrk(blas.NoTrans, 1/float64(ds.NumDomains()), mc.RawMatrix(), 1, d.RawSymmetric())
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("exact: %w", err)
+	}
 	var chol mat.Cholesky
-	if !gemm.CholeskyTo(&chol, d, runtime.GOMAXPROCS(0)) {
+	if ok, err := gemm.CholeskyToContext(ctx, &chol, d, runtime.GOMAXPROCS(0)); err != nil {
+		return nil, nil, fmt.Errorf("exact: %w", err)
+	} else if !ok {
 		return nil, nil, fmt.Errorf("exact: the denominator K Q K + K + lambda I is not positive definite (lambda = %g); use a larger Lambda", lambda)
 	}
 	return &chol, mc, nil
@@ -278,7 +307,7 @@ func outputFactor(ds *dataset.Dataset, o Options) (*mat.Dense, error) {
 // kernel kc, the output factor f (supervised methods) and the factored
 // denominator, and returns the o.Components leading eigenvalues and
 // coefficient columns.
-func eigen(kc, f *mat.Dense, chol *mat.Cholesky, o Options) ([]float64, *mat.Dense, bool) {
+func eigen(ctx context.Context, kc, f *mat.Dense, chol *mat.Cholesky, o Options) ([]float64, *mat.Dense, bool) {
 	n, _ := kc.Dims()
 	k := o.Components
 	switch {
@@ -286,15 +315,18 @@ func eigen(kc, f *mat.Dense, chol *mat.Cholesky, o Options) ([]float64, *mat.Den
 		var g mat.Dense
 		g.Mul(kc, f)
 		g.Scale(1/math.Sqrt(float64(n)), &g)
-		return symDefEig(&g, chol, k, o.Seed)
+		if ctx.Err() != nil {
+			return nil, nil, false
+		}
+		return symDefEig(ctx, &g, chol, k, o.Seed)
 	case o.Form == Canonical:
 		var g mat.Dense
 		g.Scale(1/math.Sqrt(float64(n)), kc)
-		return symDefEig(&g, chol, k, o.Seed)
+		return symDefEig(ctx, &g, chol, k, o.Seed)
 	case o.Method.Supervised(): // paper form
 		return paperLowRank(kc, f, chol, k)
 	default: // paper form, UDICA or KPCA: eig(D^{-1} K^2) = pair (K^2, D).
-		vals, b, ok := symDefEig(kc, chol, k, o.Seed)
+		vals, b, ok := symDefEig(ctx, kc, chol, k, o.Seed)
 		if ok {
 			paperScale(b, vals)
 		}
@@ -343,9 +375,27 @@ func checkOptions(ds *dataset.Dataset, o *Options) error {
 
 // gram returns the kernel matrix of the rows of x, exactly symmetric.
 func gram(k kernel.Kernel, x *mat.Dense) *mat.Dense {
-	n, _ := x.Dims()
+	g, _ := gramContext(context.Background(), k, x)
+	return g
+}
+
+// gramRows is the number of rows of the kernel matrix gramContext computes
+// between checks of its context.
+const gramRows = 256
+
+// gramContext is gram, computed in blocks of gramRows rows (the kernels
+// compute each row on its own, so the blocks give the same bits), between
+// which it checks ctx.
+func gramContext(ctx context.Context, k kernel.Kernel, x *mat.Dense) (*mat.Dense, error) {
+	n, d := x.Dims()
 	g := mat.NewDense(n, n, nil)
-	k.Block(g, x, x)
+	for r0 := 0; r0 < n; r0 += gramRows {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r1 := min(r0+gramRows, n)
+		k.Block(g.Slice(r0, r1, 0, n).(*mat.Dense), x.Slice(r0, r1, 0, d), x)
+	}
 	raw := g.RawMatrix()
 	for p := 0; p < n; p++ {
 		for q := p + 1; q < n; q++ {
@@ -353,7 +403,7 @@ func gram(k kernel.Kernel, x *mat.Dense) *mat.Dense {
 			raw.Data[p*raw.Stride+q], raw.Data[q*raw.Stride+p] = a, a
 		}
 	}
-	return g
+	return g, nil
 }
 
 // checkGram returns an error if the kernel matrix has a non-finite entry

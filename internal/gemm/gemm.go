@@ -262,8 +262,9 @@ func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr *
 // workspace holds packing buffers that successive products reuse (one
 // goroutine at a time).
 type workspace struct {
-	bp []float64   // packed B, shared by the workers
-	ap [][]float64 // packed A, one per worker
+	bp   []float64   // packed B, shared by the workers
+	ap   [][]float64 // packed A, one per worker
+	stop func() bool // when not nil and true, potrf stops at its next block
 }
 
 // grow returns (*buf)[:n], reallocating if the capacity is short. The
