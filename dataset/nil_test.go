@@ -171,6 +171,7 @@ func TestNilAndZero(t *testing.T) {
 			}
 			return nil, nil
 		}, ""},
+		{"nil Block.Reset", func() (any, error) { var b *Block; b.Reset(4, 2, true, 1); return b, nil }, ""},
 		{"CopyRows(none)", func() (any, error) { good().Source().(RowAccess).CopyRows(nil, nil, nil); return nil, nil }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

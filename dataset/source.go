@@ -49,8 +49,9 @@ func (b *Block) Row(i int) []float64 { return b.X[i*b.D : (i+1)*b.D] }
 
 // Reset prepares b to hold up to rows rows of d inputs and t targets,
 // reusing its storage where possible. Negative sizes count as 0. It
-// empties File and Event (ResetOrigins sizes them). A nil b is left as it
-// is.
+// empties File and Event (ResetOrigins sizes them). Reset of a nil *Block
+// does nothing (there is no storage to prepare; a Read into it reports the
+// nil Block).
 func (b *Block) Reset(rows, d int, labels bool, t int) {
 	if b == nil {
 		return

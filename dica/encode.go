@@ -291,15 +291,18 @@ const (
 	// statsVersion 3: the plan records its preprocessing and the
 	// statistics their parts (see Part); version 2 files load without
 	// them.
-	// statsVersion 4: the preprocessing records Unnamed, and the plan its
-	// precision (Config.Precision).
+	// statsVersion 4: the preprocessing records Unnamed, the plan its
+	// precision (Config.Precision), and the statistics the cells of each
+	// domain of each part (see DomainPart); version 2 and 3 files load,
+	// solve, and do not merge (see LegacyError).
 	statsVersion = 4
 )
 
 // MarshalBinary encodes the statistics with their plan (configuration,
 // kernels, feature maps, seed) in a versioned format with a checksum.
+// Statistics without a plan (nil, or the zero Stats) are an error.
 func (s *Stats) MarshalBinary() ([]byte, error) {
-	if s.plan == nil {
+	if s == nil || s.plan == nil {
 		return nil, errNoPlan
 	}
 	var e encoder
@@ -328,6 +331,16 @@ func (s *Stats) MarshalBinary() ([]byte, error) {
 		e.b = append(e.b, pt.Digest[:]...)
 		e.u64(uint64(pt.N))
 	}
+	e.int(len(s.cells))
+	for _, c := range s.cells {
+		e.int(slices.Index(s.parts, c.Part))
+		e.str(c.Domain)
+		e.u64(uint64(c.N))
+		e.u64(c.Digest)
+	}
+	// Statistics read from a file without domain parts keep its version,
+	// so that Merge still refuses them after a round trip.
+	e.int(int(s.legacy))
 	return seal(statsMagic, statsVersion, e.b), nil
 }
 
@@ -377,6 +390,37 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 			parts = append(parts, pt)
 		}
 	}
+	var cells []DomainPart
+	if v >= 4 {
+		n := d.count(4 * 8)
+		for i := 0; i < n && d.err == nil; i++ {
+			k := d.int()
+			c := DomainPart{Domain: d.str(), N: int64(d.u64()), Digest: d.u64()}
+			if d.err == nil && (k < 0 || k >= len(parts) || c.N < 1) {
+				d.fail("domain part %d of part %d of %d with %d cells", i, k, len(parts), c.N)
+			}
+			if d.err == nil {
+				c.Part = parts[k]
+				cells = append(cells, c)
+			}
+		}
+	}
+	legacy := v
+	if v >= 4 {
+		if legacy = uint32(d.int()); legacy != 0 && (legacy < 2 || legacy > 3 || len(cells) > 0) {
+			d.fail("format version %d of the statistics' origin", legacy)
+		}
+		// Every part's cells are those of its domains.
+		sum := make(map[Part]int64, len(parts))
+		for _, c := range cells {
+			sum[c.Part] += c.N
+		}
+		for _, pt := range parts {
+			if d.err == nil && legacy == 0 && sum[pt] != pt.N {
+				d.fail("part of %d cells has domain parts of %d", pt.N, sum[pt])
+			}
+		}
+	}
 	if d.err != nil {
 		return fmt.Errorf("dica: statistics: %w", d.err)
 	}
@@ -398,7 +442,10 @@ func (s *Stats) UnmarshalBinary(data []byte) error {
 	if !ok {
 		return fmt.Errorf("dica: statistics: inconsistent shapes")
 	}
-	*s = Stats{plan: p, acc: a, Domains: doms, Classes: cls, parts: parts}
+	*s = Stats{plan: p, acc: a, Domains: doms, Classes: cls, parts: parts, cells: cells}
+	if legacy < 4 {
+		s.legacy = legacy
+	}
 	return nil
 }
 

@@ -142,7 +142,8 @@ func NewFamily(ctx context.Context, src dataset.Source, cfgs ...Config) (*Family
 	}
 	st := &Stats{plan: p, acc: *main, Domains: domains}
 	if main.n > 0 {
-		st.parts = []Part{main.part(domains)}
+		pt, cells := main.part(domains)
+		st.parts, st.cells = []Part{pt}, cells
 	}
 	st.acc.domHash = nil
 	if first[1] == nil {

@@ -56,6 +56,11 @@ func (s *Stats) Solve() (*Model, error) {
 		return nil, errNoPlan
 	}
 	s = s.naturalOrder()
+	// The solve's domain and class matrices must fit before they are made.
+	sc := s.plan.Schema
+	if err := checkMemory(s.plan.Config, Shape{N: s.acc.n, D: sc.D(), T: len(sc.Targets), Domains: len(s.Domains), Classes: len(s.Classes)}); err != nil {
+		return nil, err
+	}
 	fs, err := s.features()
 	if err != nil {
 		return nil, err
@@ -68,6 +73,9 @@ func (s *Stats) Solve() (*Model, error) {
 func (s *Stats) solveFeatures(fs *featureStats) (*Model, error) {
 	sol, err := fs.solve(s.plan.Config)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSignal(s.plan.Config, s.plan.Config.Kernel, sol.values[0], s.signalScale(fs), s.plan.outMap != nil); err != nil {
 		return nil, err
 	}
 	sum := Summary{
@@ -167,7 +175,7 @@ func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, erro
 	if err != nil {
 		return nil, err
 	}
-	sh.N = int64(ds.N())
+	sh.N, sh.Domains, sh.Classes = int64(ds.N()), ds.NumDomains(), ds.NumClasses()
 	if err := checkMemory(cfg, sh); err != nil {
 		return nil, err
 	}
@@ -180,6 +188,9 @@ func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, erro
 	k := cfg.Kernel
 	if k == nil && cfg.Sigma > 0 {
 		k = cfgKernel(cfg.Sigma)
+	}
+	if err := checkReach(k, ds.X, "the data"); err != nil {
+		return nil, err
 	}
 	ok := cfg.OutputKernel
 	if ok == nil && cfg.SigmaY > 0 {
@@ -196,6 +207,13 @@ func fitExact(ctx context.Context, src dataset.Source, cfg Config) (*Model, erro
 		Seed:         cfg.Seed,
 	})
 	if err != nil {
+		return nil, err
+	}
+	scale := em.Scale
+	if cfg.Form == Paper {
+		scale *= float64(ds.N()) // paper-form eigenvalues lack the 1/n
+	}
+	if err := checkSignal(cfg, em.Kernel, em.Eigenvalues[0], scale, ds.Target != nil); err != nil {
 		return nil, err
 	}
 	return FromExact(em, ds, cfg)

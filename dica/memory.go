@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/internal/sysmem"
 )
 
@@ -22,26 +23,39 @@ type Shape struct {
 // EstimateMemory returns an estimate, in bytes, of the peak memory a fit
 // with cfg takes on data of the given shape, beyond the data itself when
 // it is held in memory. With m = Rank, W = Workers, J = 2W + 3 the partial
-// statistics in flight, and words of 8 bytes:
+// statistics in flight, N the domains, c the classes (supervised methods
+// with class labels, else 0) and words of 8 bytes:
 //
 //	Nystrom, RFF:  7 m^2                    (feature map, solve)
 //	             + (J + 7) m^2              (Gram sums; KPCA, UDICA, lambda > 0)
-//	             + J (domains + classes + r) m + J r^2
+//	             + J (N + c + r) m + J r^2  (partial sums in flight)
 //	             + BlockRows W m            (rows kept for the Gram and cross sums)
-//	             + min(N, Sample) (D + T) + m D
-//	Exact:       5 N^2 + N (D + T)
+//	             + min(n, Sample) (D + T) + m D
+//	             + 5 c^2 + 3 c m            (the solve's c x c output matrices)
+//	             + 3.5 N^2 + 3 N m          (DICA, UDICA: the N x N domain problem;
+//	                                         N m for the other methods)
+//	Exact:       5 n^2 + n (D + T)
+//	             + 3 n c + 4 c^2 + n N      (labels and domain means)
 //
 // with r the rank of the output map on real targets (0 for class labels).
 // The constants come from the peak resident memory of fits measured at
-// m = 1000 to 8000 and n = 2000 to 4000 (exact); TestEstimateMemoryBoundsPeak
-// checks that the estimate is between the measured growth of the peak and
-// twice it.
+// m = 200 to 8000, n = 2000 to 4000 (exact), and 1000 to 4000 classes or
+// domains; TestEstimateMemoryBoundsPeak checks that the estimate is between
+// the measured growth of the peak and twice it.
 func EstimateMemory(cfg Config, s Shape) int64 {
 	c := cfg.withDefaults()
 	var words float64
+	N := float64(s.Domains)
+	cls := 0.0
+	if c.supervised() {
+		cls = float64(s.Classes)
+	}
 	if c.Solver == Exact {
 		n := float64(s.N)
-		words = 5*n*n + n*float64(s.D+s.T)
+		words = 5*n*n + n*float64(s.D+s.T) + 3*n*cls + 4*cls*cls
+		if N > 1 {
+			words += n * N
+		}
 		return saturate(8 * words)
 	}
 	m := float64(c.Rank)
@@ -64,6 +78,12 @@ func EstimateMemory(cfg Config, s Shape) int64 {
 		sample = math.Min(sample, float64(s.N))
 	}
 	words += sample*float64(s.D+s.T) + m*float64(s.D)
+	words += 5*cls*cls + 3*cls*m
+	if c.domainTerm() {
+		words += 3.5*N*N + 3*N*m
+	} else {
+		words += N * m
+	}
 	return saturate(8 * words)
 }
 
@@ -75,8 +95,9 @@ func saturate(b float64) int64 {
 	return int64(b)
 }
 
-// MemoryError is returned by Fit and NewPlan when the estimated memory of a
-// fit exceeds the budget (Config.MaxMemory), before anything large is
+// MemoryError is returned by Fit, NewPlan, Plan.Accumulate, Stats.AddBlock
+// and Stats.Solve when the estimated memory of a fit (EstimateMemory)
+// exceeds the budget (Config.MaxMemory), before anything large is
 // allocated.
 type MemoryError struct {
 	// Need is the estimate (EstimateMemory) and Budget the limit, in bytes.
@@ -86,21 +107,42 @@ type MemoryError struct {
 	// N is the number of cells (exact) and Rank the rank m (low rank).
 	N    int64
 	Rank int
-	// Fits is the largest number of cells (exact) or the largest rank (low
-	// rank) that fits in the budget.
+	// Domains and Classes are the numbers of domains and classes (so far,
+	// when More is set).
+	Domains, Classes int
+	// Limit is "classes" or "domains" when their number is what does not
+	// fit (the rank, or the cells, fit without them); else "".
+	Limit string
+	// Fits is the largest number of cells (exact), of classes or domains
+	// (Limit set), or the largest rank (low rank) that fits in the budget.
 	Fits int64
-	// More reports that N is a lower bound: the data were read only up to
-	// the first cell that did not fit.
+	// More reports that N (or the number of Limit) is a lower bound: the
+	// data were read only up to the first cell that did not fit.
 	More bool
 }
 
 func (e *MemoryError) Error() string {
+	if e == nil {
+		return "dica: the fit needs more memory than the budget"
+	}
 	const advice = "use the Nystrom solver (its memory does not grow with the number of cells)"
-	if e.Exact && e.More {
+	switch {
+	case e.Limit != "":
+		count := e.Classes
+		what := "classes x classes"
+		if e.Limit == "domains" {
+			count, what = e.Domains, "domains x domains"
+		}
+		seen := fmt.Sprintf("%d %s", count, e.Limit)
+		if e.More {
+			seen = fmt.Sprintf("the data have at least %d %s (read up to the first that did not fit): they", count, e.Limit)
+		}
+		return fmt.Sprintf("dica: %s need about %s of memory (the solve holds %s matrices), more than the budget of %s; at most %d %s fit in the budget",
+			seen, Bytes(e.Need), what, Bytes(e.Budget), e.Fits, e.Limit)
+	case e.Exact && e.More:
 		return fmt.Sprintf("dica: the exact solver needs 40 N^2 bytes for N cells: the data has more than %d cells, more than fit in the budget of %s; %s",
 			e.Fits, Bytes(e.Budget), advice)
-	}
-	if e.Exact {
+	case e.Exact:
 		return fmt.Sprintf("dica: the exact solver on %d cells needs about %s of memory, more than the budget of %s; at most about %d cells fit: %s",
 			e.N, Bytes(e.Need), Bytes(e.Budget), e.Fits, advice)
 	}
@@ -135,7 +177,8 @@ func (c Config) MemoryBudget() int64 {
 }
 
 // checkMemory returns a *MemoryError when the fit of data of shape s with
-// cfg would exceed its budget.
+// cfg would exceed its budget. When the data fit without their domains and
+// classes, the error names those (Limit) and how many fit.
 func checkMemory(cfg Config, s Shape) error {
 	budget := cfg.MemoryBudget()
 	if budget <= 0 {
@@ -146,27 +189,108 @@ func checkMemory(cfg Config, s Shape) error {
 	if need <= budget {
 		return nil
 	}
-	e := &MemoryError{Need: need, Budget: budget, Exact: c.Solver == Exact, N: s.N, Rank: c.Rank}
-	// The largest size that fits, by bisection on the estimate.
-	lo, hi := int64(0), int64(c.Rank)
+	e := &MemoryError{Need: need, Budget: budget, Exact: c.Solver == Exact, N: s.N, Rank: c.Rank,
+		Domains: s.Domains, Classes: s.Classes}
+	bare := s
+	bare.Domains, bare.Classes = 0, 0
+	if s.Domains+s.Classes > 0 && EstimateMemory(c, bare) <= budget {
+		// The largest number of domains (with the classes), or of classes
+		// (with the domains), that fits.
+		noClasses := s
+		noClasses.Classes = 0
+		e.Limit, e.Fits = "classes", largest(int64(s.Classes), func(k int64) bool {
+			t := s
+			t.Classes = int(k)
+			return EstimateMemory(c, t) <= budget
+		})
+		if EstimateMemory(c, noClasses) > budget {
+			e.Limit, e.Fits = "domains", largest(int64(s.Domains), func(k int64) bool {
+				t := s
+				t.Domains = int(k)
+				return EstimateMemory(c, t) <= budget
+			})
+		}
+		return e
+	}
+	// The largest size that fits.
+	hi := int64(c.Rank)
 	if e.Exact {
 		hi = s.N
 	}
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
+	e.Fits = largest(hi, func(k int64) bool {
 		t, ts := c, s
 		if e.Exact {
-			ts.N = mid
+			ts.N = k
 		} else {
-			t.Rank = int(mid)
-			t.OutputRank = min(t.OutputRank, int(mid))
+			t.Rank = int(k)
+			t.OutputRank = min(t.OutputRank, int(k))
 		}
-		if EstimateMemory(t, ts) <= budget {
+		return EstimateMemory(t, ts) <= budget
+	})
+	return e
+}
+
+// largest returns the largest k in [0, hi] with fits(k) (0 when none), by
+// bisection: fits must hold up to some k and fail above it.
+func largest(hi int64, fits func(k int64) bool) int64 {
+	lo := int64(0)
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if fits(mid) {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	e.Fits = lo
-	return e
+	return lo
+}
+
+// groupLimit refuses, during a pass, a number of domains or classes whose
+// sums (and the solve after the pass) would exceed the memory budget: the
+// names are numbered in order of first appearance, so the largest index
+// seen bounds their number.
+type groupLimit struct {
+	cfg              Config
+	shape            Shape
+	domains, classes int // seen so far
+	withClass        bool
+}
+
+func newGroupLimit(p *Plan) *groupLimit {
+	return &groupLimit{cfg: p.Config, shape: Shape{D: p.Schema.D(), T: len(p.Schema.Targets)},
+		withClass: p.Config.supervised() && p.Schema.Labelled}
+}
+
+// check returns a *MemoryError (More set) when the domain or class
+// indices of b make the fit exceed the budget.
+func (g *groupLimit) check(b *dataset.Block) error {
+	if g == nil || g.cfg.MemoryBudget() <= 0 {
+		return nil
+	}
+	nd, nc := g.domains, g.classes
+	for _, v := range b.Domain[:b.Rows] {
+		nd = max(nd, v+1)
+	}
+	if g.withClass && b.Label != nil {
+		for _, v := range b.Label[:b.Rows] {
+			nc = max(nc, v+1)
+		}
+	}
+	return g.grow(nd, nc)
+}
+
+// grow records nd domains and nc classes and checks them (once per
+// change).
+func (g *groupLimit) grow(nd, nc int) error {
+	if nd <= g.domains && nc <= g.classes {
+		return nil
+	}
+	g.domains, g.classes = max(nd, g.domains), max(nc, g.classes)
+	s := g.shape
+	s.Domains, s.Classes = g.domains, g.classes
+	err := checkMemory(g.cfg, s)
+	if me, ok := err.(*MemoryError); ok && me.Limit != "" {
+		me.More = true
+	}
+	return err
 }

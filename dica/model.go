@@ -504,10 +504,19 @@ func (m *Model) Save(path string) error { return save(path, m) }
 
 // Load reads a model written by Save. It reads no more than the file's
 // header declares, after checking the magic number and the version, so a
-// large file of another kind is refused after a few bytes.
+// large file of another kind is refused after a few bytes: LoadContext
+// with no deadline and the default memory budget.
 func Load(path string) (*Model, error) {
+	return LoadContext(context.Background(), path, LoadOptions{})
+}
+
+// LoadContext reads a model written by Save. It reads no more than the
+// file's header declares, after checking the magic number, the version and
+// the declared size against the budget of o, and stops with ctx's error
+// when ctx is done (also while it waits for the writer of a pipe).
+func LoadContext(ctx context.Context, path string, o LoadOptions) (*Model, error) {
 	var m Model
-	if err := load(path, ModelMagic, "model", modelVersion, &m); err != nil {
+	if err := load(ctx, path, ModelMagic, "model", modelVersion, o, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil

@@ -176,6 +176,15 @@ func NewPlan(ctx context.Context, src dataset.Source, cfg Config) (*Plan, error)
 		k = kernel.RBF{Sigma: sigma}
 	}
 	p.Config.Kernel = k
+	switch {
+	case xs != nil:
+		err = checkReach(k, xs, "the sample")
+	case cfg.Solver == Nystrom && cfg.Landmarks == GivenLandmarks:
+		err = checkReach(k, cfg.LandmarkPoints, "the landmarks")
+	}
+	if err != nil {
+		return nil, err
+	}
 	switch cfg.Solver {
 	case Nystrom:
 		lm, err := landmarks(cfg, xs, n, sc.D())

@@ -3,6 +3,7 @@ package dica
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -137,6 +138,13 @@ func TestPrecision32Conditioning(t *testing.T) {
 			st, err := q.Accumulate(ctx, ds.Source())
 			require.NoError(t, err)
 			m32, err := st.Solve()
+			if !tc.safe && errors.Is(err, ErrNoSignal) {
+				// The rounding noise of the float32 Gram sum is all the
+				// fit sees: its variance comes out negative, and the fit
+				// refuses it, which is the worst error there is.
+				errs[i] = math.Inf(1)
+				continue
+			}
 			require.NoError(t, err)
 			for j := range 10 {
 				errs[i] = math.Max(errs[i], math.Abs(m32.Eigenvalues[j]-m64.Eigenvalues[j])/m64.Eigenvalues[j])

@@ -106,6 +106,7 @@ func (s *Stats) AddBlock(b *dataset.Block, domains, classes []string) error {
 	sc := s.scratch
 	// Map the block's domain and class numbers to the statistics' own,
 	// adding only the names that rows use.
+	nd, nc := len(s.Domains), len(s.Classes)
 	var ok bool
 	if sc.dmap, ok = remap(sc.dmap, &s.Domains, domains, b.Domain[:b.Rows], false); !ok {
 		return fmt.Errorf("dica: block refers to a domain number outside its %d names", len(domains))
@@ -122,12 +123,20 @@ func (s *Stats) AddBlock(b *dataset.Block, domains, classes []string) error {
 	} else {
 		bb.Label = nil
 	}
+	if sc.limit == nil {
+		sc.limit = newGroupLimit(p)
+	}
+	if err := sc.limit.grow(len(s.Domains), len(s.Classes)); err != nil {
+		s.Domains, s.Classes = s.Domains[:nd], s.Classes[:nc] // the block is not added
+		return err
+	}
 	return sc.w.block(&s.acc, &bb, s.acc.n)
 }
 
 // shardScratch holds the buffers of Stats.AddBlock.
 type shardScratch struct {
 	w          worker
+	limit      *groupLimit
 	dmap, cmap []int
 	dom, cls   []int
 }

@@ -56,6 +56,8 @@ type Stats struct {
 
 	scratch *shardScratch // buffers of AddBlock
 	parts   []Part        // the data summarized (see Part)
+	cells   []DomainPart  // the cells of each domain of each part
+	legacy  uint32        // the format version of a file without cells, else 0
 }
 
 // accum holds sums over points, indexed by domain and class number. Input
@@ -485,7 +487,8 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 	}
 	s := &Stats{plan: p, acc: *total, Domains: slices.Clone(r.Domains())}
 	if total.n > 0 {
-		s.parts = []Part{total.part(s.Domains)}
+		pt, cells := total.part(s.Domains)
+		s.parts, s.cells = []Part{pt}, cells
 	}
 	s.acc.domHash = nil // only the part is kept
 	if p.Config.supervised() && p.Schema.Labelled {
@@ -504,6 +507,8 @@ type pass struct {
 	gram             bool
 	pool, work, done chan *job
 	readErr          error
+	limit            *groupLimit // domains and classes within the budget
+	reach            *reachCheck // the kernel relates the first cells
 }
 
 // job is one block of a pass and its partial sums.
@@ -516,7 +521,7 @@ type job struct {
 }
 
 func newPass(p *Plan, workers int) *pass {
-	ps := &pass{p: p, workers: workers, mraw: rawDim(p.inMap), rout: p.outDim(), gram: p.Config.needsGram()}
+	ps := &pass{p: p, workers: workers, mraw: rawDim(p.inMap), rout: p.outDim(), gram: p.Config.needsGram(), limit: newGroupLimit(p), reach: newReachCheck(p)}
 	nj := 2*workers + 2
 	ps.pool = make(chan *job, nj)
 	for i := 0; i < nj; i++ {
@@ -542,7 +547,16 @@ func (ps *pass) read(ctx context.Context, cancel func(), r dataset.Reader) {
 		}
 		k, err := r.Read(&j.b, ps.p.Config.BlockRows)
 		if errors.Is(err, io.EOF) {
-			return
+			err = ps.reach.end()
+			if err == nil {
+				return
+			}
+		}
+		if err == nil {
+			err = ps.limit.check(&j.b)
+		}
+		if err == nil {
+			err = ps.reach.add(&j.b)
 		}
 		if err != nil {
 			ps.readErr = err
@@ -656,6 +670,15 @@ func padCounts(c []int64, n int) []int64 {
 // error. Merge is associative up to floating-point reassociation of the
 // sums.
 //
+// Statistics of Plan.Accumulate record which cells they summarize
+// (DomainParts): Merge refuses, and leaves s unchanged, when o holds cells
+// s already holds: a part already merged (*DuplicateError) or the cells of
+// a domain already merged, under the same or another name
+// (*OverlapError). A domain whose cells are split between shards merges.
+// Statistics from a file that records no domain parts (format version 3
+// or older) do not merge with others (*LegacyError). Statistics of
+// AddBlock record no parts: their caller partitions the data.
+//
 // The zero Stats is the empty sum: merging o into it makes s a copy of o
 // (o is not shared), so
 //
@@ -685,10 +708,8 @@ func (s *Stats) Merge(o *Stats) error {
 		}
 		return fmt.Errorf("dica: cannot merge statistics of different configurations: %s", strings.Join(planDiff(s.plan, o.plan), "; "))
 	}
-	for _, p := range o.parts {
-		if slices.Contains(s.parts, p) {
-			return &DuplicateError{Part: p}
-		}
+	if err := s.checkOverlap(o); err != nil {
+		return err
 	}
 	if s.acc.gram != o.acc.gram {
 		return fmt.Errorf("dica: cannot merge statistics with and without the Gram sum (split off by SplitGram)")
@@ -697,6 +718,7 @@ func (s *Stats) Merge(o *Stats) error {
 	cmap := nameMap(&s.Classes, o.Classes)
 	s.acc.add(&o.acc, dmap, cmap)
 	s.parts = append(s.parts, o.parts...)
+	s.cells = append(s.cells, o.cells...)
 	return nil
 }
 
@@ -712,7 +734,8 @@ func (s *Stats) clone() Stats {
 	a.sumPhiPsi = slices.Clone(a.sumPhiPsi)
 	a.gramSum = slices.Clone(a.gramSum)
 	a.domHash = slices.Clone(a.domHash)
-	return Stats{plan: s.plan, acc: a, Domains: slices.Clone(s.Domains), Classes: slices.Clone(s.Classes), parts: slices.Clone(s.parts)}
+	return Stats{plan: s.plan, acc: a, Domains: slices.Clone(s.Domains), Classes: slices.Clone(s.Classes),
+		parts: slices.Clone(s.parts), cells: slices.Clone(s.cells), legacy: s.legacy}
 }
 
 func cloneRows(rows [][]float64) [][]float64 {

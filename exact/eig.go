@@ -30,7 +30,7 @@ const zeroTol = 1e-10
 // k largest pairs of W W^T come from the thick-restart Lanczos solver of
 // package lanczos applied matrix-free; below it W W^T is formed and
 // decomposed densely (mat.EigenSym).
-func symDefEig(g *mat.Dense, chol *mat.Cholesky, k int, seed uint64) ([]float64, *mat.Dense, bool) {
+func symDefEig(ctx context.Context, g *mat.Dense, chol *mat.Cholesky, k int, seed uint64) ([]float64, *mat.Dense, bool) {
 	n, r := g.Dims()
 	u := chol.RawU().(*mat.TriDense).RawTriangular()
 
@@ -41,7 +41,7 @@ func symDefEig(g *mat.Dense, chol *mat.Cholesky, k int, seed uint64) ([]float64,
 		// x -> U^{-T} G G^T U^{-1} x, four O(n^2) products per step and no
 		// O(n^3) work beyond the Cholesky factorization.
 		var ok bool
-		vals, v, ok = lanczosTop(g, u, k, seed)
+		vals, v, ok = lanczosTop(ctx, g, u, k, seed)
 		if !ok {
 			return nil, nil, false
 		}
@@ -180,8 +180,8 @@ const LanczosMin = 100
 // outcome (matvec budget exhausted, a failed explicit residual check, an
 // error) falls back to the dense path: C formed and decomposed by
 // mat.EigenSym.
-func lanczosTop(g *mat.Dense, u blas64.Triangular, k int, seed uint64) ([]float64, *mat.Dense, bool) {
-	vals, v, _, ok := lanczosTopWith(g, u, lanczos.Settings{K: k, Tol: 1e-12, Seed: seed})
+func lanczosTop(ctx context.Context, g *mat.Dense, u blas64.Triangular, k int, seed uint64) ([]float64, *mat.Dense, bool) {
+	vals, v, _, ok := lanczosTopWith(ctx, g, u, lanczos.Settings{K: k, Tol: 1e-12, Seed: seed})
 	return vals, v, ok
 }
 
@@ -189,7 +189,7 @@ func lanczosTop(g *mat.Dense, u blas64.Triangular, k int, seed uint64) ([]float6
 // s.Seed also seeds the completion); tests use it to force the fallback
 // with a small s.MaxMatvecs. It also reports whether the dense fallback was
 // taken.
-func lanczosTopWith(g *mat.Dense, u blas64.Triangular, s lanczos.Settings) (vals []float64, v *mat.Dense, dense, ok bool) {
+func lanczosTopWith(ctx context.Context, g *mat.Dense, u blas64.Triangular, s lanczos.Settings) (vals []float64, v *mat.Dense, dense, ok bool) {
 	n, r := g.Dims()
 	k := s.K
 	gr := g.RawMatrix()
@@ -202,7 +202,10 @@ func lanczosTopWith(g *mat.Dense, u blas64.Triangular, s lanczos.Settings) (vals
 		blas64.Gemv(blas.NoTrans, 1, gr, blas64.Vector{N: r, Inc: 1, Data: sv}, 0, blas64.Vector{N: n, Inc: 1, Data: dst})
 		blas64.Trsv(blas.Trans, u, blas64.Vector{N: n, Inc: 1, Data: dst})
 	})
-	res, err := lanczos.Sym(context.Background(), op, s)
+	res, err := lanczos.Sym(ctx, op, s)
+	if ctx.Err() != nil {
+		return nil, nil, false, false // stopped: no dense fallback
+	}
 	if err == nil {
 		m := len(res.Values)
 		switch {

@@ -1,6 +1,7 @@
 package exact
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -86,14 +87,14 @@ func TestSymDefEigThinDense(t *testing.T) {
 	const n, r, k = 40, 5, 8
 	g := normalDense(rng, n, r)
 	d, chol := randomDenominator(t, rng, n, n, 1)
-	thin, bt, ok := symDefEig(g, chol, k, 1)
+	thin, bt, ok := symDefEig(context.Background(), g, chol, k, 1)
 	if !ok {
 		t.Fatal("thin failed")
 	}
 	// Pad G with zero columns to force the dense path (r > n/2).
 	gp := mat.NewDense(n, n, nil)
 	gp.Slice(0, n, 0, r).(*mat.Dense).Copy(g)
-	dense, _, ok := symDefEig(gp, chol, k, 1)
+	dense, _, ok := symDefEig(context.Background(), gp, chol, k, 1)
 	if !ok {
 		t.Fatal("dense failed")
 	}

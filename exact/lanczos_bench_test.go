@@ -140,13 +140,13 @@ func TestLanczosTopFallback(t *testing.T) {
 		t.Fatalf("starved solve: status %v, %d values, %d converged; the test needs BudgetExceeded with %d values", res.Status, len(res.Values), res.Converged, k)
 	}
 
-	vals, v, dense, ok := lanczosTopWith(g, u, s)
+	vals, v, dense, ok := lanczosTopWith(context.Background(), g, u, s)
 	if !ok || !dense {
 		t.Fatalf("starved solve: ok %v, dense fallback %v, want true, true", ok, dense)
 	}
 	checkTop(t, "fallback", c, vals, v, 1e-12)
 
-	vals, v, dense, ok = lanczosTopWith(g, u, lanczos.Settings{K: k, Tol: 1e-12, Seed: 1})
+	vals, v, dense, ok = lanczosTopWith(context.Background(), g, u, lanczos.Settings{K: k, Tol: 1e-12, Seed: 1})
 	if !ok || dense {
 		t.Fatalf("default budget: ok %v, dense fallback %v, want true, false", ok, dense)
 	}
@@ -183,7 +183,7 @@ func TestLanczosTopExhausted(t *testing.T) {
 		t.Fatal("D not PD")
 	}
 	u := chol.RawU().(*mat.TriDense).RawTriangular()
-	vals, v, dense, ok := lanczosTopWith(&g, u, lanczos.Settings{K: k, Tol: 1e-12, Seed: 4})
+	vals, v, dense, ok := lanczosTopWith(context.Background(), &g, u, lanczos.Settings{K: k, Tol: 1e-12, Seed: 4})
 	if !ok || dense {
 		t.Fatalf("ok %v, dense fallback %v, want true, false", ok, dense)
 	}
@@ -213,7 +213,7 @@ func BenchmarkSymDefEigPaths(b *testing.B) {
 			})
 			b.Run(fmt.Sprintf("k=%d/n=%d/lanczos", k, n), func(b *testing.B) {
 				for b.Loop() {
-					if _, _, dense, ok := lanczosTopWith(g, u, lanczos.Settings{K: k, Tol: 1e-12, Seed: 1}); !ok || dense {
+					if _, _, dense, ok := lanczosTopWith(context.Background(), g, u, lanczos.Settings{K: k, Tol: 1e-12, Seed: 1}); !ok || dense {
 						b.Fatal("Lanczos path failed or fell back")
 					}
 				}

@@ -1,6 +1,7 @@
 package exact
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -23,7 +24,7 @@ func TestSymDefEigLanczos(t *testing.T) {
 		}
 	}
 	d, chol := randomDenominator(t, rng, n, 20, 2)
-	vals, b, ok := symDefEig(g, chol, k, 7)
+	vals, b, ok := symDefEig(context.Background(), g, chol, k, 7)
 	if !ok {
 		t.Fatal("Lanczos path failed")
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/eval"
 	"github.com/dicalab/dica/internal/atomicfile"
+	"github.com/dicalab/dica/internal/escape"
 	"github.com/dicalab/dica/preprocess"
 )
 
@@ -170,6 +171,9 @@ func (m *modelFlags) config() (dica.Config, error) {
 func fitError(err error) error {
 	var me *dica.MemoryError
 	if errors.As(err, &me) {
+		if me.Limit != "" {
+			return usageErr("%s: merge or leave out %s, or raise --max-memory", strings.TrimPrefix(me.Error(), "dica: "), me.Limit)
+		}
 		if me.Exact {
 			return usageErr("%s; or lower the number of cells, or raise --max-memory", strings.TrimPrefix(me.Error(), "dica: "))
 		}
@@ -583,7 +587,7 @@ func runAccumulate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := checkOutputs([]string{out}, planPath); err != nil {
 		return err
 	}
-	p, err := dica.LoadPlan(planPath)
+	p, err := dica.LoadPlanContext(ctx, planPath, dica.LoadOptions{})
 	if err != nil {
 		return err
 	}
@@ -660,7 +664,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st, err := dica.LoadStats(f)
+		st, err := dica.LoadStatsContext(ctx, f, dica.LoadOptions{})
 		if err != nil {
 			return err
 		}
@@ -668,6 +672,14 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			var dup *dica.DuplicateError
 			if errors.As(err, &dup) {
 				return fmt.Errorf("%s summarizes the same cells as %s (%v): each shard must be merged once", f, from[dup.Part], dup.Part)
+			}
+			var ov *dica.OverlapError
+			if errors.As(err, &ov) {
+				return overlapError(f, from, ov)
+			}
+			var old *dica.LegacyError
+			if errors.As(err, &old) && old.Merged {
+				return fmt.Errorf("%s: %w", files[0], err) // the total is that file alone
 			}
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -772,4 +784,24 @@ func (f *intsFlag) Set(v string) error {
 	}
 	*f = out
 	return nil
+}
+
+// overlapError names, for each domain that file f holds and a file merged
+// before it held too, the two files and the domain.
+func overlapError(f string, from map[dica.Part]string, e *dica.OverlapError) error {
+	var b strings.Builder
+	for i, o := range e.Overlaps {
+		if i == 3 {
+			fmt.Fprintf(&b, "; and %d more", len(e.Overlaps)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s and %s both hold the %d cells of domain %s", f, from[o.Merged.Part], o.New.N, escape.String(o.New.Domain, 0))
+		if o.New.Domain != o.Merged.Domain {
+			fmt.Fprintf(&b, " (named %s in %s)", escape.String(o.Merged.Domain, 0), from[o.Merged.Part])
+		}
+	}
+	return fmt.Errorf("%s: each cell must be merged once (give every sample to one shard)", b.String())
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 
@@ -10,8 +11,8 @@ import (
 
 // loadModel loads the model file of --model, and says what to do with a
 // file of another kind given in its place.
-func loadModel(path string) (*dica.Model, error) {
-	m, err := dica.Load(path)
+func loadModel(ctx context.Context, path string) (*dica.Model, error) {
+	m, err := dica.LoadContext(ctx, path, dica.LoadOptions{})
 	if err == nil {
 		return m, nil
 	}

@@ -159,7 +159,7 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	var m *dica.Model
 	if f.modelPath != "" {
-		if m, err = loadModel(f.modelPath); err != nil {
+		if m, err = loadModel(ctx, f.modelPath); err != nil {
 			return err
 		}
 	}

@@ -112,7 +112,7 @@ func runTransform(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if ferr != nil {
 		return usageErr("--out %s", strings.TrimPrefix(ferr.Error(), "output: "))
 	}
-	m, err := loadModel(tf.model)
+	m, err := loadModel(ctx, tf.model)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"context"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -45,6 +46,15 @@ func Potrf(a blas64.Symmetric, workers int) (t blas64.Triangular, ok bool) {
 // whether a is positive definite; if not, dst is reset, as by Factorize.
 // a must not be empty.
 func CholeskyTo(dst *mat.Cholesky, a mat.Symmetric, workers int) bool {
+	ok, _ := CholeskyToContext(context.Background(), dst, a, workers)
+	return ok
+}
+
+// CholeskyToContext is CholeskyTo that checks ctx before each block of 192
+// columns (each block costs at most 192 n^2 flops, a fraction of a second
+// at n = 8000) and stops with ctx's error when it is done, dst reset. The
+// factor is the same, bit for bit.
+func CholeskyToContext(ctx context.Context, dst *mat.Cholesky, a mat.Symmetric, workers int) (bool, error) {
 	n := a.SymmetricDim()
 	u := mat.NewTriDense(n, mat.Upper, nil)
 	ur := u.RawTriangular()
@@ -60,18 +70,23 @@ func CholeskyTo(dst *mat.Cholesky, a mat.Symmetric, workers int) bool {
 			}
 		}
 	}
-	if _, ok := Potrf(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: ur.Stride, Data: ur.Data}, workers); !ok {
+	ws := &workspace{stop: func() bool { return ctx.Err() != nil }}
+	if _, ok := native.choleskyWith(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: ur.Stride, Data: ur.Data}, workers, ws); !ok {
 		dst.Reset()
-		return false
+		return false, ctx.Err()
 	}
 	dst.SetFromU(u)
-	return true
+	return true, nil
 }
 
 func (im impl) cholesky(a blas64.Symmetric, workers int) (blas64.Triangular, bool) {
+	return im.choleskyWith(a, workers, new(workspace))
+}
+
+func (im impl) choleskyWith(a blas64.Symmetric, workers int, ws *workspace) (blas64.Triangular, bool) {
 	checkMatrix("A", a.Data, a.Stride, a.N, a.N)
 	l := lowerTri{data: a.Data, ld: a.Stride, upper: isUpper(a.Uplo)}
-	ok := im.potrf(l, a.N, nb, workers, new(workspace))
+	ok := im.potrf(l, a.N, nb, workers, ws)
 	return blas64.Triangular{Uplo: a.Uplo, Diag: blas.NonUnit, N: a.N, Stride: a.Stride, Data: a.Data}, ok
 }
 
@@ -84,6 +99,9 @@ func (im impl) potrf(l lowerTri, n, bs, workers int, ws *workspace) bool {
 		tri = upper
 	}
 	for k0 := 0; k0 < n; k0 += bs {
+		if ws.stop != nil && ws.stop() {
+			return false
+		}
 		kb := min(bs, n-k0)
 		lkk := l.trailing(k0)
 		if kb > nbInner && bs > nbInner {

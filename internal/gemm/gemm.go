@@ -272,8 +272,9 @@ func (im impl) rowBlock(g *product, ap, bp []float64, i0, mb, kb int, tmp *[mr *
 // workspace holds packing buffers that successive products reuse (one
 // goroutine at a time).
 type workspace struct {
-	bp []float64   // packed B, shared by the workers
-	ap [][]float64 // packed A, one per worker
+	bp   []float64   // packed B, shared by the workers
+	ap   [][]float64 // packed A, one per worker
+	stop func() bool // when not nil and true, potrf stops at its next block
 }
 
 // workspaces holds the packing buffers of products run without a
