@@ -93,7 +93,7 @@ func fitInput(ctx context.Context, src dataset.Source, cfg Config) (*Model, erro
 			}
 			domCount[g]++
 			addTo(domSum[g], b.Row(i))
-			if b.Label != nil {
+			if b.Label != nil && b.Label[i] != dataset.NoLabel {
 				cl := b.Label[i]
 				for len(clsCount) <= cl {
 					clsCount = append(clsCount, 0)

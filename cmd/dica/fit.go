@@ -276,7 +276,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err := model.Save(mf.out); err != nil {
 			return err
 		}
-		if !mf.quiet || mf.report == "" {
+		if !mf.quiet {
 			fmt.Fprintf(stderr, "dica fit: wrote %s: %s\n", mf.out, modelSummary(model))
 			if l := learnerSummary(model); l != "" {
 				fmt.Fprintf(stderr, "dica fit: learner: %s\n", l)
@@ -708,8 +708,14 @@ func modelSummary(m *dica.Model) string {
 	s := m.Summary
 	sigma, _ := c.Bandwidths()
 	what := fmt.Sprintf("%s, %d component(s) of %d cells in %d sample(s)", strings.ToUpper(c.Method.String()), m.Positive, s.N, len(s.Domains))
+	if c.Method == dica.Input {
+		what = fmt.Sprintf("no projection (the %d preprocessed inputs) of %d cells in %d sample(s)", m.Positive, s.N, len(s.Domains))
+	}
 	if len(s.Classes) > 0 {
 		what += fmt.Sprintf(", %d population(s)", len(s.Classes))
+	}
+	if c.Method == dica.Input {
+		return what
 	}
 	what += fmt.Sprintf("; sigma %.4g", sigma)
 	if c.Solver != dica.Exact {

@@ -34,7 +34,8 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"fit":        {"fit a model to data", fitUsage, runFit},
-		"transform":  {"project cells with a fitted model (CSV or FCS out)", transformUsage, runTransform},
+		"transform":  {"project cells with a fitted model (CSV, FCS, Parquet or AnnData out)", transformUsage, runTransform},
+		"predict":    {"gate new samples with the learner a model carries", predictUsage, runPredict},
 		"plan":       {"choose a fit's landmarks and bandwidths, for a fit in shards", planUsage, runPlan},
 		"accumulate": {"accumulate statistics of one shard of the data with a plan", accumulateUsage, runAccumulate},
 		"merge":      {"merge shard statistics and solve into a model", mergeUsage, runMerge},
