@@ -333,10 +333,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	methodsGiven := false
 	fs.Visit(func(fl *flag.Flag) { methodsGiven = methodsGiven || fl.Name == "methods" })
 
-	src, err := df.source(pos)
+	in, err := df.open(pos)
 	if err != nil {
 		return err
 	}
+	// The tables go to the standard output: never onto an input.
+	if err := checkOutputs([]string{"-"}, slices.Concat(in.files, in.labels)...); err != nil {
+		return err
+	}
+	src := in.src
 	if !f.quiet {
 		fmt.Fprintln(stderr, "reading the data ...")
 	}

@@ -307,16 +307,40 @@ type help struct {
 
 var helps sync.Map // *flag.FlagSet -> help
 
-// printHelp prints the usage text and the flags of fs.
+// printHelp prints the usage text and the flags of fs, one line each. A
+// help longer than maxHelpLines prints the usage's first paragraphs (the
+// synopsis and what the command does) and points to 'dica help CMD' for
+// the rest.
 func printHelp(fs *flag.FlagSet) {
 	v, ok := helps.Load(fs)
 	if !ok {
 		return
 	}
 	h := v.(help)
-	fmt.Fprint(h.w, h.text)
+	var flags strings.Builder
+	writeFlags(&flags, fs)
+	text := h.text
+	if lines(text)+lines(flags.String())+2 > maxHelpLines {
+		text = synopsis(text) + "Run 'dica help " + strings.TrimPrefix(fs.Name(), "dica ") + "' for the full description and examples.\n"
+	}
+	fmt.Fprint(h.w, text)
 	fmt.Fprintln(h.w, "\nFlags:")
-	writeFlags(h.w, fs)
+	fmt.Fprint(h.w, flags.String())
+}
+
+// maxHelpLines is the longest help -h prints.
+const maxHelpLines = 80
+
+func lines(s string) int { return strings.Count(s, "\n") }
+
+// synopsis returns the first two paragraphs of a usage text: the usage
+// line and what the command does.
+func synopsis(text string) string {
+	paras := strings.SplitAfterN(text, "\n\n", 3)
+	if len(paras) < 2 {
+		return text
+	}
+	return paras[0] + paras[1]
 }
 
 // valueNames are the names the help gives to the values of flags whose
@@ -338,7 +362,12 @@ func writeFlags(w io.Writer, fs *flag.FlagSet) {
 		if name != "" {
 			line += " " + name
 		}
-		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if len(line) < 26 {
+			line += strings.Repeat(" ", 26-len(line))
+		} else {
+			line += "  "
+		}
+		fmt.Fprintf(w, "%s%s", line, strings.ReplaceAll(usage, "\n", " "))
 		if d := f.DefValue; d != "" && d != "false" && d != "0" && !isZeroList(d) {
 			fmt.Fprintf(w, " (default %s)", d)
 		}
