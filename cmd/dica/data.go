@@ -21,8 +21,18 @@ import (
 // listFlag collects a repeatable flag.
 type listFlag []string
 
-func (l *listFlag) String() string     { return strings.Join(*l, " ") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+func (l *listFlag) String() string { return strings.Join(*l, " ") }
+
+// Set adds v: a file or glob, or several separated by commas (a name that
+// exists with its commas is one file).
+func (l *listFlag) Set(v string) error {
+	if _, err := os.Stat(v); err == nil || !strings.Contains(v, ",") {
+		*l = append(*l, v)
+		return nil
+	}
+	*l = append(*l, splitList(v)...)
+	return nil
+}
 
 // dataFlags are the flags that say where cells come from.
 type dataFlags struct {
@@ -49,8 +59,10 @@ type dataFlags struct {
 const dataHelp = `
 Data:
   --data takes files, globs ('sample*.csv', quoted so dica expands them in
-  natural order: sample2 before sample10) and folders (their FCS files);
-  files may also follow the flags. Each file is one sample (domain), named
+  natural order: sample2 before sample10) and folders (their FCS files),
+  several at once separated by commas or by repeating --data; files may
+  also follow the flags (--data a.csv b.csv reads both). Each file is one
+  sample (domain), named
   after the file without its extension, unless --domain names a column.
   FCS files (.fcs, .lmd, or any file starting with "FCS"), CSV files (with
   or without a header; labels from --label COLUMN or --labels files, one
