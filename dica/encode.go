@@ -229,8 +229,7 @@ func decodePlan(d *decoder, level int) (*Plan, error) {
 	c.OutputRank = d.int()
 	c.Form = Form(d.int())
 	c.Seed = d.u64()
-	p := &Plan{Config: c.withDefaults()}
-	p.Config.Workers = 0
+	p := &Plan{Config: c}
 	p.Schema = dataset.Schema{Features: d.strs(), Labelled: d.bool(), Targets: d.strs()}
 	p.in = decodeMapSpec(d)
 	if d.bool() {
@@ -246,6 +245,7 @@ func decodePlan(d *decoder, level int) (*Plan, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	p.Config = p.Config.withDefaults()
 	// The configuration must be one Fit accepts, with the feature map of
 	// its solver.
 	chk := p.Config
@@ -260,7 +260,7 @@ func decodePlan(d *decoder, level int) (*Plan, error) {
 	if chk.Landmarks == GivenLandmarks {
 		chk.LandmarkPoints = p.in.landmarks
 	}
-	if err := chk.withDefaults().check(); err != nil {
+	if err := chk.check(); err != nil {
 		// (The caller names the file: "dica: plan: ...".)
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "dica: "))
 	}
@@ -278,7 +278,6 @@ func decodePlan(d *decoder, level int) (*Plan, error) {
 	if err := p.finish(); err != nil {
 		return nil, err
 	}
-	p.Config = p.Config.withDefaults()
 	return p, nil
 }
 

@@ -48,14 +48,13 @@ type familyKey struct {
 	epsilon    float64
 }
 
-// familyShape returns the fields of c (with defaults) that shape its
+// familyShape returns the fields of c (defaults applied) that shape its
 // statistics: every field but the solve settings (Method, Components,
 // Lambda, Epsilon) and the settings that never change a result (Workers,
 // Progress, MaxMemory). An unsupervised method does not use the output
 // kernel, but its models record it, so configurations of one kind must
 // agree on it too.
 func familyShape(c Config) Config {
-	c = c.withDefaults()
 	c.Method, c.Components, c.Lambda, c.Epsilon = 0, 0, 0, 0
 	c.Workers, c.Progress, c.MaxMemory = 0, nil, 0
 	return c
@@ -89,9 +88,13 @@ func NewFamily(ctx context.Context, src dataset.Source, cfgs ...Config) (*Family
 	}
 	f := &Family{cache: map[familyKey]*featureStats{}}
 	var first [2]*Config
+	var run Config // the first configuration: its run settings
 	gram := false
 	for i := range cfgs {
 		c := cfgs[i].withDefaults()
+		if i == 0 {
+			run = c
+		}
 		if err := c.check(); err != nil {
 			return nil, fmt.Errorf("%w (configuration %d)", err, i+1)
 		}
@@ -121,7 +124,6 @@ func NewFamily(ctx context.Context, src dataset.Source, cfgs ...Config) (*Family
 	if base == nil {
 		base = first[0]
 	}
-	run := cfgs[0].withDefaults()
 	bc := *base
 	bc.Workers, bc.Progress, bc.MaxMemory = run.Workers, run.Progress, run.MaxMemory
 	if gram && !bc.needsGram() {

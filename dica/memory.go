@@ -43,7 +43,11 @@ type Shape struct {
 // domains; TestEstimateMemoryBoundsPeak checks that the estimate is between
 // the measured growth of the peak and twice it.
 func EstimateMemory(cfg Config, s Shape) int64 {
-	c := cfg.withDefaults()
+	return estimate(cfg.withDefaults(), s)
+}
+
+// estimate is EstimateMemory of a configuration with its defaults applied.
+func estimate(c Config, s Shape) int64 {
 	var words float64
 	N := float64(s.Domains)
 	cls := 0.0
@@ -177,15 +181,14 @@ func (c Config) MemoryBudget() int64 {
 }
 
 // checkMemory returns a *MemoryError when the fit of data of shape s with
-// cfg would exceed its budget. When the data fit without their domains and
+// cfg (defaults applied) would exceed its budget. When the data fit without their domains and
 // classes, the error names those (Limit) and how many fit.
-func checkMemory(cfg Config, s Shape) error {
-	budget := cfg.MemoryBudget()
+func checkMemory(c Config, s Shape) error {
+	budget := c.MemoryBudget()
 	if budget <= 0 {
 		return nil
 	}
-	c := cfg.withDefaults()
-	need := EstimateMemory(c, s)
+	need := estimate(c, s)
 	if need <= budget {
 		return nil
 	}
@@ -193,7 +196,7 @@ func checkMemory(cfg Config, s Shape) error {
 		Domains: s.Domains, Classes: s.Classes}
 	bare := s
 	bare.Domains, bare.Classes = 0, 0
-	if s.Domains+s.Classes > 0 && EstimateMemory(c, bare) <= budget {
+	if s.Domains+s.Classes > 0 && estimate(c, bare) <= budget {
 		// The largest number of domains (with the classes), or of classes
 		// (with the domains), that fits.
 		noClasses := s
@@ -201,13 +204,13 @@ func checkMemory(cfg Config, s Shape) error {
 		e.Limit, e.Fits = "classes", largest(int64(s.Classes), func(k int64) bool {
 			t := s
 			t.Classes = int(k)
-			return EstimateMemory(c, t) <= budget
+			return estimate(c, t) <= budget
 		})
-		if EstimateMemory(c, noClasses) > budget {
+		if estimate(c, noClasses) > budget {
 			e.Limit, e.Fits = "domains", largest(int64(s.Domains), func(k int64) bool {
 				t := s
 				t.Domains = int(k)
-				return EstimateMemory(c, t) <= budget
+				return estimate(c, t) <= budget
 			})
 		}
 		return e
@@ -225,7 +228,7 @@ func checkMemory(cfg Config, s Shape) error {
 			t.Rank = int(k)
 			t.OutputRank = min(t.OutputRank, int(k))
 		}
-		return EstimateMemory(t, ts) <= budget
+		return estimate(t, ts) <= budget
 	})
 	return e
 }

@@ -26,7 +26,9 @@ import (
 // configuration (kernels with their bandwidths), the column schema and the
 // feature maps on inputs and (for regression) on targets. Plans built with
 // the same configuration from the same data are identical; statistics can
-// only be merged when their plans are (their Fingerprints agree).
+// only be merged when their plans are (their Fingerprints agree). Config
+// has its defaults applied (Config.WithDefaults); passes and solves use
+// its values as they are.
 type Plan struct {
 	Config Config
 	Schema dataset.Schema
