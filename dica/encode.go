@@ -62,29 +62,6 @@ func decodeKernel(d *decoder) kernel.Kernel {
 	}
 }
 
-// checkKernel rejects kernels the file format cannot describe (Stats,
-// Plan and Model files record the kernel by type and bandwidth) and
-// bandwidths that are not positive and finite.
-func checkKernel(k kernel.Kernel) error {
-	var sigma float64
-	switch k := k.(type) {
-	case nil, kernel.Linear:
-		return nil
-	case kernel.RBF:
-		sigma = k.Sigma
-	case kernel.Laplacian:
-		sigma = k.Sigma
-	case *kernel.RBF, *kernel.Laplacian, *kernel.Linear:
-		return fmt.Errorf("dica: kernel %T is not supported: pass the value %s, not a pointer", k, strings.TrimPrefix(fmt.Sprintf("%T", k), "*"))
-	default:
-		return fmt.Errorf("dica: kernel %T (%v) is not supported: dica can save only kernel.RBF, kernel.Laplacian and kernel.Linear", k, k)
-	}
-	if !(sigma > 0) || isBad(sigma) {
-		return fmt.Errorf("dica: kernel %v: sigma = %v; need a finite value > 0", k, sigma)
-	}
-	return nil
-}
-
 func (s *mapSpec) encode(e *encoder) {
 	e.int(s.kind)
 	encodeKernel(e, s.kern)
