@@ -24,9 +24,11 @@
 // in double quotes ("" stands for a quote) but may not span lines; spaces and
 // tabs around fields are ignored; empty lines are skipped; "\r\n" line
 // endings, a UTF-8 byte order mark and gzip-compressed files (name ending in
-// ".gz") are accepted. Numbers are anything strconv.ParseFloat accepts
-// (including exponents and hexadecimal floats) that is finite: NaN, Inf,
-// values out of range, empty fields and "NA" are errors.
+// ".gz") are accepted. Numbers are decimal: an optional sign, digits with
+// an optional decimal point, an optional exponent (17.89, -.5, 5., 2e-3,
+// +1E10). Go's other forms (hexadecimal floats such as 0x1p3, underscores
+// as in 1_000) are not numbers; NaN, Inf, values out of the float64 range,
+// empty fields and "NA" are errors.
 //
 // A line may end with the separator, as some exporters end every line: the
 // empty field after it is not a column. When the first row of the first
@@ -310,7 +312,7 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		return nil, err
 	}
 	s.open = gunzipping(open)
-	first, err := s.firstRows()
+	first, more, err := s.firstRows()
 	if err != nil {
 		return nil, err
 	}
@@ -319,6 +321,13 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 	}
 	if err := s.assignColumns(o); err != nil {
 		return nil, err
+	}
+	if s.header {
+		for i, name := range s.files {
+			if !more[i] {
+				return nil, fmt.Errorf("csvio: %s: no rows, only a header line", name)
+			}
+		}
 	}
 	s.schema.Labelled = o.Label != "" || len(o.LabelFiles) > 0
 	if s.domainCol < 0 {
@@ -397,14 +406,17 @@ func gunzipping(open func(string) (io.ReadCloser, error)) func(string) (io.ReadC
 
 // firstRows returns the first row of every data file, without an empty
 // field after a separator that ends the line (noting it in s.trailing),
-// and checks that the label files open.
-func (s *Source) firstRows() ([][]string, error) {
+// and whether each file has more rows; it checks that the label files
+// open.
+func (s *Source) firstRows() ([][]string, []bool, error) {
 	first := make([][]string, len(s.files))
+	more := make([]bool, len(s.files))
 	for i, name := range s.files {
-		row, err := s.firstRow(name)
+		row, rest, err := s.firstRow(name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		more[i] = rest
 		if n := len(row); n > 1 && row[n-1] == "" && (i == 0 || n == len(first[0])+1) {
 			row = row[:n-1]
 			if i == 0 {
@@ -416,11 +428,11 @@ func (s *Source) firstRows() ([][]string, error) {
 	for _, name := range s.labelFiles {
 		f, err := s.open(name)
 		if err != nil {
-			return nil, fmt.Errorf("csvio: %w", err)
+			return nil, nil, fmt.Errorf("csvio: %w", err)
 		}
 		f.Close()
 	}
-	return first, nil
+	return first, more, nil
 }
 
 // readHeader decides whether the files have a header row (o.Header, or
@@ -538,11 +550,13 @@ func (s *Source) nameFileDomains() error {
 	return nil
 }
 
-// firstRow returns the fields of the first non-empty line of the file.
-func (s *Source) firstRow(name string) ([]string, error) {
+// firstRow returns the fields of the first non-empty line of the file,
+// and whether another non-empty line (or a line that cannot be read)
+// follows it.
+func (s *Source) firstRow(name string) ([]string, bool, error) {
 	f, err := s.open(name)
 	if err != nil {
-		return nil, fmt.Errorf("csvio: %w", err)
+		return nil, false, fmt.Errorf("csvio: %w", err)
 	}
 	defer f.Close()
 	var l lineReader
@@ -551,9 +565,9 @@ func (s *Source) firstRow(name string) ([]string, error) {
 		line, ok := l.next()
 		if !ok {
 			if l.err != nil {
-				return nil, readError(name, l.err)
+				return nil, false, readError(name, l.err)
 			}
-			return nil, fmt.Errorf("csvio: %s: no rows", name)
+			return nil, false, fmt.Errorf("csvio: %s: no rows", name)
 		}
 		if l.line == 1 {
 			line = bytes.TrimPrefix(line, bom)
@@ -563,9 +577,17 @@ func (s *Source) firstRow(name string) ([]string, error) {
 		}
 		row, kind := splitLine(line, s.comma)
 		if kind != errNone {
-			return nil, &ParseError{File: name, Line: l.line, Column: len(row) + 1, Msg: quoteMsg(kind)}
+			return nil, false, &ParseError{File: name, Line: l.line, Column: len(row) + 1, Msg: quoteMsg(kind)}
 		}
-		return row, nil
+		for {
+			next, ok := l.next()
+			if !ok {
+				return row, l.err != nil, nil
+			}
+			if len(next) > 0 {
+				return row, true, nil
+			}
+		}
 	}
 }
 
