@@ -175,10 +175,11 @@ type Source struct {
 
 	comma      byte
 	header     bool
-	trailing   bool     // the first row of the first file ends with the separator
-	maxLine    int      // the longest line
-	columns    []string // names of the file's columns
-	roles      []role   // role of each file column
+	trailing   bool           // the first row of the first file ends with the separator
+	maxLine    int            // the longest line
+	columns    []string       // names of the file's columns
+	byName     map[string]int // column of each header name (-1: not unique), made by resolve
+	roles      []role         // role of each file column
 	schema     dataset.Schema
 	domainCol  int // -1: one domain per file
 	labelCol   int // -1: no label column
@@ -639,16 +640,20 @@ func position(ref string, ncol int) (int, bool) {
 // position.
 func (s *Source) resolve(ref string) (int, error) {
 	if s.header {
-		j := -1
-		for k, c := range s.columns {
-			if c == ref {
-				if j >= 0 {
-					return 0, fmt.Errorf("csvio: column name %s is not unique in the header of %s", escape.String(ref, 0), s.files[0])
+		if s.byName == nil {
+			s.byName = make(map[string]int, len(s.columns))
+			for k, c := range s.columns {
+				if _, dup := s.byName[c]; dup {
+					s.byName[c] = -1
+				} else {
+					s.byName[c] = k
 				}
-				j = k
 			}
 		}
-		if j >= 0 {
+		if j, ok := s.byName[ref]; ok {
+			if j < 0 {
+				return 0, fmt.Errorf("csvio: column name %s is not unique in the header of %s", escape.String(ref, 0), s.files[0])
+			}
 			return j, nil
 		}
 	}
