@@ -1,6 +1,7 @@
 package anndata
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -167,14 +168,25 @@ func validKey(k string) bool {
 	return true
 }
 
-// Path returns the destination.
-func (w *Writer) Path() string { return w.path }
+// errNoWriter is the error of the methods of a Writer not made by Create.
+var errNoWriter = errors.New("anndata: Writer not created by Create")
+
+// Path returns the destination ("" for a nil Writer).
+func (w *Writer) Path() string {
+	if w == nil {
+		return ""
+	}
+	return w.path
+}
 
 // WriteBlock appends the rows of b: X from b's inputs, z (b.Rows x
 // Components) to obsm, the domain and label names from domains[b.Domain[i]]
 // and classes[b.Label[i]] (the lists may grow from block to block, as a
 // dataset.Reader's do) and b's targets. Values must be finite.
 func (w *Writer) WriteBlock(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+	if w == nil || w.st == nil {
+		return errNoWriter
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -386,14 +398,22 @@ func (w *Writer) targetName(j int) string {
 	return "y" + strconv.Itoa(j+1)
 }
 
-// Rows returns the number of cells written.
-func (w *Writer) Rows() int64 { return w.rows }
+// Rows returns the number of cells written (0 for a nil Writer).
+func (w *Writer) Rows() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.rows
+}
 
 // Commit completes the store (the last chunks, the categories, var, uns
 // and the metadata), flushes it to disk and renames it into place,
 // replacing a previous store there. After an error the destination is
 // unchanged.
 func (w *Writer) Commit() error {
+	if w == nil || w.st == nil {
+		return errNoWriter
+	}
 	if w.done {
 		return fmt.Errorf("anndata: %s: already committed or aborted", w.path)
 	}
@@ -544,7 +564,7 @@ func (w *Writer) categorical(name string, codes *zarr.RowWriter, cats []string) 
 // Abort discards the store being written; the destination is unchanged. It
 // does nothing after Commit or a previous Abort, so it can be deferred.
 func (w *Writer) Abort() {
-	if w.done {
+	if w == nil || w.st == nil || w.done {
 		return
 	}
 	w.done = true
