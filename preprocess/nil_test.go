@@ -72,8 +72,14 @@ func TestNilAndZero(t *testing.T) {
 		{"Identity.String/zero", func() error { return wantZero(Identity{}.String() == "none", nil) }},
 		{"Log1pAbs.Eval/zero", func() error { return wantZero(Log1pAbs{}.Eval(0) == 0, nil) }},
 		{"Log1pAbs.String/zero", func() error { return wantZero(Log1pAbs{}.String() == "log1p", nil) }},
-		{"NewCompensation/nil", func() error { _, err := NewCompensation(nil, nil, nil); return wantErr(err, "preprocess: nil spillover matrix") }},
-		{"NewCompensation/nil Dense", func() error { _, err := NewCompensation(nd, []string{"a"}, []string{"a"}); return wantErr(err, "nil spillover matrix") }},
+		{"NewCompensation/nil", func() error {
+			_, err := NewCompensation(nil, nil, nil)
+			return wantErr(err, "preprocess: nil spillover matrix")
+		}},
+		{"NewCompensation/nil Dense", func() error {
+			_, err := NewCompensation(nd, []string{"a"}, []string{"a"})
+			return wantErr(err, "nil spillover matrix")
+		}},
 		{"NewCompensation/zero Dense", func() error {
 			_, err := NewCompensation(&mat.Dense{}, nil, nil)
 			return wantErr(err, "preprocess: empty spillover matrix")
@@ -87,7 +93,10 @@ func TestNilAndZero(t *testing.T) {
 			return wantErr(err, `spillover channel "A" not found among the columns`)
 		}},
 		{"ParseFunc/empty", func() error { _, err := ParseFunc(""); return wantErr(err, `unknown transform ""`) }},
-		{"ParseFunc/zero cofactor", func() error { _, err := ParseFunc("asinh:0"); return wantErr(err, "cofactor must be a finite number > 0") }},
+		{"ParseFunc/zero cofactor", func() error {
+			_, err := ParseFunc("asinh:0")
+			return wantErr(err, "cofactor must be a finite number > 0")
+		}},
 		{"Pipeline.Apply/nil", func() error { return np.Apply([]float64{1}, 1) }},
 		{"Pipeline.Apply/zero", func() error { return wantErr((&Pipeline{}).Apply(nil, 0), "block of 0 values for 0 channels") }},
 		{"Pipeline.Apply/zero compensation", func() error {
