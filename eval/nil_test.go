@@ -54,17 +54,26 @@ func TestNilAndZero(t *testing.T) {
 			_, err := DomainIndices(&dataset.Dataset{}, []string{"a"})
 			return wantErr(err, `eval: unknown domain "a"`)
 		}},
-		{"EstimateMemory/nil", func() error { n, step := EstimateMemory(nil, Options{}); return wantZero(n == 0 && step == "nothing", n) }},
+		{"EstimateMemory/nil", func() error {
+			n, step := EstimateMemory(nil, Options{})
+			return wantZero(n == 0 && step == "nothing", n)
+		}},
 		{"EstimateMemory/zero", func() error { EstimateMemory(&dataset.Dataset{}, Options{}); return nil }},
 		{"Evaluate/nil", func() error { _, err := Evaluate(ctx, nil, nil, Options{}); return wantErr(err, "eval: nil data set") }},
-		{"Evaluate/zero", func() error { _, err := Evaluate(ctx, &dataset.Dataset{}, nil, Options{}); return wantErr(err, "eval:") }},
+		{"Evaluate/zero", func() error {
+			_, err := Evaluate(ctx, &dataset.Dataset{}, nil, Options{})
+			return wantErr(err, "eval:")
+		}},
 		{"Evaluate/no splits", func() error { _, err := Evaluate(ctx, ds, nil, smallOptions()); return wantErr(err, "eval:") }},
 		{"Evaluate/nil context", func() error {
 			_, err := Evaluate(nilCtx, ds, []Split{{Train: []int{0, 1}, Test: []int{2}}}, smallOptions())
 			return wantErr(err, "eval:")
 		}},
 		{"FormatBytes/negative", func() error { return wantZero(FormatBytes(-5) == "-5 B", FormatBytes(-5)) }},
-		{"LeaveOneDomainOut/nil", func() error { _, err := LeaveOneDomainOut(ctx, nil, Options{}); return wantErr(err, "eval: nil data set") }},
+		{"LeaveOneDomainOut/nil", func() error {
+			_, err := LeaveOneDomainOut(ctx, nil, Options{})
+			return wantErr(err, "eval: nil data set")
+		}},
 		{"LeaveOneDomainOut/zero", func() error {
 			_, err := LeaveOneDomainOut(ctx, &dataset.Dataset{}, Options{})
 			return wantErr(err, "eval:")
@@ -85,7 +94,10 @@ func TestNilAndZero(t *testing.T) {
 		{"RegressionSolver.String/negative", func() error { return wantZero(RegressionSolver(-1).String() == "RegressionSolver(-1)", nil) }},
 		{"Run/nil", func() error { _, err := Run(ctx, nil, nil, nil, Options{}); return wantErr(err, "eval: nil data set") }},
 		{"Run/no domains", func() error { _, err := Run(ctx, ds, nil, nil, smallOptions()); return wantErr(err, "eval:") }},
-		{"Run/negative domain", func() error { _, err := Run(ctx, ds, []int{-1}, []int{1}, smallOptions()); return wantErr(err, "eval:") }},
+		{"Run/negative domain", func() error {
+			_, err := Run(ctx, ds, []int{-1}, []int{1}, smallOptions())
+			return wantErr(err, "eval:")
+		}},
 	}
 	var names []string
 	for _, c := range calls {
