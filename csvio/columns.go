@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 )
 
 // Columns returns the names of the files' columns, in file order: the
@@ -144,4 +145,34 @@ func (s *Source) markNumeric(numeric []bool, line []byte, scratch *[]byte) *Pars
 		return &ParseError{Msg: fieldCount(j, ncol)}
 	}
 	return nil
+}
+
+// PassBytes returns an upper bound of the memory a pass holds beyond the
+// blocks it fills, for a memory budget. The sequential pass holds a
+// buffer of 1 MiB and a line of at most MaxLineBytes (and a label file's
+// buffer); the parallel pass, with W = GOMAXPROCS workers, at most 2W + 1
+// chunks, each the larger of 256 KiB and two lines, and its rows parsed,
+// at most 4 times its bytes (8 bytes per number of at least two bytes
+// with its separator). PassBytes returns 0 for a nil Source.
+func (s *Source) PassBytes() int64 {
+	if s == nil {
+		return 0
+	}
+	line := int64(s.maxLine) + 2
+	seq := int64(dataBuffer) + line + 2*labelBuffer + 64<<10
+	workers := s.workers
+	if workers == 0 {
+		if workers = runtime.GOMAXPROCS(0); workers == 1 {
+			workers = -1
+		}
+	}
+	if workers < 0 {
+		return seq
+	}
+	size := int64(s.chunkSize)
+	if size <= 0 {
+		size = defaultChunk
+	}
+	chunk := max(size, 2*line)
+	return seq + int64(2*workers+1)*5*chunk
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -250,6 +251,56 @@ func BenchmarkNewSourceWide(b *testing.B) {
 		src, err := NewSourceFS(fsys, []string{"wide.csv"}, Options{Features: features})
 		if err != nil || len(src.Schema().Features) != ncol/2 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestPassBytes: PassBytes bounds what a pass allocates (which bounds the
+// memory it holds), sequential and parallel, with short lines and with
+// lines near the limit.
+func TestPassBytes(t *testing.T) {
+	short := strings.Repeat("1.5,2,3.25,4\n", 200_000)
+	long := strings.Repeat(strings.Repeat("7,", 20_000)+"7\n", 100)
+	for _, tc := range []struct {
+		name    string
+		data    string
+		o       Options
+		workers int
+	}{
+		{"short, sequential", short, Options{}, -1},
+		{"short, 2 workers", short, Options{}, 2},
+		{"long lines, 2 workers", long, Options{MaxLineBytes: 64 << 10}, 2},
+		{"long lines, sequential", long, Options{MaxLineBytes: 64 << 10}, -1},
+	} {
+		fsys := fstest.MapFS{"f.csv": {Data: []byte(tc.data)}}
+		src, err := NewSourceFS(fsys, []string{"f.csv"}, tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.workers = tc.workers
+		var b dataset.Block
+		b.Reset(4096, len(src.Schema().Features), false, 0)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		r, err := src.Open(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := r.Read(&b, 4096); err != nil {
+				if err != io.EOF {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		r.Close()
+		runtime.ReadMemStats(&after)
+		got, bound := after.TotalAlloc-before.TotalAlloc, src.PassBytes()
+		t.Logf("%s: a pass allocates %.2f MB, PassBytes %.2f MB", tc.name, float64(got)/1e6, float64(bound)/1e6)
+		if got > uint64(bound) {
+			t.Errorf("%s: a pass allocates %d bytes, over PassBytes %d", tc.name, got, bound)
 		}
 	}
 }
