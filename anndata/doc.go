@@ -30,6 +30,11 @@
 // and obs columns that are categorical, strings, numbers, booleans or
 // nullable integers. A sparse X, a bit-shuffled blosc chunk and object
 // arrays other than strings are refused with a message saying what to do.
+// The Zarr format reads a chunk missing from a store as the array's fill
+// value: a missing chunk of X is an error (cells nobody measured), one of
+// an obs column is read so, with a warning (Source.Warnings). A pass holds
+// one chunk of each array it reads, in buffers reused from chunk to chunk;
+// Source.PassBytes bounds that memory, for a memory budget.
 //
 // The Zarr encoding is this module's own (package anndata/internal/zarr):
 // among pure-Go Zarr modules, github.com/exergy-dev/zarr-go (v0.1.0) writes

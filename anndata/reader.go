@@ -11,6 +11,7 @@ import (
 	"os"
 	pathpkg "path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,6 +73,7 @@ type Source struct {
 	domName string
 	kept    int64
 	tr      func([]float64)
+	warns   []string
 }
 
 // obsCol is an obs column: codes and categories (categorical), values
@@ -105,6 +107,9 @@ func NewSource(path string, o Options) (*Source, error) {
 // Options.Domain is empty.
 func NewSourceFS(fsys fs.FS, name string, o Options) (*Source, error) {
 	path := name
+	if fsys == nil {
+		return nil, errors.New("anndata: nil file system")
+	}
 	s := &Source{fsys: fsys, path: path, lim: zarr.Limits{MaxChunkBytes: o.MaxChunkBytes}, tr: o.Transform}
 	if o.MaxChunkBytes < 0 {
 		return nil, fmt.Errorf("anndata: MaxChunkBytes %d is negative", o.MaxChunkBytes)
@@ -136,7 +141,87 @@ func NewSourceFS(fsys fs.FS, name string, o Options) (*Source, error) {
 	if err := s.openObs(o, name); err != nil {
 		return nil, err
 	}
+	if err := s.checkChunks(); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// checkChunks looks for chunks missing from the store. The Zarr format
+// reads a missing chunk as the array's fill value, which for cells' inputs
+// would be values nobody measured: a chunk of X (or of the layer read)
+// that is missing is an error; one of an obs column is read as the fill
+// value, with a warning (Warnings).
+func (s *Source) checkChunks() error {
+	missing, first, err := s.x.MissingChunks()
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	if missing > 0 {
+		return fmt.Errorf("%s: %s: %d of its chunks are missing, the first %s (cells %s); the store is incomplete: copy it again, or write it again from its source",
+			s.path, s.xname, missing, first, s.chunkRows(s.x, first))
+	}
+	cols := append([]*obsCol{s.domain, s.label}, s.targets...)
+	for _, c := range cols {
+		if c == nil {
+			continue
+		}
+		for _, a := range []*zarr.Array{c.values, c.mask} {
+			if a == nil {
+				continue
+			}
+			missing, first, err := a.MissingChunks()
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.path, err)
+			}
+			if missing > 0 {
+				s.warns = append(s.warns, fmt.Sprintf("%s: %s: %d chunk(s) missing, the first %s (cells %s), read as the fill value %v, as the Zarr format says; is the store complete?",
+					s.path, a.Name, missing, first, s.chunkRows(a, first), a.Fill))
+			}
+		}
+	}
+	return nil
+}
+
+// chunkRows returns the range of rows of the chunk of a with key k, as
+// "lo to hi" (0-based).
+func (s *Source) chunkRows(a *zarr.Array, k string) string {
+	i, _ := strconv.ParseInt(strings.FieldsFunc(k, func(r rune) bool { return r == '.' || r == '/' })[0], 10, 64)
+	lo := i * a.Chunks[0]
+	return fmt.Sprintf("%d to %d", lo, min(lo+a.Chunks[0], a.Shape[0])-1)
+}
+
+// Warnings returns what reading the store's metadata found that the user
+// should know: obs columns with missing chunks (read as the fill value).
+func (s *Source) Warnings() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.warns)
+}
+
+// PassBytes returns an upper bound of the memory a pass holds beyond the
+// blocks it fills, for a memory budget: for X (or the layer read), a
+// chunk as stored and decoded (zarr ReadBytes: about 3 decoded chunks
+// when compressed) and the rows of a chunk of the features as float64
+// (chunk rows x features x 8 bytes); for each obs column read, one chunk
+// of its values (and of its mask) as stored and decoded. With the default
+// Options.MaxChunkBytes, X's part is at most about 256 MiB.
+func (s *Source) PassBytes() int64 {
+	if s == nil || s.x == nil {
+		return 0
+	}
+	n := s.x.ReadBytes(s.lim) + s.x.Chunks[0]*int64(len(s.feat))*8
+	for _, c := range append([]*obsCol{s.domain, s.label}, s.targets...) {
+		if c == nil {
+			continue
+		}
+		n += c.values.ReadBytes(s.lim) + 8*int64(len(c.cats))
+		if c.mask != nil {
+			n += c.mask.ReadBytes(s.lim)
+		}
+	}
+	return n
 }
 
 // openX opens the matrix read as the cells' inputs, X or the layer named,
@@ -449,8 +534,14 @@ func (s *Source) countKept() (int64, error) {
 	return kept, nil
 }
 
-// Schema describes the columns (it implements dataset.Source).
-func (s *Source) Schema() dataset.Schema { return s.schema }
+// Schema describes the columns (it implements dataset.Source); it is the
+// zero Schema for a nil Source.
+func (s *Source) Schema() dataset.Schema {
+	if s == nil {
+		return dataset.Schema{}
+	}
+	return s.schema
+}
 
 // Files returns the store's path (it implements dataset.Origins): Block.Event
 // numbers the cells from 1 in the store's order (the rows of X).
@@ -462,11 +553,27 @@ func (s *Source) Files() []string {
 }
 
 // Len returns the number of cells a pass gives (it implements
-// dataset.Sizer): the store's, less those whose label is ignored.
-func (s *Source) Len() int { return int(s.kept) }
+// dataset.Sizer): the store's, less those whose label is ignored; 0 for a
+// nil Source.
+func (s *Source) Len() int {
+	if s == nil {
+		return 0
+	}
+	return int(s.kept)
+}
+
+// errNotMade is the error of the methods of a Source not made by
+// NewSource or NewSourceFS.
+var errNotMade = errors.New("anndata: Source not created by NewSource or NewSourceFS")
 
 // Open starts a pass over the cells.
 func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
+	if s == nil || s.x == nil {
+		return nil, errNotMade
+	}
+	if ctx == nil {
+		return nil, errors.New("anndata: nil context")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -487,13 +594,14 @@ func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
 
 // cursor reads a 1-d obs column by row, one chunk in memory.
 type cursor struct {
-	col   *obsCol
-	lim   zarr.Limits
-	ci    int64
-	chunk *zarr.Chunk
-	mci   int64
-	mask  *zarr.Chunk
-	ids   []int // category code -> id in the pass's numbering (-1: none yet)
+	col       *obsCol
+	lim       zarr.Limits
+	ci        int64
+	chunk     *zarr.Chunk
+	mci       int64
+	mask      *zarr.Chunk
+	buf, mbuf zarr.Buffers // memory of chunk and mask, reused
+	ids       []int        // category code -> id in the pass's numbering (-1: none yet)
 }
 
 func newCursor(c *obsCol, lim zarr.Limits) *cursor {
@@ -505,7 +613,7 @@ func (c *cursor) at(i int64) (int, error) {
 	a := c.col.values
 	ci := i / a.Chunks[0]
 	if ci != c.ci {
-		ch, err := a.ReadChunk(c.lim, ci)
+		ch, err := a.ReadChunkTo(c.lim, &c.buf, ci)
 		if err != nil {
 			return 0, err
 		}
@@ -514,7 +622,7 @@ func (c *cursor) at(i int64) (int, error) {
 	if m := c.col.mask; m != nil {
 		mci := i / m.Chunks[0]
 		if mci != c.mci {
-			ch, err := m.ReadChunk(c.lim, mci)
+			ch, err := m.ReadChunkTo(c.lim, &c.mbuf, mci)
 			if err != nil {
 				return 0, err
 			}
@@ -620,6 +728,7 @@ type reader struct {
 	xci      int64 // chunk row of X in xbuf
 	xbuf     []float64
 	xrows    int64
+	xchunk   zarr.Buffers // memory of X's chunks, reused
 	dom, lab *cursor
 	tgs      []*cursor
 	doms     dataset.Index
@@ -636,7 +745,7 @@ func (r *reader) Classes() []string {
 	return r.cls.Names()
 }
 
-func (r *reader) Close() error { r.xbuf = nil; return nil }
+func (r *reader) Close() error { r.xbuf, r.xchunk = nil, zarr.Buffers{}; return nil }
 
 // loadX decodes the chunk row ci of X: the selected columns of its rows,
 // row-major, one column chunk at a time.
@@ -662,16 +771,24 @@ func (r *reader) loadX(ci int64) error {
 		if !used {
 			continue
 		}
-		c, err := a.ReadChunk(s.lim, ci, cj)
+		c, err := a.ReadChunkTo(s.lim, &r.xchunk, ci, cj)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.path, err)
+		}
+		if c.Missing {
+			return fmt.Errorf("%s: %s: chunk %s (cells %s) is missing; the store is incomplete", s.path, s.xname, a.Key(ci, cj), s.chunkRows(a, a.Key(ci, cj)))
+		}
+		// Element (i, j - lo) of the chunk, in C or Fortran order.
+		si, sj := cw, int64(1)
+		if a.FOrder {
+			si, sj = 1, a.Chunks[0]
 		}
 		for f, j := range s.feat {
 			if int64(j) < lo || int64(j) >= hi {
 				continue
 			}
 			for i := int64(0); i < r.xrows; i++ {
-				r.xbuf[int(i)*nf+f] = c.Float(int(i*cw + int64(j) - lo))
+				r.xbuf[int(i)*nf+f] = c.Float(int(i*si + (int64(j)-lo)*sj))
 			}
 		}
 	}
@@ -694,6 +811,9 @@ func (r *reader) Read(b *dataset.Block, max int) (int, error) {
 func (r *reader) read(b *dataset.Block, max int) (int, error) {
 	if err := r.ctx.Err(); err != nil {
 		return 0, err
+	}
+	if b == nil {
+		return 0, errors.New("anndata: Read into a nil Block")
 	}
 	if max <= 0 {
 		return 0, fmt.Errorf("anndata: Read of %d rows", max)

@@ -293,8 +293,16 @@ func validKey(k string) bool {
 	return true
 }
 
-// Path returns the destination.
-func (w *Writer) Path() string { return w.path }
+// errNoWriter is the error of the methods of a Writer not made by Create.
+var errNoWriter = errors.New("anndata: Writer not created by Create")
+
+// Path returns the destination ("" for a nil Writer).
+func (w *Writer) Path() string {
+	if w == nil {
+		return ""
+	}
+	return w.path
+}
 
 // WriteBlock appends the rows of b: X from b's inputs, z (b.Rows x
 // Components) to obsm, the domain and label names from domains[b.Domain[i]]
@@ -302,6 +310,9 @@ func (w *Writer) Path() string { return w.path }
 // dataset.Reader's do) and b's targets. Values must be finite. It is
 // WriteCells without extra obs columns.
 func (w *Writer) WriteBlock(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+	if w == nil || w.st == nil {
+		return errNoWriter
+	}
 	w.cells = Cells{Block: b, Components: z, Domains: domains, Classes: classes}
 	err := w.WriteCells(&w.cells)
 	w.cells = Cells{}
@@ -315,6 +326,9 @@ func (w *Writer) WriteBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 // origins of the rows within Sources. After an error the writer writes
 // nothing more, and Commit returns the error.
 func (w *Writer) WriteCells(c *Cells) error {
+	if w == nil || w.st == nil {
+		return errNoWriter
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -617,8 +631,13 @@ func (w *Writer) targetName(j int) string {
 	return "y" + strconv.Itoa(j+1)
 }
 
-// Rows returns the number of cells written.
-func (w *Writer) Rows() int64 { return w.rows }
+// Rows returns the number of cells written (0 for a nil Writer).
+func (w *Writer) Rows() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.rows
+}
 
 // Commit completes the store (the last chunks, the categories, var, uns
 // and the metadata), flushes it to disk and renames it into place,
@@ -629,6 +648,9 @@ func (w *Writer) Rows() int64 { return w.rows }
 // or changed meanwhile, Commit leaves it as it is, keeps the new store in
 // its temporary folder and returns an error that names both.
 func (w *Writer) Commit() error {
+	if w == nil || w.st == nil {
+		return errNoWriter
+	}
 	if w.done {
 		return fmt.Errorf("anndata: %s: already committed or aborted", w.path)
 	}
@@ -824,7 +846,7 @@ func (w *Writer) categorical(name string, codes *zarr.RowWriter, cats []string) 
 // Abort discards the store being written; the destination is unchanged. It
 // does nothing after Commit or a previous Abort, so it can be deferred.
 func (w *Writer) Abort() {
-	if w.done {
+	if w == nil || w.st == nil || w.done {
 		return
 	}
 	w.done = true

@@ -386,7 +386,7 @@ func TestTrailingSeparator(t *testing.T) {
 		{[]string{"trail.csv"}, Options{Header: WithHeader}, true, []string{"1", "2", "3"}, []float64{4, 5, 6, 7, 8, 9}, ""},
 		{[]string{"trail.csv"}, Options{Features: []string{"V3", "1"}}, false, []string{"V3", "V1"}, []float64{3, 1, 6, 4, 9, 7}, ""},
 		{[]string{"trail.csv"}, Options{Features: []string{"V4"}}, false, nil, nil, `csvio: no column "V4" in trail.csv; available: V1 to V3 or 1 to 3 (no header)`},
-		{[]string{"named.csv"}, Options{Header: NoHeader}, false, nil, nil, `named.csv:1: column 1: cannot parse "a" as a number`},
+		{[]string{"named.csv"}, Options{Header: NoHeader}, false, nil, nil, `named.csv:1: column 1: cannot parse "a" as a number (line 1 is read as data: the files have no header)`},
 		// An empty field is no evidence of a header: "1,,3" is data.
 		{[]string{"gap.csv"}, Options{}, false, nil, nil, `gap.csv:1: column 2: cannot parse "" as a number`},
 	} {

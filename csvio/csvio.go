@@ -25,9 +25,11 @@
 // in double quotes ("" stands for a quote) but may not span lines; spaces and
 // tabs around fields are ignored; empty lines are skipped; "\r\n" line
 // endings, a UTF-8 byte order mark and gzip-compressed files (name ending in
-// ".gz") are accepted. Numbers are anything strconv.ParseFloat accepts
-// (including exponents and hexadecimal floats) that is finite: NaN, Inf,
-// values out of range, empty fields and "NA" are errors.
+// ".gz") are accepted. Numbers are decimal: an optional sign, digits with
+// an optional decimal point, an optional exponent (17.89, -.5, 5., 2e-3,
+// +1E10). Go's other forms (hexadecimal floats such as 0x1p3, underscores
+// as in 1_000) are not numbers; NaN, Inf, values out of the float64 range,
+// empty fields and "NA" are errors.
 //
 // A line may end with the separator, as some exporters end every line: the
 // empty field after it is not a column. When the first row of the first
@@ -176,10 +178,11 @@ type Source struct {
 
 	comma      byte
 	header     bool
-	trailing   bool     // the first row of the first file ends with the separator
-	maxLine    int      // the longest line
-	columns    []string // names of the file's columns
-	roles      []role   // role of each file column
+	trailing   bool           // the first row of the first file ends with the separator
+	maxLine    int            // the longest line
+	columns    []string       // names of the file's columns
+	byName     map[string]int // column of each header name (-1: not unique), made by resolve
+	roles      []role         // role of each file column
 	schema     dataset.Schema
 	domainCol  int // -1: one domain per file
 	labelCol   int // -1: no label column
@@ -322,7 +325,7 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 		return nil, err
 	}
 	s.open = gunzipping(open)
-	first, err := s.firstRows()
+	first, more, err := s.firstRows()
 	if err != nil {
 		return nil, err
 	}
@@ -331,6 +334,13 @@ func newSource(files []string, o Options, open func(string) (io.ReadCloser, erro
 	}
 	if err := s.assignColumns(o); err != nil {
 		return nil, err
+	}
+	if s.header {
+		for i, name := range s.files {
+			if !more[i] {
+				return nil, fmt.Errorf("csvio: %s: no rows, only a header line", name)
+			}
+		}
 	}
 	s.schema.Labelled = o.Label != "" || s.labelFiles != nil
 	if s.domainCol < 0 {
@@ -412,14 +422,17 @@ func gunzipping(open func(string) (io.ReadCloser, error)) func(string) (io.ReadC
 
 // firstRows returns the first row of every data file, without an empty
 // field after a separator that ends the line (noting it in s.trailing),
-// and checks that the label files open.
-func (s *Source) firstRows() ([][]string, error) {
+// and whether each file has more rows; it checks that the label files
+// open.
+func (s *Source) firstRows() ([][]string, []bool, error) {
 	first := make([][]string, len(s.files))
+	more := make([]bool, len(s.files))
 	for i, name := range s.files {
-		row, err := s.firstRow(name)
+		row, rest, err := s.firstRow(name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		more[i] = rest
 		if n := len(row); n > 1 && row[n-1] == "" && (i == 0 || n == len(first[0])+1) {
 			row = row[:n-1]
 			if i == 0 {
@@ -434,11 +447,11 @@ func (s *Source) firstRows() ([][]string, error) {
 		}
 		f, err := s.open(name)
 		if err != nil {
-			return nil, fmt.Errorf("csvio: %w", err)
+			return nil, nil, fmt.Errorf("csvio: %w", err)
 		}
 		f.Close()
 	}
-	return first, nil
+	return first, more, nil
 }
 
 // readHeader decides whether the files have a header row (o.Header, or
@@ -556,11 +569,13 @@ func (s *Source) nameFileDomains() error {
 	return nil
 }
 
-// firstRow returns the fields of the first non-empty line of the file.
-func (s *Source) firstRow(name string) ([]string, error) {
+// firstRow returns the fields of the first non-empty line of the file,
+// and whether another non-empty line (or a line that cannot be read)
+// follows it.
+func (s *Source) firstRow(name string) ([]string, bool, error) {
 	f, err := s.open(name)
 	if err != nil {
-		return nil, fmt.Errorf("csvio: %w", err)
+		return nil, false, fmt.Errorf("csvio: %w", err)
 	}
 	defer f.Close()
 	var l lineReader
@@ -569,9 +584,9 @@ func (s *Source) firstRow(name string) ([]string, error) {
 		line, ok := l.next()
 		if !ok {
 			if l.err != nil {
-				return nil, readError(name, l.err)
+				return nil, false, readError(name, l.err)
 			}
-			return nil, fmt.Errorf("csvio: %s: no rows", name)
+			return nil, false, fmt.Errorf("csvio: %s: no rows", name)
 		}
 		if l.line == 1 {
 			line = bytes.TrimPrefix(line, bom)
@@ -581,9 +596,17 @@ func (s *Source) firstRow(name string) ([]string, error) {
 		}
 		row, kind := splitLine(line, s.comma)
 		if kind != errNone {
-			return nil, &ParseError{File: name, Line: l.line, Column: len(row) + 1, Msg: quoteMsg(kind)}
+			return nil, false, &ParseError{File: name, Line: l.line, Column: len(row) + 1, Msg: quoteMsg(kind)}
 		}
-		return row, nil
+		for {
+			next, ok := l.next()
+			if !ok {
+				return row, l.err != nil, nil
+			}
+			if len(next) > 0 {
+				return row, true, nil
+			}
+		}
 	}
 }
 
@@ -635,16 +658,20 @@ func position(ref string, ncol int) (int, bool) {
 // position.
 func (s *Source) resolve(ref string) (int, error) {
 	if s.header {
-		j := -1
-		for k, c := range s.columns {
-			if c == ref {
-				if j >= 0 {
-					return 0, fmt.Errorf("csvio: column name %s is not unique in the header of %s", escape.String(ref, 0), s.files[0])
+		if s.byName == nil {
+			s.byName = make(map[string]int, len(s.columns))
+			for k, c := range s.columns {
+				if _, dup := s.byName[c]; dup {
+					s.byName[c] = -1
+				} else {
+					s.byName[c] = k
 				}
-				j = k
 			}
 		}
-		if j >= 0 {
+		if j, ok := s.byName[ref]; ok {
+			if j < 0 {
+				return 0, fmt.Errorf("csvio: column name %s is not unique in the header of %s", escape.String(ref, 0), s.files[0])
+			}
 			return j, nil
 		}
 	}

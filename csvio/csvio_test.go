@@ -408,6 +408,11 @@ func TestErrors(t *testing.T) {
 		"d/sample1.csv": {Data: []byte("1,2,3\n")},
 		"nolab.csv":     {Data: []byte("a,b,c\n1,2,x\n3,4, \n")},
 		"nodom.csv":     {Data: []byte("a,b,c\n1,2,x\n3,4,\"\"\n")},
+		"hex.csv":       {Data: []byte("1,2,3\n4,0x1p3,6\n")},
+		"under.csv":     {Data: []byte("1,2,3\n4,5,1_000\n")},
+		"expu.csv":      {Data: []byte("1,2,3\n1e1_0,5,6\n")},
+		"hdronly.csv":   {Data: []byte("CD4,CD8b,CD3,CD8\n\n")},
+		"v.csv":         {Data: []byte("V1,V2\n")},
 	}
 	log := func(x []float64) {
 		for j := range x {
@@ -424,6 +429,13 @@ func TestErrors(t *testing.T) {
 		{[]string{"inf.csv"}, Options{}, `inf.csv:2: column 3: "-Inf" is not a finite number`},
 		{[]string{"big.csv"}, Options{}, `big.csv:2: column 3: "1e999" is not a finite number`},
 		{[]string{"empty.csv"}, Options{}, `empty.csv:2: column 2: cannot parse "" as a number`},
+		{[]string{"hex.csv"}, Options{}, `hex.csv:2: column 2: cannot parse "0x1p3" as a number: numbers are decimal (digits, a point, an exponent such as e-3)`},
+		{[]string{"under.csv"}, Options{}, `under.csv:2: column 3: cannot parse "1_000" as a number: numbers are decimal (digits, a point, an exponent such as e-3)`},
+		{[]string{"expu.csv"}, Options{}, `expu.csv:2: column 1: cannot parse "1e1_0" as a number: numbers are decimal (digits, a point, an exponent such as e-3)`},
+		{[]string{"v.csv"}, Options{}, `csvio: v.csv: no rows, only a header line`},
+		{[]string{"hdr.csv", "hdronly.csv"}, Options{}, `csvio: hdronly.csv: no rows, only a header line`},
+		{[]string{"v.csv"}, Options{Header: NoHeader}, `v.csv:1: column 1: cannot parse "V1" as a number (line 1 is read as data: the files have no header)`},
+		{[]string{"sample1.csv", "v.csv"}, Options{}, `csvio: v.csv: first row has 2 fields but sample1.csv has 3`},
 		{[]string{"short.csv"}, Options{}, `short.csv:3: 2 fields, want 3`},
 		{[]string{"long.csv"}, Options{}, `long.csv:2: 4 fields, want 3`},
 		{[]string{"longer.csv"}, Options{}, `longer.csv:2: 5 fields, want 3`},

@@ -150,7 +150,7 @@ func FuzzCSV(f *testing.F) {
 			row := make([]float64, len(fields))
 			for j, s := range fields {
 				v, err := strconv.ParseFloat(s, 64)
-				if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+				if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || !decimalRE.MatchString(s) {
 					t.Fatalf("field %q of line %q read without error", s, line)
 				}
 				row[j] = v

@@ -683,7 +683,7 @@ func (s *Source) parseChunk(c *chunk) {
 		}
 		dom, label, col, msg := s.parseRow(line, x, tg, &c.sc)
 		if msg != "" {
-			c.err = &ParseError{File: name, Line: ln, Column: col, Msg: msg}
+			c.err = s.rowError(name, ln, col, msg)
 			return
 		}
 		lab, err := s.chunkLabel(c, k, label, ln)

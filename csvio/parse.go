@@ -235,13 +235,14 @@ func fastFloat(s []byte) (v float64, n int, ok bool) {
 
 // parseNumber parses the whole of s as a float64, with fastFloat's fast path
 // and strconv.ParseFloat (read through an unsafe string view, so without
-// allocating) for everything else. It reports ok = false if s is not a
-// number or not finite (NaN, Inf, or out of the float64 range).
+// allocating) for the other decimal numbers. It reports ok = false if s is
+// not a decimal number (isDecimal) or not finite (out of the float64
+// range).
 func parseNumber(s []byte) (float64, bool) {
 	if v, n, ok := fastFloat(s); ok && n == len(s) {
 		return v, true
 	}
-	if len(s) == 0 {
+	if !isDecimal(s) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(unsafe.String(&s[0], len(s)), 64)
@@ -251,13 +252,65 @@ func parseNumber(s []byte) (float64, bool) {
 	return v, true
 }
 
-// isNumber reports whether s parses as a number, finite or not.
+// isDecimal reports whether s is a decimal number: an optional sign,
+// digits with an optional decimal point (at least one digit), and an
+// optional exponent (e or E, an optional sign, digits). Go's other
+// syntax (hexadecimal floats such as 0x1p3, underscores between digits as
+// in 1_000) and the words Inf and NaN are not.
+func isDecimal(s []byte) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(s) && s[i]-'0' < 10 {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && s[i]-'0' < 10 {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(s) && s[i]-'0' < 10 {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// isSpecial reports whether s is one of the words strconv.ParseFloat reads
+// as a value that is not finite: Inf, Infinity and NaN, in any case, with
+// an optional sign.
+func isSpecial(s []byte) bool {
+	if bytes.ContainsAny(s, "0123456789") {
+		return false // every other form strconv accepts has a digit
+	}
+	_, err := strconv.ParseFloat(string(s), 64)
+	return err == nil
+}
+
+// isNumber reports whether s is a number, finite or not: a decimal number
+// or one of the words Inf, Infinity and NaN.
 func isNumber(s []byte) bool {
 	if _, n, ok := fastFloat(s); ok && n == len(s) {
 		return true
 	}
-	_, err := strconv.ParseFloat(string(s), 64)
-	return err == nil || err.(*strconv.NumError).Err == strconv.ErrRange
+	return isDecimal(s) || isSpecial(s)
 }
 
 // trimSpace removes spaces and tabs around s, but not the separator.

@@ -3,6 +3,7 @@ package csvio
 import (
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,7 +110,19 @@ func TestParseNumber(t *testing.T) {
 		{"1.7976931348623157e308", math.MaxFloat64, true},
 		{"4.9e-324", 5e-324, true},
 		{"1e-400", 0, true},
-		{"0x1p-2", 0.25, true},
+		{"0x1p-2", 0, false}, // Go's syntax, not a decimal number
+		{"0x10", 0, false},
+		{"1_000", 0, false},
+		{"1e1_0", 0, false},
+		{"1__0", 0, false},
+		{"-.5E+2", -50, true},
+		{"00012", 12, true},
+		{"1e+", 0, false},
+		{"+", 0, false},
+		{"1.5e3.2", 0, false},
+		{"Infinity", 0, false},
+		{"nan", 0, false},
+		{" 1", 0, false},
 		{".5", 0.5, true},
 		{"5.", 5, true},
 		{"+3", 3, true},
@@ -133,7 +146,7 @@ func TestParseNumber(t *testing.T) {
 }
 
 func TestParseNumberNoAlloc(t *testing.T) {
-	in := [][]byte{[]byte("17.89"), []byte("1.234567890123456789012e-5"), []byte("0x1p3")}
+	in := [][]byte{[]byte("17.89"), []byte("1.234567890123456789012e-5"), []byte("0x1p3"), []byte("4.9e-324")}
 	allocs := testing.AllocsPerRun(100, func() {
 		for _, s := range in {
 			parseNumber(s)
@@ -213,20 +226,32 @@ func TestNaturalCompare(t *testing.T) {
 	}
 }
 
+// decimalRE is the syntax of the numbers of a CSV file, as a regular
+// expression: the reference for parseNumber and isNumber.
+var decimalRE = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// FuzzParseNumber checks parseNumber against its reference: a decimal
+// number (decimalRE) parsed by strconv.ParseFloat, finite. isNumber is
+// decimalRE or a word strconv reads as Inf or NaN.
 func FuzzParseNumber(f *testing.F) {
-	for _, s := range []string{"17.89", "-0.5e-3", "1e22", "9007199254740993", ".5", "0x1p3", "NaN", "1e400", "00000000000000000000001.5"} {
+	for _, s := range []string{"17.89", "-0.5e-3", "1e22", "9007199254740993", ".5", "0x1p3", "NaN", "1e400", "00000000000000000000001.5", "1_000", "1e1_0", "-Infinity", "5.e3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		want, err := strconv.ParseFloat(s, 64)
-		finite := err == nil && !math.IsInf(want, 0) && !math.IsNaN(want)
+		decimal := decimalRE.MatchString(s)
+		finite := decimal && err == nil && !math.IsInf(want, 0) && !math.IsNaN(want)
 		got, ok := parseNumber([]byte(s))
 		if ok != finite || (ok && math.Float64bits(got) != math.Float64bits(want)) {
-			t.Fatalf("parseNumber(%q) = %v, %v; strconv %v, %v", s, got, ok, want, err)
+			t.Fatalf("parseNumber(%q) = %v, %v; decimal %v, strconv %v, %v", s, got, ok, decimal, want, err)
+		}
+		special := !strings.ContainsAny(s, "0123456789") && err == nil
+		if isNumber([]byte(s)) != (decimal || special) {
+			t.Fatalf("isNumber(%q) = %v; decimal %v, strconv %v, %v", s, !(decimal || special), decimal, want, err)
 		}
 		if v, n, ok := fastFloat([]byte(s)); ok {
 			w, err := strconv.ParseFloat(s[:n], 64)
-			if err != nil || math.Float64bits(w) != math.Float64bits(v) {
+			if err != nil || math.Float64bits(w) != math.Float64bits(v) || !decimalRE.MatchString(s[:n]) {
 				t.Fatalf("fastFloat(%q) = %v over %d bytes; strconv %v, %v", s, v, n, w, err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/internal/escape"
@@ -378,7 +379,7 @@ func (r *reader) row(b *dataset.Block, k int, line []byte) (bool, error) {
 	}
 	dom, lab, col, msg := s.parseRow(line, x, tg, &r.sc)
 	if msg != "" {
-		return false, &ParseError{File: name, Line: r.data.line, Column: col, Msg: msg}
+		return false, s.rowError(name, r.data.line, col, msg)
 	}
 	if s.labelCol >= 0 {
 		label = lab
@@ -465,6 +466,17 @@ func (r *reader) labelClass(label, dom []byte) (int, error) {
 		}
 	}
 	return c, nil
+}
+
+// rowError is the error of parseRow's message msg about column col of
+// line ln of the file name. A field of line 1 that is not a number, in
+// files read without a header, may be a header's: the message says how
+// the line was read.
+func (s *Source) rowError(name string, ln, col int, msg string) error {
+	if ln == 1 && col > 0 && !s.header && strings.HasPrefix(msg, "cannot parse") && !strings.HasPrefix(msg, `cannot parse ""`) {
+		msg += " (line 1 is read as data: the files have no header)"
+	}
+	return &ParseError{File: name, Line: ln, Column: col, Msg: msg}
 }
 
 // scratch holds the buffers of unquoted fields of parseRow.
@@ -558,8 +570,12 @@ func fieldCount(got, want int) string {
 }
 
 func numberMsg(f []byte) string {
-	if _, err := strconv.ParseFloat(string(f), 64); err == nil || err.(*strconv.NumError).Err == strconv.ErrRange {
+	if isNumber(f) {
 		return fmt.Sprintf("%s is not a finite number", escape.Snippet(f, 0))
+	}
+	if _, err := strconv.ParseFloat(string(f), 64); err == nil || err.(*strconv.NumError).Err == strconv.ErrRange {
+		// Go's syntax (0x1p3, 1_000), not a CSV number.
+		return fmt.Sprintf("cannot parse %s as a number: numbers are decimal (digits, a point, an exponent such as e-3)", escape.Snippet(f, 0))
 	}
 	return fmt.Sprintf("cannot parse %s as a number", escape.Snippet(f, 0))
 }

@@ -97,7 +97,7 @@ func (s *Source) parseKept(line []byte, ln, fi int, x, tg []float64, sc *scratch
 	name := s.files[fi]
 	_, label, col, msg := s.parseRow(line, x, tg, sc)
 	if msg != "" {
-		return &ParseError{File: name, Line: ln, Column: col, Msg: msg}
+		return s.rowError(name, ln, col, msg)
 	}
 	if s.labelCol >= 0 && len(label) == 0 {
 		return &ParseError{File: name, Line: ln, Column: s.labelCol + 1, Msg: "empty label"}

@@ -123,6 +123,12 @@ type MemoryError struct {
 	// More reports that N (or the number of Limit) is a lower bound: the
 	// data were read only up to the first cell that did not fit.
 	More bool
+	// Inputs is set when no rank fits (low rank): the data's columns
+	// (inputs and targets) are the cause, through the landmark sample of
+	// Sample cells; InputsFit is the largest number of columns that fits
+	// at Rank.
+	Inputs, InputsFit int
+	Sample            int64
 }
 
 func (e *MemoryError) Error() string {
@@ -149,6 +155,10 @@ func (e *MemoryError) Error() string {
 	case e.Exact:
 		return fmt.Sprintf("dica: the exact solver on %d cells needs about %s of memory, more than the budget of %s; at most about %d cells fit: %s",
 			e.N, Bytes(e.Need), Bytes(e.Budget), e.Fits, advice)
+	}
+	if e.Inputs > 0 {
+		return fmt.Sprintf("dica: %d input columns need about %s for the landmark sample of %d cells alone, more than the budget of %s at any rank; about %d columns fit at rank %d: select fewer columns",
+			e.Inputs, Bytes(saturate(8*float64(e.Sample)*float64(e.Inputs))), e.Sample, Bytes(e.Budget), e.InputsFit, e.Rank)
 	}
 	return fmt.Sprintf("dica: rank %d needs about %s of memory, more than the budget of %s; ranks up to about %d fit",
 		e.Rank, Bytes(e.Need), Bytes(e.Budget), e.Fits)
@@ -230,6 +240,18 @@ func checkMemory(c Config, s Shape) error {
 		}
 		return estimate(t, ts) <= budget
 	})
+	if !e.Exact && e.Fits == 0 && s.D+s.T > 0 {
+		// No rank fits: the width of the data is the cause.
+		e.Inputs, e.Sample = s.D+s.T, int64(c.Sample)
+		if s.N > 0 {
+			e.Sample = min(e.Sample, s.N)
+		}
+		e.InputsFit = int(largest(int64(s.D), func(k int64) bool {
+			ts := s
+			ts.D = int(k)
+			return estimate(c, ts) <= budget
+		}))
+	}
 	return e
 }
 

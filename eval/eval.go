@@ -645,8 +645,11 @@ func LeaveOneDomainOut(ctx context.Context, ds *dataset.Dataset, o Options) (*Re
 }
 
 // DomainIndices returns the indices in ds.DomainNames of the named domains,
-// or an error naming an unknown one.
+// or an error naming an unknown one (or for a nil data set).
 func DomainIndices(ds *dataset.Dataset, names []string) ([]int, error) {
+	if ds == nil {
+		return nil, errors.New("eval: nil data set")
+	}
 	idx := make(map[string]int, len(ds.DomainNames))
 	for i, n := range ds.DomainNames {
 		idx[n] = i

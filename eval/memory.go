@@ -20,6 +20,9 @@ type MemoryError struct {
 
 // Error says what needs how much and what the budget is.
 func (e *MemoryError) Error() string {
+	if e == nil {
+		return "eval: <nil MemoryError>"
+	}
 	return fmt.Sprintf("eval: the evaluation needs about %s (%s), more than the memory budget of %s (Options.MaxMemory)",
 		dica.Bytes(e.Need), e.Step, dica.Bytes(e.Limit))
 }

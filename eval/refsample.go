@@ -29,6 +29,9 @@ func ReferenceDistances(ctx context.Context, ds *dataset.Dataset) ([]float64, er
 	if ds == nil {
 		return nil, errors.New("eval: nil data set")
 	}
+	if ctx == nil {
+		return nil, errors.New("eval: nil context")
+	}
 	if err := ds.Validate(); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}

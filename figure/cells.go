@@ -75,8 +75,13 @@ func (c *Cells) palette() *Palette {
 	return NewPalette(c.ClassNames)
 }
 
-// N returns the number of cells.
-func (c *Cells) N() int { return len(c.Domain) }
+// N returns the number of cells (0 for nil Cells).
+func (c *Cells) N() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.Domain)
+}
 
 // check validates the cells against n rows of coordinates.
 func (c *Cells) check(n int) error {
@@ -238,8 +243,12 @@ func NewReservoir(perDomain int, seed uint64) *Reservoir {
 }
 
 // Offer offers the next row of domain g (g >= 0) and returns the slot in
-// [0, Cap) that it replaces in the domain's sample, or false.
+// [0, Cap) that it replaces in the domain's sample, or false. A nil
+// Reservoir keeps nothing, nor does any with a negative g.
 func (r *Reservoir) Offer(g int) (slot int, keep bool) {
+	if r == nil || g < 0 {
+		return 0, false
+	}
 	for len(r.seen) <= g {
 		d := len(r.seen)
 		r.seen = append(r.seen, 0)
@@ -257,5 +266,11 @@ func (r *Reservoir) Offer(g int) (slot int, keep bool) {
 	return 0, false
 }
 
-// Seen returns the number of rows offered for each domain.
-func (r *Reservoir) Seen() []int64 { return slices.Clone(r.seen) }
+// Seen returns the number of rows offered for each domain (nil for a nil
+// Reservoir).
+func (r *Reservoir) Seen() []int64 {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.seen)
+}

@@ -57,21 +57,32 @@ var classPalette = []color.NRGBA{
 // SampleColor returns the color of sample i of n: the 20 colors of a
 // palette made to be told apart as small dots, then, beyond 20 samples,
 // hues spaced evenly around the color wheel (which the eye no longer tells
-// apart reliably; the legend names them).
+// apart reliably; the legend names them). Indices wrap around: i and
+// i + n (or i + 20 with the palette) have the same color, so that a
+// negative i has one too.
 func SampleColor(i, n int) color.NRGBA {
 	if n <= len(samplePalette) {
-		return samplePalette[i%len(samplePalette)]
+		return samplePalette[modIndex(i, len(samplePalette))]
 	}
-	return hue(float64(i)/float64(n), 0.75, 0.8)
+	return hue(float64(modIndex(i, n))/float64(n), 0.75, 0.8)
 }
 
 // ClassColor returns the color of population i of n: a palette of 8 colors
-// safe for color-blind readers, then SampleColor beyond 8.
+// safe for color-blind readers, then SampleColor beyond 8. Indices wrap
+// around as SampleColor's do.
 func ClassColor(i, n int) color.NRGBA {
 	if n <= len(classPalette) {
-		return classPalette[i%len(classPalette)]
+		return classPalette[modIndex(i, len(classPalette))]
 	}
 	return SampleColor(i, n)
+}
+
+// modIndex returns i modulo n > 0, in [0, n).
+func modIndex(i, n int) int {
+	if i %= n; i < 0 {
+		i += n
+	}
+	return i
 }
 
 // hue returns the color of hue h in [0, 1) with saturation s and value v.

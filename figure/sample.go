@@ -104,6 +104,9 @@ type TooManyCellsError struct {
 }
 
 func (e *TooManyCellsError) Error() string {
+	if e == nil {
+		return "figure: too many cells to draw"
+	}
 	return fmt.Sprintf("figure: more than %s cells to draw (%d samples so far, at most %s each)", count(e.Limit), e.Domains, count(e.PerDomain))
 }
 

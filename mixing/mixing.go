@@ -123,8 +123,11 @@ func (r Report) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads what MarshalJSON writes (an absent "clisi" and null
-// silhouettes become NaN).
+// silhouettes become NaN); a nil Report is an error.
 func (r *Report) UnmarshalJSON(b []byte) error {
+	if r == nil {
+		return errors.New("mixing: UnmarshalJSON into a nil Report")
+	}
 	type plain Report
 	var in struct {
 		plain

@@ -2,6 +2,7 @@ package mixing
 
 import (
 	"context"
+	"errors"
 	"math"
 	"runtime"
 	"slices"
@@ -38,6 +39,9 @@ type pass struct {
 }
 
 func (p *pass) run(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("mixing: nil context")
+	}
 	n, d := p.x.Dims()
 	if p.k > 0 {
 		p.nbIdx = make([]int, n*p.k)

@@ -27,6 +27,11 @@ func StandardizedVariance(z *mat.Dense, groups []int, ngroups, k int) (float64, 
 	if len(groups) != n || k < 1 {
 		return 0, fmt.Errorf("mixing: StandardizedVariance of %d rows with %d groups and k = %d", n, len(groups), k)
 	}
+	for i, g := range groups {
+		if g < 0 || g >= ngroups {
+			return 0, fmt.Errorf("mixing: StandardizedVariance: row %d (0-based) is in group %d, outside [0, %d)", i, g, ngroups)
+		}
+	}
 	k = min(k, c)
 	zs := mat.NewDense(n, k, nil)
 	for j := 0; j < k; j++ {

@@ -129,7 +129,7 @@ func New(k kernel.Kernel, landmarks *mat.Dense, rcond float64) (*Map, error) {
 		for j := i; j < m; j++ {
 			v := (kmm.At(i, j) + kmm.At(j, i)) / 2
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("nystrom: kernel of landmarks %d and %d is %g", i, j, v)
+				return nil, kernelError(k, z, i, j, v)
 			}
 			sym.SetSym(i, j, v)
 		}
@@ -173,6 +173,46 @@ func New(k kernel.Kernel, landmarks *mat.Dense, rcond float64) (*Map, error) {
 		}
 	}
 	return newMap(k, z, rcond, kept, t), nil
+}
+
+// kernelError is the error of a kernel value v of landmarks i and j that
+// is not finite. Under an RBF or Laplacian kernel on finite landmarks that
+// happens only when the bandwidth is so small that 1/sigma^2 (or
+// 1/sigma) overflows: the error says so, with the scale of the data, the
+// median distance between landmarks (kernel.MedianSigma of 1000 of them).
+func kernelError(k kernel.Kernel, z *mat.Dense, i, j int, v float64) error {
+	var sigma float64
+	switch k := k.(type) {
+	case kernel.RBF:
+		sigma = k.Sigma
+	case kernel.Laplacian:
+		sigma = k.Sigma
+	default:
+		return fmt.Errorf("nystrom: kernel of landmarks %d and %d is %g", i, j, v)
+	}
+	if !(sigma < 1) {
+		return fmt.Errorf("nystrom: kernel of landmarks %d and %d is %g under %v", i, j, v, k)
+	}
+	scale := fmt.Sprintf("the median distance between landmarks is %.3g", kernel.MedianSigma(z, 1000, 1))
+	if m, _ := z.Dims(); m < 2 || allEqual(z) {
+		scale = "the landmarks coincide; the median distance between data points is the usual choice"
+	}
+	return fmt.Errorf("nystrom: the bandwidth sigma = %g is too small for the data's scale (%s): the kernel of landmarks %d and %d is %g; use a sigma near the median distance (the median heuristic, the default)",
+		sigma, scale, i, j, v)
+}
+
+// allEqual reports whether the rows of z are all equal.
+func allEqual(z *mat.Dense) bool {
+	m, _ := z.Dims()
+	first := z.RawRowView(0)
+	for i := 1; i < m; i++ {
+		for c, v := range z.RawRowView(i) {
+			if v != first[c] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Kernel returns the kernel.

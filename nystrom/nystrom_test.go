@@ -207,6 +207,7 @@ func TestErrors(t *testing.T) {
 	}
 	dup := mat.NewDense(5, 2, []float64{1, 2, 1, 2, 1, 2, 1, 2, 1, 2})
 	nan := mat.NewDense(2, 2, []float64{1, 2, math.NaN(), 0})
+	line := mat.NewDense(3, 2, []float64{0, 0, 3, 4, 6, 8}) // distances 5, 5 and 10
 	for _, c := range []struct {
 		name string
 		err  error
@@ -221,6 +222,10 @@ func TestErrors(t *testing.T) {
 		{"duplicates", errOf(New(kernel.RBF{Sigma: 1}, dup, 0)), "landmarks are duplicates: effective rank 1 of 5"},
 		{"bad rcond", errOf(New(kernel.RBF{Sigma: 1}, x, -1)), "rcond = -1"},
 		{"zero kernel", errOf(New(kernel.Linear{}, mat.NewDense(2, 2, nil), 0)), "is zero"},
+		{"tiny sigma", errOf(New(kernel.RBF{Sigma: 1e-300}, line, 0)), "nystrom: the bandwidth sigma = 1e-300 is too small for the data's scale (the median distance between landmarks is 5): the kernel of landmarks 0 and 0 is NaN; use a sigma near the median distance (the median heuristic, the default)"},
+		{"subnormal sigma", errOf(New(kernel.RBF{Sigma: 1e-160}, line, 0)), "sigma = 1e-160 is too small for the data's scale (the median distance between landmarks is 5)"},
+		{"tiny sigma, one point", errOf(New(kernel.RBF{Sigma: 1e-300}, dup, 0)), "sigma = 1e-300 is too small for the data's scale (the landmarks coincide; the median distance between data points is the usual choice)"},
+		{"zero Laplacian sigma", errOf(New(kernel.Laplacian{}, line, 0)), "sigma = 0 is too small for the data's scale (the median distance between landmarks is 5)"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, c.err, c.want)

@@ -13,7 +13,7 @@ import (
 // any gives an empty map. Of a key given twice, the last value is
 // returned; a key without a value maps to "".
 //
-// Memory is bounded by the footer's size: a footer over MaxFooterBytes is
+// Memory is bounded by the footer's size: a footer over DefaultMaxFooterBytes is
 // refused before it is read, and only the key-value pairs are decoded from
 // it (the schema and row groups are skipped, every length checked against
 // the bytes that remain).
@@ -30,7 +30,7 @@ func KeyValues(path string) (map[string]string, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	m, err := keyValues(f, fi.Size(), MaxFooterBytes)
+	m, err := keyValues(f, fi.Size(), DefaultMaxFooterBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -98,8 +98,8 @@ const (
 	ctUUID   = 13
 )
 
-// maxDepth bounds the nesting of structs and containers skipped.
-const maxDepth = 64
+// kvMaxDepth bounds the nesting of structs and containers skipped.
+const kvMaxDepth = 64
 
 var errTruncated = errors.New("truncated")
 
@@ -174,8 +174,8 @@ func (d *compact) list() (typ byte, n int, err error) {
 
 // skip skips a value of type typ.
 func (d *compact) skip(typ byte, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("values nested over %d deep", maxDepth)
+	if depth > kvMaxDepth {
+		return fmt.Errorf("values nested over %d deep", kvMaxDepth)
 	}
 	switch typ {
 	case ctTrue, ctFalse:

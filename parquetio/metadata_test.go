@@ -150,7 +150,7 @@ func TestKeyValuesErrors(t *testing.T) {
 		{"not parquet", []byte("domain,x\na,1\nb,2\n"), "not a Parquet file (no PAR1 at its end)"},
 		{"encrypted", append(b[:len(b)-4:len(b)-4], "PARE"...), "encrypted"},
 		{"footer longer than the file", append(binary.LittleEndian.AppendUint32([]byte("PAR1----"), 1000), "PAR1"...), "metadata of 1000 bytes in a file of 16 bytes"},
-		{"footer over the limit", append(binary.LittleEndian.AppendUint32([]byte("PAR1"), MaxFooterBytes+1), "PAR1"...), "over the limit of 64 MiB"},
+		{"footer over the limit", append(binary.LittleEndian.AppendUint32([]byte("PAR1"), DefaultMaxFooterBytes+1), "PAR1"...), "over the limit of 16 MiB"},
 		{"huge list", footerFile(huge), "a list of 2147483648 elements with 1 bytes left"},
 		{"long string", footerFile(long), "a string of 65535 bytes with 3 left"},
 		{"deep", footerFile(deep), "nested over 64 deep"},
@@ -206,7 +206,7 @@ func FuzzKeyValues(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, footer []byte) {
 		b := footerFile(footer)
-		m, err := keyValues(bytes.NewReader(b), int64(len(b)), MaxFooterBytes)
+		m, err := keyValues(bytes.NewReader(b), int64(len(b)), DefaultMaxFooterBytes)
 		if err != nil {
 			return
 		}

@@ -16,10 +16,12 @@
 // boolean columns (numbers compared as their decimal text); targets are
 // numeric columns. Columns may be optional, but a null value is an error
 // naming the file, the row and the column, as are NaN and infinite values.
-// Memory is bounded on any input: before a column chunk is read, the
-// headers of its pages are checked against Options.MaxPageBytes, and a
-// file's metadata against MaxFooterBytes, so a malformed or hostile file is
-// refused before any large allocation.
+// Memory is bounded on any input: a file's metadata is checked against
+// Options.MaxFooterBytes and Options.MaxColumnChunks before it is decoded,
+// its column chunks must lie in the file without overlapping, and before a
+// column chunk is read the headers of its pages are checked against
+// Options.MaxPageBytes, so a malformed or hostile file is refused before
+// any large allocation. Source.PassBytes bounds the memory a pass holds.
 package parquetio
 
 import (
@@ -47,9 +49,6 @@ import (
 // uncompressed) and, divided by 8, the number of values in it.
 const DefaultMaxPageBytes = 64 << 20
 
-// MaxFooterBytes bounds the size of a file's metadata (its footer).
-const MaxFooterBytes = 64 << 20
-
 // Options say how to read the files. The zero value reads every numeric
 // column as a feature, one domain per file, without labels.
 type Options struct {
@@ -75,6 +74,14 @@ type Options struct {
 	// MaxPageBytes bounds a page (default DefaultMaxPageBytes): a file with
 	// larger pages is refused with a message saying how to rewrite it.
 	MaxPageBytes int64
+	// MaxFooterBytes bounds the size of a file's metadata, its footer
+	// (default DefaultMaxFooterBytes).
+	MaxFooterBytes int64
+	// MaxColumnChunks bounds the column chunks of a file, its row groups
+	// times its columns (default DefaultMaxColumnChunks): a file with more
+	// is refused before its metadata is decoded, with a message saying how
+	// to rewrite it with fewer, larger row groups.
+	MaxColumnChunks int64
 }
 
 // Source reads Parquet files as a dataset.Source. It implements
@@ -90,7 +97,20 @@ type Source struct {
 	rows    int64
 	kept    int64
 	maxPage int64
+	maxFoot int64
+	maxCC   int64
+	info    []fileInfo // what the metadata of each file says, for PassBytes
 }
+
+// fileInfo is what PassBytes needs of a file's metadata: its size, its
+// column chunks, and for each column the largest chunk (uncompressed
+// bytes and values), which bounds its largest page.
+type fileInfo struct {
+	footer, chunks int64
+	cols           map[string]chunkMax
+}
+
+type chunkMax struct{ bytes, values int64 }
 
 // column kinds.
 const (
@@ -124,12 +144,18 @@ func newSource(fsys fs.FS, files []string, o Options) (*Source, error) {
 	if o.Label != "" && len(o.Target) > 0 {
 		return nil, errors.New("parquetio: both a label and targets; a data set has one or the other")
 	}
-	if o.MaxPageBytes < 0 {
-		return nil, fmt.Errorf("parquetio: MaxPageBytes %d is negative", o.MaxPageBytes)
+	if o.MaxPageBytes < 0 || o.MaxFooterBytes < 0 || o.MaxColumnChunks < 0 {
+		return nil, fmt.Errorf("parquetio: a negative limit (MaxPageBytes %d, MaxFooterBytes %d, MaxColumnChunks %d)", o.MaxPageBytes, o.MaxFooterBytes, o.MaxColumnChunks)
 	}
-	s := &Source{fsys: fsys, files: slices.Clone(files), o: o, maxPage: o.MaxPageBytes}
+	s := &Source{fsys: fsys, files: slices.Clone(files), o: o, maxPage: o.MaxPageBytes, maxFoot: o.MaxFooterBytes, maxCC: o.MaxColumnChunks}
 	if s.maxPage == 0 {
 		s.maxPage = DefaultMaxPageBytes
+	}
+	if s.maxFoot == 0 {
+		s.maxFoot = DefaultMaxFooterBytes
+	}
+	if s.maxCC == 0 {
+		s.maxCC = DefaultMaxColumnChunks
 	}
 	roles, err := columnRoles(o)
 	if err != nil {
@@ -186,11 +212,12 @@ func columnRoles(o Options) (map[string]string, error) {
 // first file), the features become the file's numeric columns that have no
 // other role; it returns the features.
 func (s *Source) checkFile(name string, first bool, roles map[string]string, features []string) ([]string, error) {
-	f, close, err := s.open(name)
+	of, err := s.openAt(name)
 	if err != nil {
 		return nil, err
 	}
-	defer close()
+	defer of.close()
+	f := of.f
 	sc := f.Schema()
 	if first && len(features) == 0 {
 		for _, fld := range sc.Fields() {
@@ -230,7 +257,56 @@ func (s *Source) checkFile(name string, first bool, roles map[string]string, fea
 		}
 	}
 	s.rows += f.NumRows()
+	info := metaInfo(f.Metadata())
+	info.footer = of.footer
+	s.info = append(s.info, info)
 	return features, nil
+}
+
+// metaInfo returns what PassBytes needs of a file's metadata.
+func metaInfo(md *format.FileMetaData) fileInfo {
+	fi := fileInfo{cols: map[string]chunkMax{}}
+	for g := range md.RowGroups {
+		for c := range md.RowGroups[g].Columns {
+			m := &md.RowGroups[g].Columns[c].MetaData
+			fi.chunks++
+			if len(m.PathInSchema) != 1 {
+				continue
+			}
+			cm := fi.cols[m.PathInSchema[0]]
+			cm.bytes = max(cm.bytes, m.TotalUncompressedSize, m.TotalCompressedSize)
+			cm.values = max(cm.values, m.NumValues)
+			fi.cols[m.PathInSchema[0]] = cm
+		}
+	}
+	return fi
+}
+
+// PassBytes returns an upper bound of the memory a pass holds beyond the
+// blocks it fills, for a memory budget. A pass reads one file at a time;
+// for the file that needs most it holds the file's metadata decoded
+// (about 1.3 kB per column chunk and twice the footer's bytes) and, for
+// each column read, a read buffer of 1 MiB and one page as stored,
+// decompressed and decoded (a page is bounded by the column's largest
+// column chunk and by Options.MaxPageBytes: 2 bytes and 32 bytes per
+// value), and three batches of 4096 decoded rows.
+func (s *Source) PassBytes() int64 {
+	if s == nil {
+		return 0
+	}
+	batch := int64(3 * 4096 * (len(s.schema.Features) + len(s.schema.Targets) + 2) * 8)
+	var most int64
+	for _, fi := range s.info {
+		n := fi.chunks*metaChunkBytes + 2*fi.footer + batch
+		for _, c := range s.cols {
+			cm := fi.cols[c]
+			page := min(cm.bytes, s.maxPage)
+			values := min(cm.values, s.maxPage/8)
+			n += 1<<20 + 2*page + 32*values
+		}
+		most = max(most, n)
+	}
+	return most
 }
 
 // checkColumn checks that the schema sc of the file name has the column
@@ -353,13 +429,18 @@ func kindOf(f parquet.Field) (int, error) {
 	return 0, fmt.Errorf("type %s is not read", t)
 }
 
-// open opens a Parquet file after checking its footer's size.
-func (s *Source) open(name string) (*parquet.File, func(), error) {
-	f, _, _, closeFile, err := s.openAt(name)
-	return f, closeFile, err
+// openFile is an open Parquet file.
+type openFile struct {
+	f            *parquet.File
+	ra           io.ReaderAt
+	size, footer int64 // bytes of the file and of its metadata
+	close        func()
 }
 
-func (s *Source) openAt(name string) (*parquet.File, io.ReaderAt, int64, func(), error) {
+// openAt opens a Parquet file after checking its metadata: its size and
+// its number of column chunks before it is decoded, then its column
+// chunks (checkChunks).
+func (s *Source) openAt(name string) (*openFile, error) {
 	var fh fs.File
 	var err error
 	if s.fsys != nil {
@@ -368,11 +449,11 @@ func (s *Source) openAt(name string) (*parquet.File, io.ReaderAt, int64, func(),
 		fh, err = os.Open(name)
 	}
 	if err != nil {
-		return nil, nil, 0, nil, err
+		return nil, err
 	}
-	fail := func(err error) (*parquet.File, io.ReaderAt, int64, func(), error) {
+	fail := func(err error) (*openFile, error) {
 		fh.Close()
-		return nil, nil, 0, nil, err
+		return nil, err
 	}
 	fi, err := fh.Stat()
 	if err != nil {
@@ -396,8 +477,24 @@ func (s *Source) openAt(name string) (*parquet.File, io.ReaderAt, int64, func(),
 		}
 		return fail(fmt.Errorf("%s: not a Parquet file (no PAR1 at its end)", name))
 	}
-	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 || n > MaxFooterBytes {
-		return fail(fmt.Errorf("%s: metadata of %d bytes in a file of %d bytes; the file is damaged or its metadata is over %d MiB", name, n, size, MaxFooterBytes>>20))
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n > size-12 {
+		return fail(fmt.Errorf("%s: metadata of %d bytes in a file of %d bytes; the file is damaged", name, n, size))
+	}
+	if n > s.maxFoot {
+		return fail(fmt.Errorf("%s: metadata of %d bytes, over the limit of %d bytes (MaxFooterBytes); write the file with fewer, larger row groups (pyarrow: pq.write_table(t, path, row_group_size=1000000)) or raise the limit", name, n, s.maxFoot))
+	}
+	foot := make([]byte, n)
+	if _, err := ra.ReadAt(foot, size-8-n); err != nil {
+		return fail(fmt.Errorf("%s: %w", name, err))
+	}
+	groups, chunks, err := footerCounts(foot)
+	if err != nil {
+		return fail(fmt.Errorf("%s: not a readable Parquet file: %w", name, err))
+	}
+	if chunks > s.maxCC {
+		return fail(fmt.Errorf("%s: %d row groups of %d column chunks in all, over the limit of %d column chunks (MaxColumnChunks), whose metadata would take about %d MB; write the file with fewer, larger row groups (pyarrow: pq.write_table(t, path, row_group_size=1000000)) or raise the limit",
+			name, groups, chunks, s.maxCC, chunks*metaChunkBytes/1e6))
 	}
 	var f *parquet.File
 	err = catch(func() error {
@@ -408,7 +505,10 @@ func (s *Source) openAt(name string) (*parquet.File, io.ReaderAt, int64, func(),
 	if err != nil {
 		return fail(fmt.Errorf("%s: not a readable Parquet file: %w", name, err))
 	}
-	return f, ra, size, func() { fh.Close() }, nil
+	if err := checkChunks(name, f.Metadata(), size-8-n); err != nil {
+		return fail(err)
+	}
+	return &openFile{f: f, ra: ra, size: size, footer: n, close: func() { fh.Close() }}, nil
 }
 
 // catch runs f, turning a panic of the Parquet library on a malformed file
@@ -505,31 +605,56 @@ func (s *Source) countKept() (int64, error) {
 	return n, nil
 }
 
-// Schema describes the columns (it implements dataset.Source).
-func (s *Source) Schema() dataset.Schema { return s.schema }
+// Schema describes the columns (it implements dataset.Source); it is the
+// zero Schema for a nil Source.
+func (s *Source) Schema() dataset.Schema {
+	if s == nil {
+		return dataset.Schema{}
+	}
+	return s.schema
+}
 
 // Len returns the number of rows a pass gives (it implements
-// dataset.Sizer): the files' rows, less those whose label is ignored.
-func (s *Source) Len() int { return int(s.kept) }
+// dataset.Sizer): the files' rows, less those whose label is ignored; 0
+// for a nil Source.
+func (s *Source) Len() int {
+	if s == nil {
+		return 0
+	}
+	return int(s.kept)
+}
 
 // Files returns the files, in reading order.
-func (s *Source) Files() []string { return slices.Clone(s.files) }
+func (s *Source) Files() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.files)
+}
+
+// errNotMade is the error of the methods of a Source not made by
+// NewSource or NewSourceFS.
+var errNotMade = errors.New("parquetio: Source not created by NewSource or NewSourceFS")
 
 // rowGroup is the cursors of the columns read from one row group.
 type rowGroup struct {
 	cur []*cursor
 }
 
+// runRows is the number of rows of a run of scanFile, at most.
+const runRows = 4096
+
 // scanFile calls fn for each run of rows of each row group of file fi,
 // with cursors on the columns cols; base is the file row of the run's first
-// row. A run is at most 4096 rows.
+// row. A run is at most runRows rows.
 func (s *Source) scanFile(ctx context.Context, fi int, cols []string, fn func(rg *rowGroup, rows int, base int64) error) error {
 	name := s.files[fi]
-	f, fh, fsize, closeFile, err := s.openAt(name)
+	of, err := s.openAt(name)
 	if err != nil {
 		return err
 	}
-	defer closeFile()
+	defer of.close()
+	f, fh, fsize := of.f, of.ra, of.size
 	sc := f.Schema()
 	idx := make([]int, len(cols))
 	for j, c := range cols {
@@ -541,6 +666,7 @@ func (s *Source) scanFile(ctx context.Context, fi int, cols []string, fn func(rg
 	}
 	md := f.Metadata()
 	var base int64
+	vals := make([][]parquet.Value, len(cols)) // each column's page values, reused
 	for g, rg := range f.RowGroups() {
 		if g >= len(md.RowGroups) {
 			return fmt.Errorf("%s: damaged metadata", name)
@@ -561,19 +687,20 @@ func (s *Source) scanFile(ctx context.Context, fi int, cols []string, fn func(rg
 			fld := field(sc, cols[j])
 			kind, _ := kindOf(fld)
 			r.cur = append(r.cur, &cursor{file: name, col: cols[j], kind: fld.Type().Kind(), isText: kind == textCol,
-				unsigned: isUnsigned(fld), pages: chunks[ci].Pages(), rgBase: base, left: n})
+				unsigned: isUnsigned(fld), pages: chunks[ci].Pages(), rgBase: base, left: n, vals: vals[j][:0]})
 		}
 		err := func() error {
 			defer func() {
-				for _, c := range r.cur {
+				for j, c := range r.cur {
 					c.close()
+					vals[j] = c.vals
 				}
 			}()
 			for done := int64(0); done < n; {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				k := int(min(4096, n-done))
+				k := int(min(runRows, n-done))
 				if err := fn(&r, k, base+done); err != nil {
 					return err
 				}
@@ -797,10 +924,16 @@ func (c *cursor) text(row int64) (string, error) {
 
 // Open starts a pass over the rows.
 func (s *Source) Open(ctx context.Context) (dataset.Reader, error) {
+	if s == nil || len(s.files) == 0 {
+		return nil, errNotMade
+	}
+	if ctx == nil {
+		return nil, errors.New("parquetio: nil context")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := &reader{s: s, ctx: ctx, rows: make(chan batch, 1), stop: make(chan struct{}), errc: make(chan error, 1)}
+	r := &reader{s: s, ctx: ctx, rows: make(chan batch, 1), free: make(chan batch, 1), stop: make(chan struct{}), errc: make(chan error, 1)}
 	go r.produce()
 	return r, nil
 }
@@ -824,6 +957,7 @@ type reader struct {
 	s    *Source
 	ctx  context.Context
 	rows chan batch
+	free chan batch // batches handed out and read, for reuse
 	stop chan struct{}
 	errc chan error
 	cur  batch
@@ -862,35 +996,50 @@ type producer struct {
 	nf, nt    int // features and targets
 	doms, cls dataset.Index
 	clsID     map[string]int
-	fi        int // the file
-	fileDom   int // the file's domain when there is one per file, else -1
+	fi        int       // the file
+	fileDom   int       // the file's domain when there is one per file, else -1
+	x         []float64 // room for a row's features
+	domNames  []string  // copies of the names, handed to Read
+	clsNames  []string
 }
 
 // run decodes a run of rows of a row group (rows from the file row base)
 // into a batch and hands it to Read.
 func (p *producer) run(rg *rowGroup, rows int, base int64) error {
 	r := p.r
-	b := batch{x: make([]float64, 0, rows*p.nf), dom: make([]int, 0, rows), fi: p.fi, ev: make([]int64, 0, rows)}
-	if p.nt > 0 {
-		b.tgt = make([]float64, 0, rows*p.nt)
-	}
-	if r.s.o.Label != "" {
-		b.lab = make([]int, 0, rows)
-	}
-	var xs [64]float64
-	for i := 0; i < rows; i++ {
-		x := xs[:0]
-		if p.nf > len(xs) {
-			x = make([]float64, 0, p.nf)
+	var b batch
+	select {
+	case b = <-r.free: // a batch Read is done with
+		b.rows, b.x, b.dom, b.lab, b.tgt, b.ev = 0, b.x[:0], b.dom[:0], b.lab[:0], b.tgt[:0], b.ev[:0]
+	default:
+		b = batch{x: make([]float64, 0, runRows*p.nf), dom: make([]int, 0, runRows), ev: make([]int64, 0, runRows)}
+		if p.nt > 0 {
+			b.tgt = make([]float64, 0, runRows*p.nt)
 		}
-		if err := p.row(rg, base+int64(i), x, &b); err != nil {
+		if r.s.o.Label != "" {
+			b.lab = make([]int, 0, runRows)
+		}
+	}
+	b.fi = p.fi
+	if cap(p.x) < p.nf {
+		p.x = make([]float64, 0, p.nf)
+	}
+	for i := 0; i < rows; i++ {
+		if err := p.row(rg, base+int64(i), p.x[:0], &b); err != nil {
 			return err
 		}
 	}
 	if b.rows == 0 {
 		return nil
 	}
-	b.doms, b.class = p.doms.Names(), p.cls.Names()
+	// The names only grow: a copy is made when there are new ones.
+	if p.doms.Len() != len(p.domNames) {
+		p.domNames = p.doms.Names()
+	}
+	if p.cls.Len() != len(p.clsNames) {
+		p.clsNames = p.cls.Names()
+	}
+	b.doms, b.class = p.domNames, p.clsNames
 	select {
 	case r.rows <- b:
 		return nil
@@ -1004,6 +1153,9 @@ func (r *reader) Read(b *dataset.Block, max int) (int, error) {
 	if r.done {
 		return 0, errors.New("parquetio: Read after Close")
 	}
+	if b == nil {
+		return 0, errors.New("parquetio: Read into a nil Block")
+	}
 	if max <= 0 {
 		return 0, fmt.Errorf("parquetio: Read of %d rows", max)
 	}
@@ -1035,6 +1187,12 @@ func (r *reader) Read(b *dataset.Block, max int) (int, error) {
 				}
 				r.err = io.EOF
 				return 0, io.EOF
+			}
+			if r.cur.x != nil {
+				select {
+				case r.free <- r.cur: // for the producer to reuse
+				default:
+				}
 			}
 			r.cur, r.pos = nb, 0
 			r.doms, r.cls = nb.doms, nb.class

@@ -315,11 +315,24 @@ func versionOf(bi *debug.BuildInfo) string {
 	return v
 }
 
-// Path returns the destination.
-func (w *Writer) Path() string { return w.path }
+// errNoWriter is the error of the methods of a Writer not made by Create.
+var errNoWriter = errors.New("parquetio: Writer not created by Create")
 
-// Rows returns the number of rows written.
-func (w *Writer) Rows() int64 { return w.rows }
+// Path returns the destination ("" for a nil Writer).
+func (w *Writer) Path() string {
+	if w == nil {
+		return ""
+	}
+	return w.path
+}
+
+// Rows returns the number of rows written (0 for a nil Writer).
+func (w *Writer) Rows() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.rows
+}
 
 // WriteBlock appends the rows of b with their components z (b.Rows x
 // len(Components)); domains and classes name b.Domain and b.Label (the
@@ -327,6 +340,9 @@ func (w *Writer) Rows() int64 { return w.rows }
 // they were). Values must be finite. It writes files laid out by Vars and
 // Components; with WriterOptions.Columns, use Write.
 func (w *Writer) WriteBlock(b *dataset.Block, z *mat.Dense, domains, classes []string) error {
+	if w == nil || w.f == nil {
+		return errNoWriter
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -393,6 +409,9 @@ func (w *Writer) writeBlock(b *dataset.Block, z *mat.Dense, domains, classes []s
 // shape of each column, codes within their names, finite floats. After an
 // error the writer writes nothing more, and Commit returns the error.
 func (w *Writer) Write(r *Rows) error {
+	if w == nil || w.f == nil {
+		return errNoWriter
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -579,6 +598,9 @@ func (w *Writer) takeNames(t int, v []string) {
 // Commit writes the last row group and the footer, and renames the file
 // over the destination. After an error the destination is unchanged.
 func (w *Writer) Commit() error {
+	if w == nil || w.f == nil {
+		return errNoWriter
+	}
 	if w.done {
 		return fmt.Errorf("parquetio: %s: already committed or aborted", w.path)
 	}
@@ -600,7 +622,7 @@ func (w *Writer) Commit() error {
 // Abort discards the file being written; the destination is unchanged. It
 // does nothing after Commit or a previous Abort, so it can be deferred.
 func (w *Writer) Abort() {
-	if w.done {
+	if w == nil || w.f == nil || w.done {
 		return
 	}
 	w.done = true

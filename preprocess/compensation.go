@@ -3,6 +3,7 @@ package preprocess
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -28,8 +29,15 @@ type Compensation struct {
 // columns are named columns. Every spillover channel must be one of columns
 // (matched exactly, then case-insensitively). It returns an error if s is not
 // square with k = len(spillNames), holds NaN or Inf, is singular (or too
-// ill-conditioned to invert), or names a channel not in columns.
+// ill-conditioned to invert), or names a channel not in columns; a nil
+// matrix is an error too.
 func NewCompensation(s mat.Matrix, spillNames, columns []string) (*Compensation, error) {
+	if isNil(s) {
+		return nil, fmt.Errorf("preprocess: nil spillover matrix")
+	}
+	if d, ok := s.(*mat.Dense); ok && d.IsEmpty() {
+		return nil, fmt.Errorf("preprocess: empty spillover matrix")
+	}
 	r, c := s.Dims()
 	if r != c || r != len(spillNames) {
 		return nil, fmt.Errorf("preprocess: spillover matrix is %dx%d for %d channel names", r, c, len(spillNames))
@@ -64,6 +72,15 @@ func NewCompensation(s mat.Matrix, spillNames, columns []string) (*Compensation,
 	return &Compensation{cols: cols, inv: inv.RawMatrix().Data}, nil
 }
 
+// isNil reports whether m is nil or a nil pointer, whose Dims would panic.
+func isNil(m mat.Matrix) bool {
+	if m == nil {
+		return true
+	}
+	v := reflect.ValueOf(m)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
 func lookup(name string, columns []string) int {
 	for j, c := range columns {
 		if c == name {
@@ -87,13 +104,23 @@ func quote(s []string) []string {
 }
 
 // Columns returns the block columns of the spillover channels, in the order
-// of the spillover matrix.
-func (c *Compensation) Columns() []int { return append([]int(nil), c.cols...) }
+// of the spillover matrix (none for a nil or zero Compensation).
+func (c *Compensation) Columns() []int {
+	if c == nil {
+		return nil
+	}
+	return append([]int(nil), c.cols...)
+}
 
 // Apply compensates the rows of x in place: on the spillover columns,
-// x <- x S^{-1}. It panics if a spillover column is not < d.
+// x <- x S^{-1}. A nil or zero Compensation leaves x as it is. As gonum
+// does for shapes, it panics if len(x) is not a multiple of d > 0, or if a
+// spillover column is not < d: a programmer's error, not a user's.
 func (c *Compensation) Apply(x []float64, d int) {
 	checkBlock(x, d)
+	if c == nil {
+		return
+	}
 	k := len(c.cols)
 	for _, j := range c.cols {
 		if j >= d {

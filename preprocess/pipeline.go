@@ -268,6 +268,9 @@ func (p *Pipeline) Compile() (*Compiled, error) {
 			return nil, fmt.Errorf("%w: compensation with each file's own spillover matrix", ErrNeedsFile)
 		}
 		k := len(s.Channels)
+		if k == 0 || len(s.Matrix) != k*k {
+			return nil, fmt.Errorf("preprocess: spillover matrix of %d values for %d channels", len(s.Matrix), k)
+		}
 		comp, err := NewCompensation(mat.NewDense(k, k, slices.Clone(s.Matrix)), s.Channels, p.Names())
 		if err != nil {
 			return nil, fmt.Errorf("%w (the spillover channels must all be inputs of the model)", err)

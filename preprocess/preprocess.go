@@ -43,7 +43,8 @@ const DefaultCofactor = 5
 
 // Asinh is the arcsinh transform asinh(x / Cofactor), linear near zero and
 // logarithmic for |x| >> Cofactor. The customary cofactor is 5 for mass
-// cytometry and 150 for fluorescence flow cytometry.
+// cytometry and 150 for fluorescence flow cytometry. The cofactor must be
+// positive (ParseFunc refuses others): the zero value divides by zero.
 type Asinh struct{ Cofactor float64 }
 
 // Eval returns asinh(x / Cofactor).
@@ -100,7 +101,7 @@ func ParseFunc(spec string) (Func, error) {
 }
 
 // Channels applies F to the columns Cols of every row (to every column when
-// Cols is nil).
+// Cols is nil); a nil F leaves the values as they are.
 type Channels struct {
 	F    Func
 	Cols []int
@@ -117,7 +118,7 @@ func (c Channels) Apply(x []float64, d int) {
 	// Fast paths: the common funcs on whole blocks of values, with the
 	// vector transforms (bit-identical to Eval).
 	switch f := c.F.(type) {
-	case Identity:
+	case nil, Identity:
 		return
 	case Asinh:
 		c.vector(x, d, vecFunc{asinh: true, inv: 1 / f.Cofactor})
@@ -223,10 +224,13 @@ func (c Channels) each(x []float64, d int, f func(float64) float64) {
 // Chain applies its transforms in order.
 type Chain []Transform
 
-// Apply applies every transform of the chain to x in turn.
+// Apply applies every transform of the chain to x in turn, skipping nil
+// ones.
 func (c Chain) Apply(x []float64, d int) {
 	for _, t := range c {
-		t.Apply(x, d)
+		if t != nil {
+			t.Apply(x, d)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
@@ -28,6 +29,12 @@ func checkCodec(c *Codec) error {
 // at most max bytes. want > 0 is the exact size expected (fixed-size
 // types); a result of another size is an error.
 func Decompress(c *Codec, src []byte, want, max int) ([]byte, error) {
+	return DecompressTo(c, src, nil, want, max)
+}
+
+// DecompressTo is Decompress into the memory of dst when it is large
+// enough (the result may share it); an uncompressed chunk is src itself.
+func DecompressTo(c *Codec, src, dst []byte, want, max int) ([]byte, error) {
 	if want > max {
 		return nil, fmt.Errorf("chunk of %d bytes over the limit of %d", want, max)
 	}
@@ -38,17 +45,17 @@ func Decompress(c *Codec, src []byte, want, max int) ([]byte, error) {
 	} else {
 		switch c.ID {
 		case "zlib":
-			out, err = readAllMax(func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) }, src, want, max)
+			out, err = readAllMax(func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) }, src, dst, want, max)
 		case "gzip":
-			out, err = readAllMax(func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }, src, want, max)
+			out, err = readAllMax(func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }, src, dst, want, max)
 		case "bz2":
-			out, err = readAllMax(func(r io.Reader) (io.Reader, error) { return bzip2.NewReader(r), nil }, src, want, max)
+			out, err = readAllMax(func(r io.Reader) (io.Reader, error) { return bzip2.NewReader(r), nil }, src, dst, want, max)
 		case "zstd":
-			out, err = unzstd(src, max)
+			out, err = unzstd(src, dst, max)
 		case "lz4":
-			out, err = unlz4(src, max)
+			out, err = unlz4(src, dst, max)
 		case "blosc":
-			out, err = unblosc(src, max)
+			out, err = unblosc(src, dst, max)
 		default:
 			err = checkCodec(c)
 		}
@@ -65,45 +72,93 @@ func Decompress(c *Codec, src []byte, want, max int) ([]byte, error) {
 	return out, nil
 }
 
+// grow returns b with length n, reusing its memory when it is large
+// enough.
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
 // readAllMax reads the stream decoder of src to its end, keeping at most
-// max bytes.
-func readAllMax(open func(io.Reader) (io.Reader, error), src []byte, want, max int) ([]byte, error) {
+// max bytes, in dst's memory when it is large enough. With want > 0 it
+// reads want bytes, then checks that the stream ends there (a longer
+// stream is an error; a shorter one gives fewer bytes).
+func readAllMax(open func(io.Reader) (io.Reader, error), src, dst []byte, want, max int) ([]byte, error) {
 	r, err := open(bytes.NewReader(src))
 	if err != nil {
 		return nil, err
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, max0(want, 4096)))
-	n, err := io.Copy(buf, io.LimitReader(r, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if n > int64(max) {
-		return nil, fmt.Errorf("chunk decodes to more than %d bytes", max)
+	var out []byte
+	if want > 0 {
+		out = grow(dst, want)
+		n, err := io.ReadFull(r, out)
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return out[:n], nil
+		case err != nil:
+			return nil, err
+		}
+		var one [1]byte
+		if k, err := io.ReadFull(r, one[:]); k > 0 {
+			if want == max {
+				return nil, fmt.Errorf("chunk decodes to more than %d bytes", max)
+			}
+			return nil, fmt.Errorf("chunk holds more than %d bytes; want %d", want, want)
+		} else if err != io.EOF {
+			return nil, err
+		}
+	} else {
+		buf := bytes.NewBuffer(dst[:0])
+		n, err := io.Copy(buf, io.LimitReader(r, int64(max)+1))
+		if err != nil {
+			return nil, err
+		}
+		if n > int64(max) {
+			return nil, fmt.Errorf("chunk decodes to more than %d bytes", max)
+		}
+		out = buf.Bytes()
 	}
 	if c, ok := r.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			return nil, err
 		}
 	}
-	return buf.Bytes(), nil
+	return out, nil
 }
 
-func max0(a, b int) int {
-	if a > 0 {
-		return a
+// zstdDecs holds a zstd decoder for each bound of a decoded chunk (one in
+// practice): a decoder refuses to decode past its bound, so that a chunk
+// of a few bytes cannot claim gigabytes.
+var zstdDecs sync.Map // int -> *zstd.Decoder
+
+func zstdDecoder(max int) (*zstd.Decoder, error) {
+	if d, ok := zstdDecs.Load(max); ok {
+		return d.(*zstd.Decoder), nil
 	}
-	return b
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max)))
+	if err != nil {
+		return nil, err
+	}
+	got, _ := zstdDecs.LoadOrStore(max, d)
+	return got.(*zstd.Decoder), nil
 }
 
-var zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
-
-func unzstd(src []byte, max int) ([]byte, error) {
-	return zstdDec.DecodeAll(src, make([]byte, 0, min(max, 4<<20)))
+func unzstd(src, dst []byte, max int) ([]byte, error) {
+	d, err := zstdDecoder(max)
+	if err != nil {
+		return nil, err
+	}
+	if cap(dst) == 0 {
+		dst = make([]byte, 0, min(max, 4<<20))
+	}
+	return d.DecodeAll(src, dst[:0])
 }
 
 // unlz4 decodes numcodecs' LZ4 codec: a 4-byte little-endian size, then an
 // LZ4 block.
-func unlz4(src []byte, max int) ([]byte, error) {
+func unlz4(src, dst []byte, max int) ([]byte, error) {
 	if len(src) < 4 {
 		return nil, errors.New("truncated chunk")
 	}
@@ -111,7 +166,7 @@ func unlz4(src []byte, max int) ([]byte, error) {
 	if int64(n) > int64(max) {
 		return nil, fmt.Errorf("chunk claims %d bytes, over the limit of %d", n, max)
 	}
-	out := make([]byte, n)
+	out := grow(dst, int(n))
 	k, err := lz4.UncompressBlock(src[4:], out)
 	if err != nil {
 		return nil, err
@@ -134,7 +189,7 @@ const (
 	bloscDontSplit  = 0x10
 )
 
-func unblosc(src []byte, max int) ([]byte, error) {
+func unblosc(src, dst []byte, max int) ([]byte, error) {
 	if len(src) < 16 {
 		return nil, errors.New("truncated blosc header")
 	}
@@ -149,7 +204,7 @@ func unblosc(src []byte, max int) ([]byte, error) {
 	if cbytes > int64(len(src)) {
 		return nil, fmt.Errorf("blosc frame claims %d bytes but the chunk has %d", cbytes, len(src))
 	}
-	out := make([]byte, nbytes)
+	out := grow(dst, int(nbytes))
 	if flags&bloscMemcpyed != 0 {
 		if int64(len(src)) < 16+nbytes {
 			return nil, errors.New("truncated blosc chunk")
@@ -215,7 +270,7 @@ func unblosc(src []byte, max int) ([]byte, error) {
 				copy(part, in)
 				continue
 			}
-			if err := bloscStream(codec, in, part); err != nil {
+			if err := bloscStream(codec, in, part, max); err != nil {
 				return nil, fmt.Errorf("blosc block %d: %w", j, err)
 			}
 		}
@@ -227,7 +282,7 @@ func unblosc(src []byte, max int) ([]byte, error) {
 }
 
 // bloscStream decodes one compressed stream into exactly len(dst) bytes.
-func bloscStream(codec byte, in, dst []byte) error {
+func bloscStream(codec byte, in, dst []byte, max int) error {
 	var n int
 	var err error
 	switch codec {
@@ -247,11 +302,15 @@ func bloscStream(codec byte, in, dst []byte) error {
 		}
 	case 3:
 		var b []byte
-		b, err = readAllMax(func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) }, in, len(dst), len(dst))
-		n = copy(dst, b)
+		b, err = readAllMax(func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) }, in, dst, len(dst), len(dst))
+		n = len(b)
 	case 4:
+		var d *zstd.Decoder
+		if d, err = zstdDecoder(max); err != nil {
+			return err
+		}
 		var b []byte
-		b, err = zstdDec.DecodeAll(in, dst[:0])
+		b, err = d.DecodeAll(in, dst[:0])
 		if err == nil && len(b) > len(dst) {
 			return fmt.Errorf("zstd stream over %d bytes", len(dst))
 		}

@@ -8,24 +8,55 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// Chunk is a decoded chunk in C order: Raw holds the elements of numeric
-// and fixed-width types, Strings those of string types.
+// Chunk is a decoded chunk: Raw holds the elements of numeric and
+// fixed-width types, Strings those of string types, in C order (ReadChunk)
+// or in the array's order (ReadChunkTo: column-major when Array.FOrder).
 type Chunk struct {
 	DType   DType
 	Raw     []byte
 	Strings []string
-	Len     int // elements
+	Len     int  // elements
+	Missing bool // the chunk is not in the store: its elements are the fill value
 }
 
-// ReadChunk reads and decodes the chunk with grid coordinates idx. A chunk
-// that is not in the store holds the fill value (numeric types) or is an
-// error (strings). Sizes are checked before allocating: the file may not
-// exceed the chunk's decoded size bound, and decoding stops at it.
+// Buffers is the memory of the chunks that ReadChunkTo reads, reused from
+// one chunk to the next: a compressed chunk as stored and the decoded one.
+type Buffers struct {
+	src, raw []byte
+}
+
+// Bytes returns the memory the buffers hold.
+func (b *Buffers) Bytes() int64 { return int64(cap(b.src) + cap(b.raw)) }
+
+// ReadChunk reads and decodes the chunk with grid coordinates idx, in C
+// order. A chunk that is not in the store holds the fill value (numeric
+// types; Chunk.Missing is set) or is an error (strings). Sizes are checked
+// before allocating: the file may not exceed the chunk's decoded size
+// bound, and decoding stops at it.
 func (a *Array) ReadChunk(lim Limits, idx ...int64) (*Chunk, error) {
+	c, err := a.ReadChunkTo(lim, nil, idx...)
+	if err != nil {
+		return nil, err
+	}
+	if a.FOrder && len(a.Chunks) == 2 && a.Chunks[1] > 1 {
+		c.toC(int(a.Chunks[0]), int(a.Chunks[1]))
+	}
+	return c, nil
+}
+
+// ReadChunkTo is ReadChunk in the memory of buf (nil: new memory), without
+// reordering a column-major chunk: element (i, j) of a chunk of r x k
+// elements is element i*k + j, or j*r + i when a.FOrder. The chunk's Raw
+// is valid until the next read with buf.
+func (a *Array) ReadChunkTo(lim Limits, buf *Buffers, idx ...int64) (*Chunk, error) {
+	if buf == nil {
+		buf = new(Buffers)
+	}
 	key := a.Key(idx...)
 	c := &Chunk{DType: a.DType, Len: int(a.ChunkLen())}
 	f, err := a.FS.Open(path.Join(a.Path, key))
@@ -33,10 +64,9 @@ func (a *Array) ReadChunk(lim Limits, idx ...int64) (*Chunk, error) {
 		if !a.DType.Numeric() {
 			return nil, fmt.Errorf("array %s: chunk %s is missing", a.Name, key)
 		}
-		c.Raw = make([]byte, c.Len*a.DType.Size)
-		if a.Fill != 0 {
-			fillRaw(c.Raw, a.DType, a.Fill)
-		}
+		buf.raw = grow(buf.raw, c.Len*a.DType.Size)
+		c.Raw, c.Missing = buf.raw, true
+		fillRaw(c.Raw, a.DType, a.Fill)
 		return c, nil
 	}
 	if err != nil {
@@ -48,20 +78,37 @@ func (a *Array) ReadChunk(lim Limits, idx ...int64) (*Chunk, error) {
 	if a.DType.Kind != Object {
 		want = c.Len * a.DType.Size
 	}
-	maxIn := int64(maxOut) + int64(maxOut)/8 + 4096
-	if a.Meta.Compressor == nil && want > 0 {
-		maxIn = int64(want)
-	}
-	src, err := io.ReadAll(io.LimitReader(f, maxIn+1))
-	if err != nil {
-		return nil, fmt.Errorf("array %s: chunk %s: %w", a.Name, key, err)
+	maxIn := maxStored(a.Meta.Compressor, want, maxOut)
+	var src []byte
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() <= maxIn {
+		// The size is known: read it into the reused buffer, then make
+		// sure the file ends there.
+		buf.src = grow(buf.src, int(fi.Size()))
+		n, err := io.ReadFull(f, buf.src)
+		if err != nil && err != io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("array %s: chunk %s: %w", a.Name, key, err)
+		}
+		src = buf.src[:n]
+		var one [1]byte
+		if k, _ := f.Read(one[:]); k > 0 {
+			return nil, fmt.Errorf("array %s: chunk %s is larger than its %d elements can be", a.Name, key, c.Len)
+		}
+	} else {
+		b, err := io.ReadAll(io.LimitReader(f, maxIn+1))
+		if err != nil {
+			return nil, fmt.Errorf("array %s: chunk %s: %w", a.Name, key, err)
+		}
+		src = b
 	}
 	if int64(len(src)) > maxIn {
 		return nil, fmt.Errorf("array %s: chunk %s is larger than its %d elements can be", a.Name, key, c.Len)
 	}
-	raw, err := Decompress(a.Meta.Compressor, src, want, maxOut)
+	raw, err := DecompressTo(a.Meta.Compressor, src, buf.raw, want, maxOut)
 	if err != nil {
 		return nil, fmt.Errorf("array %s: chunk %s: %w", a.Name, key, err)
+	}
+	if a.Meta.Compressor != nil && cap(raw) > cap(buf.raw) {
+		buf.raw = raw
 	}
 	switch a.DType.Kind {
 	case Object:
@@ -73,10 +120,152 @@ func (a *Array) ReadChunk(lim Limits, idx ...int64) (*Chunk, error) {
 	default:
 		c.Raw = raw
 	}
-	if a.FOrder && len(a.Chunks) == 2 && a.Chunks[1] > 1 {
-		c.toC(int(a.Chunks[0]), int(a.Chunks[1]))
-	}
 	return c, nil
+}
+
+// maxStored bounds the stored (compressed) size of a chunk that decodes to
+// want bytes (0: unknown, at most maxOut): the decoded size, plus what the
+// codecs add to data that does not compress (zlib and gzip a few bytes per
+// 16 KiB block, lz4 and zstd a little more, blosc 16 bytes and 4 per block).
+func maxStored(comp *Codec, want, maxOut int) int64 {
+	if comp == nil && want > 0 {
+		return int64(want)
+	}
+	n := int64(want)
+	if want == 0 {
+		n = int64(maxOut)
+	}
+	return n + n/8 + 4096
+}
+
+// ChunkBytes returns the decoded size of one chunk, as ReadChunk bounds it:
+// its elements times their size, or lim's bound for variable-length
+// strings, whose size the metadata does not give.
+func (a *Array) ChunkBytes(lim Limits) int64 {
+	if a.DType.Kind == Object {
+		return lim.Max()
+	}
+	return a.ChunkLen() * int64(a.DType.Size)
+}
+
+// ReadBytes returns the memory that reading the chunks of a, one at a
+// time with one Buffers, holds at most: the stored chunk (maxStored), the
+// decoded one, and working memory (64 KiB for the decoders' state and the
+// files; blosc's unshuffle stage, up to a decoded chunk), plus the decoded
+// strings of string arrays (their headers and text).
+func (a *Array) ReadBytes(lim Limits) int64 {
+	want := a.ChunkBytes(lim)
+	var w int
+	if a.DType.Kind != Object {
+		w = int(want)
+	}
+	n := maxStored(a.Meta.Compressor, w, int(lim.Max())) + 64<<10
+	if c := a.Meta.Compressor; c != nil {
+		n += want
+		if c.ID == "blosc" {
+			n += want
+		}
+	}
+	switch a.DType.Kind {
+	case Object, UTF32, Bytes:
+		n += want + 16*a.ChunkLen()
+	}
+	return n
+}
+
+// MissingChunks counts the chunks of the array's grid that are not in the
+// store, and returns the key of the first in grid order ("" when none).
+// It lists the array's folder (and, with the "/" separator, its row
+// folders) once: its cost is that of the store's files, whatever the
+// grid's size.
+func (a *Array) MissingChunks() (missing int64, first string, err error) {
+	grid := int64(1)
+	for k := range a.Shape {
+		nk := a.NumChunks(k)
+		if nk == 0 {
+			return 0, "", nil
+		}
+		if grid > math.MaxInt64/nk {
+			grid = math.MaxInt64
+		} else {
+			grid *= nk
+		}
+	}
+	present := map[string]bool{}
+	entries, err := fs.ReadDir(a.FS, a.Path)
+	if err != nil {
+		return 0, "", fmt.Errorf("array %s: %w", a.Name, err)
+	}
+	nested := a.Sep == "/" && len(a.Shape) == 2
+	for _, e := range entries {
+		name := e.Name()
+		if !nested {
+			if !e.IsDir() && a.validKey(name) {
+				present[name] = true
+			}
+			continue
+		}
+		if !e.IsDir() || !a.validIndex(name, 0) {
+			continue
+		}
+		sub, err := fs.ReadDir(a.FS, path.Join(a.Path, name))
+		if err != nil {
+			return 0, "", fmt.Errorf("array %s: %w", a.Name, err)
+		}
+		for _, f := range sub {
+			if !f.IsDir() && a.validIndex(f.Name(), 1) {
+				present[name+"/"+f.Name()] = true
+			}
+		}
+	}
+	missing = grid - int64(len(present))
+	if missing == 0 {
+		return 0, "", nil
+	}
+	// The first missing key is among the first len(present)+1 of the grid.
+	idx := make([]int64, len(a.Shape))
+	for {
+		key := a.Key(idx...)
+		if len(idx) == 0 {
+			key = "0"
+		}
+		if !present[key] {
+			return missing, key, nil
+		}
+		for k := len(idx) - 1; k >= 0; k-- {
+			if idx[k]++; idx[k] < a.NumChunks(k) {
+				break
+			}
+			idx[k] = 0
+		}
+	}
+}
+
+// validKey reports whether name is the key of a chunk of the grid.
+func (a *Array) validKey(name string) bool {
+	if len(a.Shape) == 0 {
+		return name == "0"
+	}
+	parts := strings.Split(name, a.Sep)
+	if len(parts) != len(a.Shape) {
+		return false
+	}
+	for k, p := range parts {
+		if !a.validIndex(p, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// validIndex reports whether s is the decimal index of a chunk along
+// dimension k (no sign, no leading zero).
+func (a *Array) validIndex(s string, k int) bool {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return false
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && i >= 0 && i < a.NumChunks(k)
 }
 
 // toC reorders a column-major r x k chunk into row-major order.
