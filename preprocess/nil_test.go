@@ -137,7 +137,10 @@ func TestNilAndZero(t *testing.T) {
 		{"Pipeline.Equal/zero", func() error { return wantZero((&Pipeline{}).Equal(&Pipeline{}) && !(&Pipeline{}).Equal(nil), false) }},
 		{"Pipeline.Identical/nil", func() error { return wantZero(np.Identical(nil) && !np.Identical(&Pipeline{}), false) }},
 		{"Pipeline.Identical/zero", func() error { return wantZero((&Pipeline{}).Identical(&Pipeline{}), false) }},
-		{"Pipeline.MarshalJSON/nil", func() error { b, err := np.MarshalJSON(); return wantZero(err == nil && string(b) == "null", string(b)) }},
+		{"Pipeline.MarshalJSON/nil", func() error {
+			b, err := np.MarshalJSON()
+			return wantZero(err == nil && string(b) == "null", string(b))
+		}},
 		{"Pipeline.MarshalJSON/zero", func() error { _, err := (&Pipeline{}).MarshalJSON(); return err }},
 		{"Pipeline.Remaining/nil", func() error { q, err := np.Remaining(nil); return wantZero(err == nil && q == nil, q) }},
 		{"Pipeline.Remaining/zero", func() error { _, err := (&Pipeline{}).Remaining(nil); return err }},
