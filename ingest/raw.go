@@ -3,10 +3,8 @@ package ingest
 import (
 	"context"
 	"errors"
-	"io"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
@@ -104,45 +102,25 @@ func (in *Input) rawCSV() (*Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	cand := all.FeatureColumns()
-	for len(cand) > 0 {
-		co.Features = co.Features[:0]
-		for _, c := range cand {
+	// The columns a pass would read as inputs whose first rows are numbers:
+	// one read of those rows, whatever the number of columns.
+	num, err := all.NumericColumns(context.Background(), sniffRows)
+	if err != nil {
+		return nil, err
+	}
+	co.Features = co.Features[:0]
+	for _, c := range all.FeatureColumns() {
+		if _, ok := slices.BinarySearch(num, c); ok {
 			co.Features = append(co.Features, strconv.Itoa(c+1))
 		}
-		src, err := csvio.NewSource(in.Files, co)
-		if err != nil {
-			return nil, err
-		}
-		bad, err := firstBadColumn(src)
-		if err != nil {
-			return nil, err
-		}
-		if bad < 0 {
-			return &Raw{Source: src}, nil
-		}
-		cand = slices.DeleteFunc(cand, func(c int) bool { return c == bad })
 	}
-	return &Raw{Source: cs}, nil
+	if len(co.Features) == 0 {
+		return &Raw{Source: cs}, nil
+	}
+	src, err := csvio.NewSource(in.Files, co)
+	return &Raw{Source: src}, err
 }
 
-// firstBadColumn reads the first rows of src and returns the 0-based file
-// column of a field that is not a number, -1 when they parse, or another
-// error.
-func firstBadColumn(src *csvio.Source) (int, error) {
-	r, err := src.Open(context.Background())
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	var b dataset.Block
-	_, err = r.Read(&b, 64)
-	var pe *csvio.ParseError
-	switch {
-	case err == nil || errors.Is(err, io.EOF):
-		return -1, nil
-	case errors.As(err, &pe) && pe.Column > 0 && strings.Contains(pe.Msg, "number"):
-		return pe.Column - 1, nil
-	}
-	return 0, err
-}
+// sniffRows is the number of first rows whose fields tell the numeric
+// columns of CSV files.
+const sniffRows = 64
