@@ -13,6 +13,7 @@ import (
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/fcs"
 	"github.com/dicalab/dica/ingest"
 	"github.com/dicalab/dica/internal/escape"
 	"github.com/dicalab/dica/preprocess"
@@ -422,6 +423,11 @@ func commandError(err error) error {
 	var ce *ingest.ChannelError
 	if errors.As(err, &oe) || errors.As(err, &ce) {
 		return dataError(err, nil)
+	}
+	if errors.Is(err, fcs.ErrTooManyDataSets) {
+		// The library names its option; the command has no flag for it.
+		msg := strings.Replace(err.Error(), " (SourceOptions.MaxDataSets raises it)", "", 1)
+		return fmt.Errorf("%s: read the first data set alone (without --all-datasets), or split the file", msg)
 	}
 	return err
 }

@@ -551,3 +551,21 @@ func TestParseArgs(t *testing.T) {
 		require.Equal(t, c.pos, pos, "%v", c.args)
 	}
 }
+
+// TestFCSChainLimit: a file whose $NEXTDATA chain is longer than the
+// reader's limit is refused with what the user can do; the library's
+// option (which the command has no flag for) is not named.
+func TestFCSChainLimit(t *testing.T) {
+	dir := t.TempDir()
+	sets := make([]*fcs.DataSet, fcs.DefaultMaxDataSets+1)
+	for k := range sets {
+		sets[k] = &fcs.DataSet{Params: []fcs.Param{{Name: "A"}}, Events: mat.NewDense(2, 1, []float64{float64(k), float64(k + 1)})}
+	}
+	path := filepath.Join(dir, "chain.fcs")
+	require.NoError(t, fcs.WriteFile(path, sets...))
+	_, stderr, code := runCmd(t, "fit", "--data", path, "--all-datasets", "--method", "udica", "--out", filepath.Join(dir, "m.dica"))
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "more than 10000 data sets")
+	require.Contains(t, stderr, "read the first data set alone (without --all-datasets), or split the file")
+	require.NotContains(t, stderr, "SourceOptions")
+}
