@@ -568,4 +568,5 @@ func TestFCSChainLimit(t *testing.T) {
 	require.Contains(t, stderr, "more than 10000 data sets")
 	require.Contains(t, stderr, "read the first data set alone (without --all-datasets), or split the file")
 	require.NotContains(t, stderr, "SourceOptions")
+	t.Log(stderr)
 }
