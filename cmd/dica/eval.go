@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,6 +223,7 @@ func (f *evalFlags) options() (eval.Options, error) {
 	if o.MaxMemory, err = memoryBudget(f.maxMem); err != nil {
 		return o, err
 	}
+	softLimit(o.MaxMemory)
 	if o.Solver, err = dica.ParseSolver(f.solver); err != nil {
 		return o, usageErr("--solver: %v", err)
 	}
@@ -410,6 +413,17 @@ func memoryBudget(s string) (int64, error) {
 		return 0, usageErr("--max-memory %q: want a size such as 8G, 500M or 16GiB (0: no budget)", s)
 	}
 	return int64(v * mult), nil
+}
+
+// softLimit makes the memory budget the garbage collector's soft limit
+// (runtime/debug.SetMemoryLimit), unless GOMEMLIMIT sets one: the heap
+// then stays near what the fit holds instead of growing to twice it
+// between collections. run restores the previous limit when the command
+// ends.
+func softLimit(budget int64) {
+	if budget > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(budget)
+	}
 }
 
 // maxRepeats bounds --repeats.

@@ -160,6 +160,7 @@ func (m *modelFlags) config() (dica.Config, error) {
 		return c, err
 	}
 	c.MaxMemory = budget
+	softLimit(budget)
 	if budget == 0 {
 		c.MaxMemory = -1 // no budget
 	}

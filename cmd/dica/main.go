@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -207,6 +208,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dica: unknown command %s\n\nRun 'dica help' for the commands.\n", escape.String(name, 0))
 		return 2
 	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // a command may set it (softLimit)
 	err := commandError(c.run(ctx, args[1:], stdout, stderr))
 	switch {
 	case err == nil:
