@@ -14,10 +14,13 @@ const DefaultMemoryFraction = 0.75
 
 // Shape describes the data of a fit for EstimateMemory: the number of
 // cells N (0 when unknown: a stream not yet read), of inputs D, of target
-// columns T, of domains and of classes (0 when unknown).
+// columns T, of domains and of classes (0 when unknown), and the bytes
+// Reader that a pass over the data holds beyond its blocks (the PassBytes
+// of the csvio, parquetio and anndata sources; 0 when unknown).
 type Shape struct {
 	N                      int64
 	D, T, Domains, Classes int
+	Reader                 int64
 }
 
 // EstimateMemory returns an estimate, in bytes, of the peak memory a fit
@@ -37,7 +40,8 @@ type Shape struct {
 //	Exact:       5 n^2 + n (D + T)
 //	             + 3 n c + 4 c^2 + n N      (labels and domain means)
 //
-// with r the rank of the output map on real targets (0 for class labels).
+// with r the rank of the output map on real targets (0 for class labels),
+// plus the reader's bytes (Shape.Reader).
 // The constants come from the peak resident memory of fits measured at
 // m = 200 to 8000, n = 2000 to 4000 (exact), and 1000 to 4000 classes or
 // domains; TestEstimateMemoryBoundsPeak checks that the estimate is between
@@ -60,7 +64,7 @@ func estimate(c Config, s Shape) int64 {
 		if N > 1 {
 			words += n * N
 		}
-		return saturate(8 * words)
+		return saturate(8*words + float64(max(s.Reader, 0)))
 	}
 	m := float64(c.Rank)
 	W := float64(c.Workers)
@@ -88,7 +92,7 @@ func estimate(c Config, s Shape) int64 {
 	} else {
 		words += N * m
 	}
-	return saturate(8 * words)
+	return saturate(8*words + float64(max(s.Reader, 0)))
 }
 
 // saturate converts a number of bytes to int64, at most math.MaxInt64.

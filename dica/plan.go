@@ -275,6 +275,9 @@ func shapeOf(src dataset.Source) Shape {
 	if sz, ok := src.(dataset.Sizer); ok {
 		s.N = int64(sz.Len())
 	}
+	if pb, ok := src.(interface{ PassBytes() int64 }); ok {
+		s.Reader = pb.PassBytes()
+	}
 	return s
 }
 
