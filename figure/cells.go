@@ -18,8 +18,9 @@ type Cells struct {
 	// Domain holds each cell's sample, an index into DomainNames.
 	Domain      []int
 	DomainNames []string
-	// Label holds each cell's population, an index into ClassNames, or
-	// is nil when the cells are not labelled.
+	// Label holds each cell's population, an index into ClassNames or
+	// -1 (dataset.NoLabel) for a cell without a label, drawn in
+	// OtherColor; nil when the cells are not labelled.
 	Label      []int
 	ClassNames []string
 	// Palette colors the populations by name (nil: NewPalette(ClassNames)).
@@ -101,8 +102,8 @@ func (c *Cells) check(n int) error {
 			return fmt.Errorf("figure: %d labels for %d cells", len(c.Label), n)
 		}
 		for i, l := range c.Label {
-			if l < 0 || l >= len(c.ClassNames) {
-				return fmt.Errorf("figure: cell %d: label %d, want 0 to %d", i+1, l, len(c.ClassNames)-1)
+			if l < -1 || l >= len(c.ClassNames) {
+				return fmt.Errorf("figure: cell %d: label %d, want -1 (none) or 0 to %d", i+1, l, len(c.ClassNames)-1)
 			}
 		}
 	}

@@ -1,11 +1,12 @@
 // Package figure draws the pictures a user looks at before trusting a
 // projection: all cells projected on components colored by population
 // beside one small panel per sample, the same cells under a baseline,
-// unseen samples among the training ones, the eigenvalue spectrum, and the
-// per-sample scores of an evaluation.
+// unseen samples among the training ones, new samples gated by a
+// classifier beside its hand-gated reference, the eigenvalue spectrum, and
+// the per-sample scores of an evaluation.
 //
-// The builders (Projection, Pairs, Samples, TrainingAndUnseen, Spectrum,
-// EvalScores) take matrices and indices and return a Figure: the panels
+// The builders (Projection, Pairs, Samples, TrainingAndUnseen, Gated,
+// Spectrum, EvalScores) take matrices and indices and return a Figure: the panels
 // with the data they draw (every dot with the cell it stands for and its
 // color, so a test can check a picture against its data), and legends.
 // Figure.Write renders it as PNG or SVG to an io.Writer, with

@@ -754,7 +754,7 @@ func TestErrors(t *testing.T) {
 		{func(c *Cells, v *View) { v.Z = nil }, "has no coordinates"},
 		{func(c *Cells, v *View) { v.Z.Set(3, 1, math.NaN()) }, "cell 4, component 2 is NaN"},
 		{func(c *Cells, v *View) { c.Domain[5] = 9 }, "cell 6: domain 9"},
-		{func(c *Cells, v *View) { c.Label[0] = -1 }, "cell 1: label -1"},
+		{func(c *Cells, v *View) { c.Label[0] = -2 }, "cell 1: label -2"},
 		{func(c *Cells, v *View) { c.Domain = c.Domain[1:] }, "49 domain indices for 50 cells"},
 		{func(c *Cells, v *View) { c.Label = c.Label[1:] }, "49 labels"},
 		{func(c *Cells, v *View) { c.Unseen = []bool{true} }, "1 unseen marks for 4 domains"},

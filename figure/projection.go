@@ -218,6 +218,9 @@ func (p painter) legend(kind string, row int) Legend {
 			}
 			l.Entries = append(l.Entries, Entry{Name: name, Color: p.pal.Color(n)})
 		}
+		if slices.Contains(c.Label, -1) {
+			l.Entries = append(l.Entries, Entry{Name: "no label", Color: OtherColor})
+		}
 		return l
 	}
 	return p.sampleLegend(p.samples, p.smp, p.grouped, c.term(false), row, true)

@@ -27,8 +27,10 @@ type Sample struct {
 	// Row holds each kept cell's 0-based position in the stream.
 	Row []int64
 	// Domain indexes Domains, in the order the stream names them; Label
-	// indexes Classes, in natural order ("2" before "10"), or is nil when
-	// the stream is not labelled.
+	// indexes Classes, in natural order ("2" before "10"), or holds
+	// dataset.NoLabel (-1) for a cell without a label (a stream of
+	// labelled and unlabelled files), or is nil when the stream is not
+	// labelled.
 	Domain  []int
 	Label   []int
 	Domains []string
@@ -355,7 +357,11 @@ func (s *sampler) sample() (*Sample, error) {
 				out.X.SetRow(r, s.x[g][i*s.d:(i+1)*s.d])
 			}
 			if s.labelled {
-				out.Label = append(out.Label, remap[s.label[g][i]])
+				l := s.label[g][i]
+				if l >= 0 {
+					l = remap[l]
+				}
+				out.Label = append(out.Label, l) // dataset.NoLabel stays
 			}
 			if s.hasValue {
 				out.Value = append(out.Value, s.value[g][i])

@@ -24,7 +24,7 @@ const (
 	RoleInput      Role = "input"      // a model input after the model's preprocessing
 	RoleComponent  Role = "component"  // a component of the projection
 	RoleTarget     Role = "target"     // a real target
-	RolePredicted  Role = "predicted"  // the population a classifier predicts
+	RolePredicted  Role = "predicted"  // the population a classifier predicts, or a real target a regressor predicts
 	RoleConfidence Role = "confidence" // the classifier's confidence in [0, 1]
 )
 
@@ -123,6 +123,11 @@ func (l *Layout) RoleOf(name string) Role {
 	return ""
 }
 
+// PredictedPrefix begins the name of the column of a predicted real
+// target in dica's CSV, Parquet and AnnData outputs: the target y
+// predicted is predicted_y.
+const PredictedPrefix = "predicted_"
+
 // InputSuffix ends the name of a column of role RoleInput in dica's CSV,
 // Parquet and FCS outputs: the model input CD3 after preprocessing is CD3_t.
 const InputSuffix = "_t"
@@ -133,9 +138,10 @@ var componentName = regexp.MustCompile(`^(DICA|UDICA|KPCA|COIR)[0-9]+$`)
 
 // ParseCSVHeader returns the layout of a CSV file written by dica, from
 // the names of its columns: it begins with the columns source and event,
-// and names the others domain, label, predicted, confidence, NAME_t
-// (inputs), DICA1.. (components); the rest are channels. It returns nil
-// for a header that does not begin so.
+// and names the others domain, label, predicted, confidence,
+// predicted_TARGET (a regressor's predicted targets), NAME_t (inputs),
+// DICA1.. (components); the rest are channels. It returns nil for a header
+// that does not begin so.
 func ParseCSVHeader(names []string) *Layout {
 	if len(names) < 3 || names[0] != string(RoleSource) || names[1] != string(RoleEvent) {
 		return nil
@@ -146,6 +152,8 @@ func ParseCSVHeader(names []string) *Layout {
 		switch {
 		case slices.Contains([]Role{RoleSource, RoleEvent, RoleDomain, RoleLabel, RolePredicted, RoleConfidence}, Role(n)):
 			r = Role(n)
+		case strings.HasPrefix(n, PredictedPrefix) && len(n) > len(PredictedPrefix):
+			r = RolePredicted
 		case componentName.MatchString(n):
 			r = RoleComponent
 		case strings.HasSuffix(n, InputSuffix) && len(n) > len(InputSuffix):

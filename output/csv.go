@@ -90,6 +90,10 @@ func (w *csvWriter) write(c *cells) error {
 			line = append(line, ',')
 			line = strconv.AppendFloat(line, v, 'g', 10, 64)
 		}
+		for _, v := range c.vals[i*c.nt : (i+1)*c.nt] {
+			line = append(line, ',')
+			line = strconv.AppendFloat(line, v, 'g', -1, 64)
+		}
 		if c.pred != nil {
 			line = append(line, ',')
 			line = append(line, w.field(c.predNames[c.pred[i]])...)

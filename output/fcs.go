@@ -32,8 +32,10 @@ type fcsWriter struct {
 	// range of each float column so far.
 	rawParams []fcs.Param
 	lo, hi    []float64
-	rows      int64
-	maxEvent  int64
+	// tlo and thi are the range of each predicted target so far.
+	tlo, thi []float64
+	rows     int64
+	maxEvent int64
 }
 
 // maxFloatEvent is the largest event number float32 holds exactly.
@@ -63,6 +65,10 @@ func newFCSWriter(_ context.Context, j *job, path string) (*fcsWriter, error) {
 	}
 	for k := range w.lo {
 		w.lo[k], w.hi[k] = math.Inf(1), math.Inf(-1)
+	}
+	w.tlo, w.thi = make([]float64, len(j.targets)), make([]float64, len(j.targets))
+	for t := range w.tlo {
+		w.tlo[t], w.thi[t] = math.Inf(1), math.Inf(-1)
 	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
@@ -116,6 +122,17 @@ func (w *fcsWriter) dataSet() (*fcs.DataSet, error) {
 		params = append(params,
 			fcs.Param{Name: "PREDICTED", Label: "predicted population code (" + ingest.KeywordPredicted + "k)", Range: float64(len(j.predNames) + 1)},
 			fcs.Param{Name: "CONFIDENCE", Label: "confidence of the prediction, 0 to 1", Range: 1})
+	}
+	for t, name := range j.targetColumns() {
+		lo, hi := 0.0, 0.0
+		if t < len(w.tlo) && w.tlo[t] <= w.thi[t] {
+			lo, hi = w.tlo[t], w.thi[t]
+		}
+		fp, err := fcs.Param{Name: name, Label: "predicted " + j.targets[t]}.ForFloat(lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		params = append(params, fp)
 	}
 	kw, err := w.keywords()
 	if err != nil {
@@ -197,6 +214,10 @@ func (w *fcsWriter) write(c *cells) error {
 		e = append(e, float64(src), float64(ev))
 		if c.pred != nil {
 			e = append(e, float64(c.pred[i]+1), c.conf[i])
+		}
+		for t, v := range c.vals[i*c.nt : (i+1)*c.nt] {
+			w.tlo[t], w.thi[t] = min(w.tlo[t], v), max(w.thi[t], v)
+			e = append(e, v)
 		}
 		w.ev = e
 		if err := w.w.WriteEvent(e); err != nil {

@@ -136,30 +136,80 @@ type Options struct {
 	// Predict, when set, adds to every cell the population a classifier
 	// predicts and its confidence (columns predicted and confidence; FCS:
 	// PREDICTED, whose codes the keywords DICA_PREDICTEDk name, and
-	// CONFIDENCE; AnnData: obs["predicted"] and obs["confidence"]).
+	// CONFIDENCE; AnnData: obs["predicted"] and obs["confidence"]), or
+	// the real targets a regressor predicts (see Predictor.Targets).
 	Predict *Predictor
 }
 
-// Predictor predicts the population of cells from their components.
+// Predictor predicts, from their components, the population of each cell
+// (a classifier: Populations) or real targets (a regressor: Targets).
+// Exactly one of Populations and Targets is set.
 type Predictor struct {
 	// Populations are the populations the classifier knows, in the
 	// model's order; the output's codes follow them, then Unassigned.
 	Populations []string
-	// Predict fills code[i] with the index in Populations of the
-	// population predicted for row i of z (the cells' components, as the
-	// output writes them, before centering and scaling), or -1 for a cell
-	// left unassigned, and conf[i] with the confidence in [0, 1].
-	Predict func(z *mat.Dense, code []int, conf []float64) error
+	// Targets names the real targets a regressor predicts, in order. Each
+	// target T is written as a float column predicted_T (CSV, Parquet;
+	// AnnData: obs["predicted_T"]) or a parameter PREDICTED_T whose $PnS
+	// is "predicted T" (FCS), of role ingest.RolePredicted; a regressor
+	// has no confidence.
+	Targets []string
+	// Predict predicts the cells whose components are the rows of z (as
+	// the output writes them, before centering and scaling). A classifier
+	// fills code[i] with the index in Populations of the population
+	// predicted for row i, or -1 for a cell left unassigned, and conf[i]
+	// with the confidence in [0, 1]; values is nil. A regressor fills
+	// values[i*T+t] with target t of row i, T = len(Targets); code and
+	// conf are nil.
+	Predict func(z *mat.Dense, code []int, conf []float64, values []float64) error
 }
 
 // Unassigned names the cells a classifier leaves unassigned (below its
 // least confidence) in the predicted column.
 const Unassigned = "unassigned"
 
+// PredictedColumn returns the name of the column of the predicted real
+// target named target in CSV, Parquet and AnnData outputs:
+// "predicted_" + target. In FCS the parameter is "PREDICTED_" + target.
+func PredictedColumn(target string) string { return ingest.PredictedPrefix + target }
+
 // predictedNames returns the names of the predicted codes: the
-// populations, then Unassigned.
+// populations, then Unassigned (nil for a regressor).
 func (p *Predictor) predictedNames() []string {
+	if len(p.Populations) == 0 {
+		return nil
+	}
 	return append(slices.Clone(p.Populations), Unassigned)
+}
+
+// check reports whether the predictor is complete: a Predict function and
+// either populations or distinct, non-empty target names.
+func (p *Predictor) check() error {
+	if p.Predict == nil || len(p.Populations) == 0 == (len(p.Targets) == 0) {
+		return errors.New("output: a Predictor needs a Predict function and either populations or targets")
+	}
+	seen := map[string]bool{}
+	for _, t := range p.Targets {
+		if t == "" || seen[t] {
+			return fmt.Errorf("output: the regressor's target %q is empty or repeated", t)
+		}
+		seen[t] = true
+	}
+	return nil
+}
+
+// targetColumns returns the names of the predicted targets' columns in
+// the output's format.
+func (j *job) targetColumns() []string {
+	out := make([]string, len(j.targets))
+	for t, name := range j.targets {
+		if j.format == FCS {
+			out[t] = "PREDICTED_" + name
+		} else {
+			out[t] = PredictedColumn(name)
+		}
+	}
+	return out
 }
 
 // Summary says what Write wrote.
@@ -180,6 +230,108 @@ type Summary struct {
 	Predicted []string
 	Counts    [][]int64
 	Confusion [][][]int64
+	// With a regressor (Predictor.Targets): Targets names the predicted
+	// targets, and Regression[g] sums the predictions of the cells of
+	// domain g (nil when it has none) and, when the input holds the true
+	// targets (the same names), their errors.
+	Targets    []string
+	Regression []*TargetStats
+}
+
+// TargetStats sums a regressor's predictions of real targets over a group
+// of cells: their number, the mean of each predicted target and, with the
+// true targets, the mean and spread of each and the squared errors, so that
+//
+//	RMSE_t = sqrt(SSE_t / Cells),   R^2_t = 1 - SSE_t / TrueSS_t,
+//
+// SSE_t = sum_i (yhat_it - y_it)^2 and TrueSS_t = sum_i (y_it - TrueMean_t)^2.
+// Means and spreads are updated cell by cell (Welford) and combined by
+// Merge (Chan, Golub and LeVeque), so that they stay accurate whatever the
+// offset of the values.
+type TargetStats struct {
+	// Cells is the number of cells; Mean[t] the mean of predicted target t.
+	Cells int64
+	Mean  []float64
+	// Truth says whether the true targets were known; TrueMean, TrueSS
+	// and SSE are then as above (nil otherwise).
+	Truth                 bool
+	TrueMean, TrueSS, SSE []float64
+}
+
+// newTargetStats returns empty sums of t targets.
+func newTargetStats(t int, truth bool) *TargetStats {
+	s := &TargetStats{Mean: make([]float64, t), Truth: truth}
+	if truth {
+		s.TrueMean, s.TrueSS, s.SSE = make([]float64, t), make([]float64, t), make([]float64, t)
+	}
+	return s
+}
+
+// add adds a cell of predicted targets pred and true targets truth (nil
+// when not known).
+func (s *TargetStats) add(pred, truth []float64) {
+	s.Cells++
+	n := float64(s.Cells)
+	for t, v := range pred {
+		s.Mean[t] += (v - s.Mean[t]) / n
+	}
+	if !s.Truth {
+		return
+	}
+	for t, y := range truth {
+		d := y - s.TrueMean[t]
+		s.TrueMean[t] += d / n
+		s.TrueSS[t] += d * (y - s.TrueMean[t])
+		e := pred[t] - y
+		s.SSE[t] += e * e
+	}
+}
+
+// Merge adds the sums of o (of the same targets) to s. Truth stays only
+// when both know it.
+func (s *TargetStats) Merge(o *TargetStats) {
+	if o == nil || o.Cells == 0 {
+		return
+	}
+	if s.Cells == 0 {
+		*s = TargetStats{Cells: o.Cells, Mean: slices.Clone(o.Mean), Truth: o.Truth,
+			TrueMean: slices.Clone(o.TrueMean), TrueSS: slices.Clone(o.TrueSS), SSE: slices.Clone(o.SSE)}
+		return
+	}
+	na, nb := float64(s.Cells), float64(o.Cells)
+	n := na + nb
+	for t := range s.Mean {
+		s.Mean[t] += (o.Mean[t] - s.Mean[t]) * nb / n
+	}
+	if s.Truth && o.Truth {
+		for t := range s.TrueMean {
+			d := o.TrueMean[t] - s.TrueMean[t]
+			s.TrueMean[t] += d * nb / n
+			s.TrueSS[t] += o.TrueSS[t] + d*d*na*nb/n
+			s.SSE[t] += o.SSE[t]
+		}
+	} else {
+		s.Truth, s.TrueMean, s.TrueSS, s.SSE = false, nil, nil, nil
+	}
+	s.Cells += o.Cells
+}
+
+// RMSE returns the root mean squared error of target t, NaN without the
+// true targets or cells.
+func (s *TargetStats) RMSE(t int) float64 {
+	if s == nil || !s.Truth || s.Cells == 0 {
+		return math.NaN()
+	}
+	return math.Sqrt(s.SSE[t] / float64(s.Cells))
+}
+
+// R2 returns the coefficient of determination of target t, 1 - SSE/TrueSS:
+// NaN without the true targets, or when they are constant (TrueSS 0).
+func (s *TargetStats) R2(t int) float64 {
+	if s == nil || !s.Truth || !(s.TrueSS[t] > 0) {
+		return math.NaN()
+	}
+	return 1 - s.SSE[t]/s.TrueSS[t]
 }
 
 // Write writes the cells of in, projected by o.Model, to path in the
@@ -208,10 +360,19 @@ func Write(ctx context.Context, in *ingest.Input, path string, stdout io.Writer,
 	j.doms = newCodes(o.Model.Summary.Domains)
 	j.cls = newCodes(o.Model.Summary.Classes)
 	if o.Predict != nil {
-		if o.Predict.Predict == nil || len(o.Predict.Populations) == 0 {
-			return nil, errors.New("output: a Predictor needs populations and a Predict function")
+		if err := o.Predict.check(); err != nil {
+			return nil, err
 		}
-		j.predNames = o.Predict.predictedNames()
+		j.predNames, j.targets = o.Predict.predictedNames(), o.Predict.Targets
+		if len(j.targets) > 0 {
+			// The true targets, when the input holds the regressor's.
+			if ts := in.Source.Schema().Targets; len(ts) > 0 {
+				if !slices.Equal(ts, j.targets) {
+					return nil, fmt.Errorf("output: the input's targets are %s, the regressor predicts %s", strings.Join(ts, ","), strings.Join(j.targets, ","))
+				}
+				j.truth = true
+			}
+		}
 	}
 	if err := j.provenance(); err != nil {
 		return nil, err
@@ -263,13 +424,17 @@ func Write(ctx context.Context, in *ingest.Input, path string, stdout io.Writer,
 	}
 	sum.Cells, sum.Columns, sum.Domains, sum.Classes = rows, j.layout().Columns, j.doms.names, j.cls.names
 	if o.Predict != nil {
-		sum.Predicted = o.Predict.predictedNames()
+		sum.Predicted, sum.Targets = o.Predict.predictedNames(), slices.Clone(o.Predict.Targets)
 	}
 	return sum, nil
 }
 
 // count adds the predictions of the cells of c to the summary.
 func (s *Summary) count(c *cells) {
+	if c.vals != nil {
+		s.sum(c)
+		return
+	}
 	if c.pred == nil {
 		return
 	}
@@ -294,14 +459,50 @@ func (s *Summary) count(c *cells) {
 	}
 }
 
+// sum adds the predicted targets of the cells of c (and their errors,
+// with the true targets) to the summary.
+func (s *Summary) sum(c *cells) {
+	t := c.nt
+	for i := 0; i < c.n; i++ {
+		g := c.dom[i]
+		for len(s.Regression) <= g {
+			s.Regression = append(s.Regression, nil)
+		}
+		if s.Regression[g] == nil {
+			s.Regression[g] = newTargetStats(t, c.truth)
+		}
+		var truth []float64
+		if c.truth {
+			truth = c.b.Target[i*c.b.T : i*c.b.T+t]
+		}
+		s.Regression[g].add(c.vals[i*t:(i+1)*t], truth)
+	}
+}
+
 // predict fills the predictions of the cells of c, when asked.
 func (j *job) predict(c *cells) error {
 	pr := j.o.Predict
 	if pr == nil {
 		return nil
 	}
+	if t := len(j.targets); t > 0 {
+		c.nt, c.truth = t, j.truth && c.b.T == t
+		if j.truth && c.b.T != t {
+			return fmt.Errorf("output: internal error: a block of %d targets from an input of %d", c.b.T, t)
+		}
+		c.vals = growFloats(c.vals, c.n*t)
+		if err := pr.Predict(c.zRaw, nil, nil, c.vals); err != nil {
+			return err
+		}
+		for k, v := range c.vals {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("output: the regressor predicted %v for target %s of a cell: the model's learner is broken", v, j.targets[k%t])
+			}
+		}
+		return nil
+	}
 	c.pred, c.conf = growInts(c.pred, c.n), growFloats(c.conf, c.n)
-	if err := pr.Predict(c.zRaw, c.pred, c.conf); err != nil {
+	if err := pr.Predict(c.zRaw, c.pred, c.conf, nil); err != nil {
 		return err
 	}
 	un := len(pr.Populations)
@@ -344,8 +545,12 @@ type job struct {
 	// without extension); prov the model's provenance.
 	sources []string
 	prov    provenance
-	// predNames names the predicted codes (Options.Predict).
+	// predNames names the predicted codes of a classifier, targets the
+	// targets of a regressor (Options.Predict); truth says that the
+	// input holds the true targets.
 	predNames []string
+	targets   []string
+	truth     bool
 }
 
 // provenance is what an output records of the model that made it.
@@ -428,10 +633,7 @@ func (j *job) layout() *ingest.Layout {
 		if labelled {
 			add(ingest.RoleLabel, "label")
 		}
-		if j.o.Predict != nil {
-			add(ingest.RolePredicted, "predicted")
-			add(ingest.RoleConfidence, "confidence")
-		}
+		j.addPredicted(add, "predicted", "confidence")
 	case FCS:
 		add(ingest.RoleChannel, raw...)
 		add(ingest.RoleInput, inputs...)
@@ -442,10 +644,7 @@ func (j *job) layout() *ingest.Layout {
 		add(ingest.RoleDomain, "DOMAIN")
 		add(ingest.RoleSource, "SOURCE")
 		add(ingest.RoleEvent, "EVENT")
-		if j.o.Predict != nil {
-			add(ingest.RolePredicted, "PREDICTED")
-			add(ingest.RoleConfidence, "CONFIDENCE")
-		}
+		j.addPredicted(add, "PREDICTED", "CONFIDENCE")
 	default:
 		add(ingest.RoleSource, "source")
 		add(ingest.RoleEvent, "event")
@@ -456,12 +655,22 @@ func (j *job) layout() *ingest.Layout {
 		add(ingest.RoleChannel, raw...)
 		add(ingest.RoleInput, inputs...)
 		add(ingest.RoleComponent, componentNames(j.m)...)
-		if j.o.Predict != nil {
-			add(ingest.RolePredicted, "predicted")
-			add(ingest.RoleConfidence, "confidence")
-		}
+		j.addPredicted(add, "predicted", "confidence")
 	}
 	return l
+}
+
+// addPredicted adds the columns of the predictions, if any: those of the
+// predicted population and the confidence, named so, or the predicted
+// targets'.
+func (j *job) addPredicted(add func(r ingest.Role, names ...string), predicted, confidence string) {
+	switch {
+	case j.targets != nil:
+		add(ingest.RolePredicted, j.targetColumns()...)
+	case j.o.Predict != nil:
+		add(ingest.RolePredicted, predicted)
+		add(ingest.RoleConfidence, confidence)
+	}
 }
 
 // codes numbers names from 0: a model's names first, in its order, then
@@ -521,6 +730,12 @@ type cells struct {
 	pred      []int
 	conf      []float64
 	predNames []string
+	// vals holds the nt predicted targets of each cell (row-major), nil
+	// without a regressor; truth says that the block holds the true
+	// targets.
+	vals  []float64
+	nt    int
+	truth bool
 }
 
 // stream passes over the model's source and the raw source side by side

@@ -74,7 +74,7 @@ func TestPredictedColumns(t *testing.T) {
 		}
 		return -1, 0.2
 	}
-	pr := &Predictor{Populations: pops, Predict: func(z *mat.Dense, code []int, conf []float64) error {
+	pr := &Predictor{Populations: pops, Predict: func(z *mat.Dense, code []int, conf []float64, _ []float64) error {
 		for i := range code {
 			code[i], conf[i] = rule(z.At(i, 0))
 		}

@@ -38,8 +38,12 @@ func newParquetWriter(j *job, path string) (*parquetWriter, error) {
 	for _, c := range l.Columns {
 		k := parquetio.Float64
 		switch c.Role {
-		case ingest.RoleSource, ingest.RoleDomain, ingest.RoleLabel, ingest.RolePredicted:
+		case ingest.RoleSource, ingest.RoleDomain, ingest.RoleLabel:
 			k = parquetio.Text
+		case ingest.RolePredicted:
+			if j.targets == nil { // a population; predicted targets are floats
+				k = parquetio.Text
+			}
 		case ingest.RoleEvent:
 			k = parquetio.Int64
 		}
@@ -111,6 +115,7 @@ func (w *parquetWriter) write(c *cells) error {
 			fl = append(fl, c.b.Row(i)...)
 		}
 		fl = append(fl, c.z.RawRowView(i)...)
+		fl = append(fl, c.vals[i*c.nt:(i+1)*c.nt]...)
 		if c.pred != nil {
 			fl = append(fl, c.conf[i])
 		}
@@ -131,6 +136,10 @@ func (w *parquetWriter) abort()        { w.w.Abort() }
 type zarrWriter struct {
 	j *job
 	w *anndata.Writer
+	// obs holds the values of the extra obs columns of a block; vals
+	// those of each predicted target.
+	obs  []anndata.ObsValues
+	vals [][]float64
 }
 
 func newZarrWriter(j *job, path string) (*zarrWriter, error) {
@@ -155,6 +164,9 @@ func newZarrWriter(j *job, path string) (*zarrWriter, error) {
 	var obs []anndata.ObsColumn
 	if j.predNames != nil {
 		obs = []anndata.ObsColumn{{Name: "predicted", Categorical: true}, {Name: "confidence"}}
+	}
+	for _, name := range j.targetColumns() {
+		obs = append(obs, anndata.ObsColumn{Name: name})
 	}
 	w, err := anndata.Create(path, anndata.WriterOptions{
 		ChunkRows: 1 << 14, Obs: obs,
@@ -197,6 +209,22 @@ func (w *zarrWriter) write(c *cells) error {
 	cells := &anndata.Cells{Block: c.coded(), Components: c.z, Domains: w.j.doms.names, Classes: w.j.cls.names}
 	if c.pred != nil {
 		cells.Obs = []anndata.ObsValues{{Codes: c.pred, Names: c.predNames}, {Values: c.conf}}
+	}
+	if c.vals != nil {
+		// One column per target, from the cells' rows of targets.
+		for len(w.vals) < c.nt {
+			w.vals = append(w.vals, nil)
+		}
+		w.obs = w.obs[:0]
+		for t := range c.nt {
+			v := growFloats(w.vals[t], c.n)
+			for i := range v {
+				v[i] = c.vals[i*c.nt+t]
+			}
+			w.vals[t] = v
+			w.obs = append(w.obs, anndata.ObsValues{Values: v})
+		}
+		cells.Obs = w.obs
 	}
 	return w.w.WriteCells(cells)
 }

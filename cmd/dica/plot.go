@@ -16,8 +16,10 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/dicalab/dica/classify"
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
@@ -26,6 +28,8 @@ import (
 )
 
 const plotUsage = `Usage: dica plot --model MODEL --data FILES --out FIG.png|FIG.svg [flags]
+       dica plot --kind predicted --model MODEL --data NEW --reference REF \
+           --reference-labels LABELS --out FIG.png
        dica plot --projected OUT.csv --out FIG.png
        dica plot --model MODEL --out spectrum.png
        dica plot --eval EVAL.json --out scores.png
@@ -51,6 +55,16 @@ spectrum with a model and no cells, projection otherwise):
               samples the model was not fitted on (or those named by
               --unseen), each sample in its color, over the other samples'
               cells in gray, and above them every cell by population
+  predicted   how the model's classifier (dica fit --classifier svm) gates
+              new samples: a first panel of the reference's cells by their
+              hand-gated populations (--reference and --reference-labels;
+              or, without --reference, the samples of --data that have
+              labels), then one panel per new sample, its cells by the
+              population predicted for them (unassigned cells, below
+              --min-confidence, in gray); with labels for a new sample, its
+              title says how many drawn cells are predicted as gated. A
+              model of --method input is drawn on the principal components
+              of the drawn cells' inputs (axes "input PC1", ...)
   spectrum    the model's eigenvalues, the components it returns marked
   eval        the score of each method on each test sample, with the mean
               and standard deviation, from 'dica eval --json' output
@@ -80,12 +94,15 @@ Examples:
   dica plot --kind unseen --model cytof.dica --data 'sample*.csv' \
       --labels 'labels*.csv' --labels-ignore 0 --transform log1p \
       --unseen sample15,sample16 --out unseen.png
+  dica plot --kind predicted --model ref.dica --data sample9.csv,sample15.csv \
+      --reference sample2.csv --reference-labels labels2.csv \
+      --labels-ignore 0 --out gated.png
   dica plot --projected s9.csv --kind pairs --out s9_pairs.svg
   dica eval --json ... > eval.json && dica plot --eval eval.json --out eval.png
 ` + dataHelp
 
 // plotKinds are the values of --kind.
-var plotKinds = []string{"projection", "pairs", "samples", "unseen", "spectrum", "eval"}
+var plotKinds = []string{"projection", "pairs", "samples", "unseen", "predicted", "spectrum", "eval"}
 
 // plotSettings are the flags of dica plot besides the data flags.
 type plotSettings struct {
@@ -98,6 +115,10 @@ type plotSettings struct {
 	width, height, dpi       int
 	title                    string
 	quiet                    bool
+	// reference and referenceLabels: the hand-gated cells of --kind
+	// predicted; minConf its minimum confidence.
+	reference, referenceLabels listFlag
+	minConf                    float64
 }
 
 // register defines the flags on fs.
@@ -118,6 +139,9 @@ func (f *plotSettings) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.dpi, "dpi", figure.DefaultDPI, "`dots` per inch of a PNG: higher makes the text and dots smaller in pixels")
 	fs.StringVar(&f.title, "title", "", "the picture's `title` (default: says what is drawn)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.Var(&f.reference, "reference", "--kind predicted: the hand-gated reference sample's data `files` (default: the samples of --data with labels)")
+	fs.Var(&f.referenceLabels, "reference-labels", "--kind predicted: the reference's row-aligned label `files`, one per --reference file (or --label COLUMN)")
+	fs.Float64Var(&f.minConf, "min-confidence", 0, "--kind predicted: leave cells below this `confidence` (0 to 1) unassigned")
 }
 
 // runPlot runs dica plot: it checks the command line, draws the picture
@@ -153,6 +177,16 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	for _, l := range []struct {
+		pats listFlag
+		flag string
+	}{{f.reference, "--reference"}, {f.referenceLabels, "--reference-labels"}} {
+		files, err := expand(l.pats, l.flag)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, files...)
+	}
 	if err := atomicfile.CheckOutput(f.out, inputs...); err != nil {
 		return usageErr("--out: %v", err)
 	}
@@ -169,6 +203,11 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fig, err = evalFigure(f.evalPath, os.Stdin, o)
 	case "spectrum":
 		fig, err = spectrumFigure(m, o)
+	case "predicted":
+		var d *predictedDrawing
+		if d, err = f.predictedPicture(ctx, fs, &df, pos, m, stderr, o); err == nil {
+			fig = d.fig
+		}
 	default:
 		fig, err = f.cellsPicture(ctx, fs, &df, pos, m, stderr, o)
 	}
@@ -202,6 +241,8 @@ func (f *plotSettings) checkKind(hasData bool) error {
 	}
 	if f.kind == "" {
 		switch {
+		case len(f.reference) > 0:
+			f.kind = "predicted"
 		case f.evalPath != "":
 			f.kind = "eval"
 		case f.modelPath != "" && !hasData && len(f.projected) == 0:
@@ -217,6 +258,10 @@ func (f *plotSettings) checkKind(hasData bool) error {
 	case "eval":
 		if f.evalPath == "" {
 			return usageErr("--kind eval needs --eval FILE (the output of dica eval --json)")
+		}
+	case "predicted":
+		if f.modelPath == "" || !hasData {
+			return usageErr("--kind predicted needs --model FILE (fitted with --classifier svm) and --data FILES, the new samples")
 		}
 	case "spectrum":
 		if f.modelPath == "" {
@@ -238,6 +283,15 @@ func (f *plotSettings) checkKind(hasData bool) error {
 	}
 	if f.unseen != "" && f.kind != "unseen" {
 		return usageErr("--unseen applies to --kind unseen")
+	}
+	if f.kind != "predicted" && (len(f.reference) > 0 || len(f.referenceLabels) > 0 || f.minConf != 0) {
+		return usageErr("--reference, --reference-labels and --min-confidence apply to --kind predicted")
+	}
+	if len(f.referenceLabels) > 0 && len(f.reference) == 0 {
+		return usageErr("--reference-labels goes with --reference, the reference's data files")
+	}
+	if !(f.minConf >= 0 && f.minConf <= 1) {
+		return usageErr("--min-confidence %g: want a number from 0 to 1", f.minConf)
 	}
 	if f.baseline != "none" && f.baseline != "kpca" && f.baseline != "pca" {
 		return usageErr("--baseline %q: want none, kpca or pca", f.baseline)
@@ -757,4 +811,167 @@ func evalFigure(path string, stdin io.Reader, o figure.Options) (*figure.Figure,
 		fig.Notes = append(fig.Notes, fmt.Sprintf("%d splits: each test sample trained on the others.", len(sp)))
 	}
 	return fig, nil
+}
+
+// predictedDrawing is a picture of --kind predicted and what it draws:
+// the cells (the reference's first when --reference names it) and their
+// predictions.
+type predictedDrawing struct {
+	fig    *figure.Figure
+	gating *figure.Gating
+	sample *figure.Sample
+}
+
+// predictedPicture draws --kind predicted: the cells of the reference
+// (--reference, or the samples of the data that have labels) by their
+// labels, and those of each new sample by the population the model's
+// classifier predicts for them.
+func (f *plotSettings) predictedPicture(ctx context.Context, fs *flag.FlagSet, df *dataFlags, pos []string, m *dica.Model, stderr io.Writer, o figure.Options) (*predictedDrawing, error) {
+	cl := m.Classifier()
+	switch {
+	case cl == nil:
+		return nil, usageErr("%s: %v", f.modelPath, strings.TrimPrefix(dica.ErrNoClassifier.Error(), "dica: "))
+	case cl.Kind != classify.SVM:
+		return nil, usageErr("%s carries a %s learner of real targets: --kind predicted draws populations; draw the targets with --kind projection --target %s", f.modelPath, cl.Kind, strings.Join(cl.Targets, ","))
+	}
+	df.markSet(fs)
+	pr := newProgress(f.quiet)
+	defer pr.done()
+	so := figure.SampleOptions{PerDomain: f.cells, Seed: f.seed, MaxCells: maxPlotCells}
+	draw := func(d *dataFlags, extra []string, what string) (*figure.Sample, error) {
+		src, err := modelSource(d, m, extra, stderr)
+		if err != nil {
+			return nil, err
+		}
+		pr.setTotal(src)
+		so.Progress = func(rows int64) { pr.update("project", rows) }
+		s, err := figure.SampleModel(ctx, m, src, so)
+		var many *figure.TooManyCellsError
+		switch {
+		case errors.As(err, &many):
+			return nil, fmt.Errorf("%v: lower --cells", err)
+		case errors.Is(err, figure.ErrNoCells):
+			return nil, fmt.Errorf("no cells to draw in %s: the data is empty (or every cell was left out by --labels-ignore)", what)
+		}
+		return s, err
+	}
+	dd := *df
+	if len(dd.labels) == 0 && dd.label == "" {
+		// --labels-ignore is the reference's: the new samples have no
+		// labels.
+		dd.labelsIgnore = ""
+	}
+	s, err := draw(&dd, pos, "--data")
+	if err != nil {
+		return nil, err
+	}
+	// ref marks the reference samples: those of --reference, first, or
+	// the samples of the data with labelled cells.
+	var ref []bool
+	if len(f.reference) > 0 {
+		rd := *df
+		rd.data, rd.labels = f.reference, f.referenceLabels
+		n, _ := s.Z.Dims()
+		so.MaxCells = max(1, so.MaxCells-n) // both together
+		rs, err := draw(&rd, nil, "--reference")
+		if err != nil {
+			return nil, err
+		}
+		if rs.Label == nil || !slices.ContainsFunc(rs.Label, func(l int) bool { return l >= 0 }) {
+			return nil, usageErr("--reference has no labels: give the hand gates with --reference-labels FILES (or --label COLUMN)")
+		}
+		s = joinSamples(rs, s)
+		ref = make([]bool, len(s.Domains))
+		for g := range rs.Domains {
+			ref[g] = true
+		}
+	} else {
+		ref = make([]bool, len(s.Domains))
+		for i, l := range s.Label {
+			if l >= 0 {
+				ref[s.Domain[i]] = true
+			}
+		}
+		switch {
+		case !slices.Contains(ref, true):
+			return nil, usageErr("--kind predicted: no reference: give the hand-gated sample with --reference FILE --reference-labels LABELS, or its labels among --data with --labels DATA=LABELS")
+		case !slices.Contains(ref, false):
+			return nil, usageErr("--kind predicted: every sample of --data has labels, so none is left to predict: name the hand-gated reference with --reference FILE --reference-labels LABELS and the samples to gate with --data (their --labels then score the predictions)")
+		}
+	}
+	pred, err := m.PredictWith(s.X, dica.PredictOptions{Preprocessed: true, MinConfidence: f.minConf})
+	if err != nil {
+		return nil, err
+	}
+
+	need := max(o.X, o.Y) + 1
+	var v figure.View
+	var notes []string
+	if m.Config().Method == dica.Input {
+		// No projection: the principal components of the inputs.
+		if v, _, err = figure.PCABaseline(s, nil, need); err != nil {
+			return nil, fmt.Errorf("--axes: %w", err)
+		}
+		v.Name, v.Title = "input PC", "input (no projection)"
+		notes = append(notes, fmt.Sprintf("The model projects nothing (--method input): the axes are the principal components of the preprocessed inputs of the %s cells drawn.", commas(int64(s.Z.RawMatrix().Rows))))
+	} else {
+		if _, k := s.Z.Dims(); k < need {
+			return nil, usageErr("--axes: the projection has %d components, component %d was asked for", k, need)
+		}
+		v = figure.View{Name: s.Method, Title: figure.ModelTitle(m), Z: s.Z}
+	}
+	inputs := fmt.Sprintf("the first %d %s components", cl.Dim(), s.Method)
+	if m.Config().Method == dica.Input {
+		inputs = fmt.Sprintf("the %d preprocessed inputs", cl.Dim())
+	}
+	notes = append(notes, fmt.Sprintf("The classifier: a linear SVM (C = %g) on %s, trained on %s labelled cells.", cl.Params.C, inputs, commas(int64(cl.TrainCells))))
+
+	palette := figure.NewPalette(append(slices.Clone(m.Summary.Classes), cl.Classes...))
+	g := &figure.Gating{Cells: s.Cells(palette), Reference: ref, Predicted: pred.Class, Populations: cl.Classes, MinConfidence: f.minConf}
+	g.Value, g.ValueName = nil, ""
+	fig, err := figure.Gated(*g, v, o)
+	if err != nil {
+		return nil, err
+	}
+	fig.Notes = append(append([]string{s.Note()}, notes...), fig.Notes...)
+	return &predictedDrawing{fig: fig, gating: g, sample: s}, nil
+}
+
+// joinSamples returns the cells of a then those of b, each sample's
+// domains kept apart (a's first), their classes merged in natural order.
+// Both hold inputs and as many components.
+func joinSamples(a, b *figure.Sample) *figure.Sample {
+	na, k := a.Z.Dims()
+	nb, _ := b.Z.Dims()
+	_, d := a.X.Dims()
+	out := &figure.Sample{
+		Z: mat.NewDense(na+nb, k, nil), X: mat.NewDense(na+nb, d, nil),
+		Domains: slices.Concat(a.Domains, b.Domains), Total: slices.Concat(a.Total, b.Total),
+		Row: slices.Concat(a.Row, b.Row), Method: b.Method, PerDomain: b.PerDomain, Seed: b.Seed,
+	}
+	out.Z.Slice(0, na, 0, k).(*mat.Dense).Copy(a.Z)
+	out.Z.Slice(na, na+nb, 0, k).(*mat.Dense).Copy(b.Z)
+	out.X.Slice(0, na, 0, d).(*mat.Dense).Copy(a.X)
+	out.X.Slice(na, na+nb, 0, d).(*mat.Dense).Copy(b.X)
+	out.Domain = slices.Clone(a.Domain)
+	for _, g := range b.Domain {
+		out.Domain = append(out.Domain, g+len(a.Domains))
+	}
+	if a.Label == nil && b.Label == nil {
+		return out
+	}
+	out.Classes = slices.Concat(a.Classes, b.Classes)
+	slices.SortStableFunc(out.Classes, csvio.NaturalCompare)
+	out.Classes = slices.Compact(out.Classes)
+	for _, s := range []*figure.Sample{a, b} {
+		n, _ := s.Z.Dims()
+		for i := range n {
+			l := -1
+			if s.Label != nil && s.Label[i] >= 0 {
+				l = slices.Index(out.Classes, s.Classes[s.Label[i]])
+			}
+			out.Label = append(out.Label, l)
+		}
+	}
+	return out
 }

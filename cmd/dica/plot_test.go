@@ -14,10 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
@@ -29,6 +31,13 @@ import (
 // markers) with row-aligned label files: populations "1", "2" and "10" and
 // ungated cells "0"; each sample shifted. It returns the folder.
 func plotData(t *testing.T) string {
+	t.Helper()
+	return plotDataNoise(t, 0.3)
+}
+
+// plotDataNoise writes the data of plotData with noise of standard
+// deviation sd about each population's center.
+func plotDataNoise(t *testing.T, sd float64) string {
 	t.Helper()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(11, 3))
@@ -42,7 +51,7 @@ func plotData(t *testing.T) string {
 				if j > 0 {
 					x.WriteByte(',')
 				}
-				fmt.Fprintf(&x, "%.6g", float64((c*(j+1))%4)+0.3*rng.NormFloat64()+0.25*float64(s))
+				fmt.Fprintf(&x, "%.6g", float64((c*(j+1))%4)+sd*rng.NormFloat64()+0.25*float64(s))
 			}
 			x.WriteByte('\n')
 			l.WriteString(lab + "\n")
@@ -585,5 +594,173 @@ func TestPlotTarget(t *testing.T) {
 	for _, d := range fig.Panels[0][0].Dots {
 		v := math.Min(math.Max(s.Value[d.Cell], bar.Min), bar.Max)
 		require.Equal(t, figure.Viridis((v-bar.Min)/(bar.Max-bar.Min)), d.Color)
+	}
+}
+
+// TestPlotPredicted draws how a model's classifier gates new samples beside
+// its hand-gated reference: a tinted first panel of the reference's cells
+// in the colors of their labels (read from the label file), then one panel
+// per new sample of its cells in the colors of the populations that the
+// library's Model.Predict gives them (gray below the minimum confidence),
+// with the palette's fixed colors of the populations 1, 2 and 10, shared
+// axes, a title that scores the drawn cells against their labels, and the
+// picture's size; and the refusals.
+func TestPlotPredicted(t *testing.T) {
+	ctx := context.Background()
+	dir := plotDataNoise(t, 0.6) // populations that overlap: confidences below 1
+	file := func(name string) string { return filepath.Join(dir, name) }
+	model := file("svm.dica")
+	_, errs, code := runCmd(t, "fit", "--data", file("sample*.csv"), "--labels", file("sample1.csv")+"="+file("labels1.csv"),
+		"--labels-ignore", "0", "--sigma", "1", "--rank", "40", "--classifier", "svm", "--out", model, "--quiet")
+	require.Equal(t, 0, code, errs)
+	m, err := dica.Load(model)
+	require.NoError(t, err)
+
+	// Each cell's label, by its three markers (unique random values).
+	label := map[string]string{}
+	for _, s := range []string{"1", "2", "10"} {
+		xs := readCSV(t, file("sample"+s+".csv"))
+		ls := readCSV(t, file("labels"+s+".csv"))
+		for i, r := range xs {
+			label[strings.Join(r, ",")] = ls[i][0]
+		}
+	}
+	key := func(x []float64) string {
+		p := make([]string, len(x))
+		for j, v := range x {
+			p[j] = strconv.FormatFloat(v, 'g', 6, 64)
+		}
+		return strings.Join(p, ",")
+	}
+
+	const minConf = 0.8
+	const per = 70
+	args := []string{"--kind", "predicted", "--model", model, "--data", file("sample2.csv") + "," + file("sample10.csv"),
+		"--labels", file("labels2.csv") + "," + file("labels10.csv"),
+		"--reference", file("sample1.csv"), "--reference-labels", file("labels1.csv"), "--labels-ignore", "0",
+		"--min-confidence", strconv.FormatFloat(minConf, 'g', -1, 64), "--cells", strconv.Itoa(per), "--quiet"}
+	fs := newFlags("plot", plotUsage, io.Discard)
+	var df dataFlags
+	df.register(fs, true)
+	var f plotSettings
+	f.register(fs)
+	pos, err := parseArgs(fs, args)
+	require.NoError(t, err)
+	require.NoError(t, f.checkKind(true))
+	o, err := f.options(figure.PNG)
+	require.NoError(t, err)
+	d, err := f.predictedPicture(ctx, fs, &df, pos, m, io.Discard, o)
+	require.NoError(t, err)
+	s, fig := d.sample, d.fig
+
+	// The palette: the populations 1, 2 and 10 in natural order take the
+	// first three colors safe for color-blind readers (Okabe and Ito),
+	// unassigned cells a light gray.
+	want := map[string]color.NRGBA{
+		"1":          {R: 0x00, G: 0x72, B: 0xb2, A: 0xff},
+		"2":          {R: 0xd5, G: 0x5e, B: 0x00, A: 0xff},
+		"10":         {R: 0x00, G: 0x9e, B: 0x73, A: 0xff},
+		"unassigned": {R: 0xa8, G: 0xa8, B: 0xa8, A: 0xff},
+	}
+	require.Len(t, fig.Panels, 1)
+	require.Len(t, fig.Panels[0], 3)
+	ref, s2, s10 := fig.Panels[0][0], fig.Panels[0][1], fig.Panels[0][2]
+	require.True(t, strings.HasPrefix(ref.Title, "reference: sample1 (hand-gated)\n"), ref.Title)
+	require.True(t, strings.HasPrefix(s2.Title, "sample2: predicted\n"), s2.Title)
+	require.True(t, strings.HasPrefix(s10.Title, "sample10: predicted\n"), s10.Title)
+	require.NotZero(t, ref.Shade, "the reference's panel is tinted")
+
+	// The reference's cells in the colors of their labels.
+	require.Len(t, ref.Dots, per)
+	for _, dot := range ref.Dots {
+		require.Equal(t, "sample1", s.Domains[s.Domain[dot.Cell]])
+		l := label[key(s.X.RawRowView(dot.Cell))]
+		require.Contains(t, []string{"1", "2", "10"}, l, "ungated cells are left out")
+		require.Equal(t, want[l], dot.Color)
+	}
+	// Each new sample's cells in the colors Model.Predict gives them, on
+	// the model's components; the title's share of cells predicted as
+	// gated.
+	unassigned := 0
+	for k, p := range []*figure.Panel{s2, s10} {
+		name := []string{"sample2", "sample10"}[k]
+		require.Len(t, p.Dots, per)
+		raw := mat.NewDense(len(p.Dots), 3, nil)
+		for i, dot := range p.Dots {
+			require.Equal(t, name, s.Domains[s.Domain[dot.Cell]])
+			raw.SetRow(i, s.X.RawRowView(dot.Cell))
+		}
+		labels, conf, err := m.Predict(raw)
+		require.NoError(t, err)
+		z, err := m.Transform(raw, dica.TransformOptions{})
+		require.NoError(t, err)
+		right := 0
+		for i, dot := range p.Dots {
+			got := labels[i]
+			if conf[i] < minConf {
+				got = "unassigned"
+				unassigned++
+			}
+			require.Equal(t, want[got], dot.Color, "%s, cell %d", name, i)
+			require.Equal(t, z.At(i, 0), dot.X)
+			require.Equal(t, z.At(i, 1), dot.Y)
+			if got == label[key(raw.RawRowView(i))] {
+				right++
+			}
+		}
+		require.Contains(t, p.Title, fmt.Sprintf(", %.1f%% as gated", 100*float64(right)/float64(per)))
+		require.Equal(t, [4]float64{ref.XMin, ref.XMax, ref.YMin, ref.YMax}, [4]float64{p.XMin, p.XMax, p.YMin, p.YMax}, "shared axes")
+	}
+	require.Positive(t, unassigned, "some cells below the minimum confidence")
+	var legend []string
+	for _, e := range fig.Legends[0].Entries {
+		legend = append(legend, e.Name)
+		require.Equal(t, want[e.Name], e.Color, e.Name)
+	}
+	require.Equal(t, []string{"1", "2", "10", "unassigned"}, legend)
+	require.Equal(t, "DICA1", s10.XLabel)
+	require.Equal(t, "DICA2", ref.YLabel)
+
+	// The picture: three panels of 3.4 inches and the legend's 1.7, at 96
+	// pixels per inch.
+	out := file("gated.png")
+	_, errs, code = runCmd(t, append([]string{"plot", "--out", out}, args...)...)
+	require.Equal(t, 0, code, errs)
+	r, err := os.Open(out)
+	require.NoError(t, err)
+	img, err := png.Decode(r)
+	r.Close()
+	require.NoError(t, err)
+	require.Equal(t, int(math.Round((3*3.4+1.7)*96)), img.Bounds().Dx())
+	require.Less(t, img.Bounds().Dy(), img.Bounds().Dx()/2)
+	require.Greater(t, img.Bounds().Dy(), 300)
+
+	// Without --reference, the samples of --data with labels are the
+	// reference.
+	_, errs, code = runCmd(t, "plot", "--kind", "predicted", "--model", model, "--data", file("sample*.csv"),
+		"--labels", file("sample1.csv")+"="+file("labels1.csv"), "--labels-ignore", "0", "--out", file("g2.svg"), "--quiet")
+	require.Equal(t, 0, code, errs)
+
+	// Refusals.
+	plain := plotModel(t, dir)
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--kind", "predicted", "--model", plain, "--data", file("sample2.csv"), "--reference", file("sample1.csv"), "--reference-labels", file("labels1.csv")},
+			"this model has no classifier: fit it with --classifier svm"},
+		{[]string{"--kind", "predicted", "--model", model, "--data", file("sample*.csv"), "--labels", file("labels*.csv"), "--labels-ignore", "0"},
+			"every sample of --data has labels"},
+		{[]string{"--kind", "predicted", "--model", model, "--data", file("sample2.csv")}, "no reference"},
+		{[]string{"--kind", "predicted", "--model", model, "--data", file("sample2.csv"), "--reference", file("sample1.csv")}, "--reference has no labels"},
+		{[]string{"--kind", "predicted", "--model", model, "--data", file("sample2.csv"), "--reference-labels", file("labels1.csv")}, "--reference-labels goes with --reference"},
+		{[]string{"--model", model, "--data", file("sample2.csv"), "--min-confidence", "0.5"}, "apply to --kind predicted"},
+		{[]string{"--kind", "predicted", "--model", model, "--data", file("sample2.csv"), "--reference", file("sample1.csv"), "--reference-labels", file("labels1.csv"),
+			"--min-confidence", "2"}, "--min-confidence 2: want a number from 0 to 1"},
+	} {
+		_, errs, code := runCmd(t, append(append([]string{"plot"}, c.args...), "--out", file("x.png"), "--quiet")...)
+		require.Equal(t, 2, code, "%v: %s", c.args, errs)
+		require.Contains(t, errs, c.msg, c.args)
+		require.NoFileExists(t, file("x.png"))
 	}
 }

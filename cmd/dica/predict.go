@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,7 +24,7 @@ import (
 const predictUsage = `Usage: dica predict --model MODEL --data FILES --out OUT.fcs|.csv|.parquet|.zarr [flags]
 
 Gate new samples with the learner a model carries (dica fit --classifier
-svm): every cell gets the population it most likely belongs to and a
+svm; or predict real targets, --classifier krr, below): every cell gets the population it most likely belongs to and a
 confidence in [0, 1], written beside every input channel (raw) and the
 components, as dica transform writes them, and a summary per sample
 (cells, and the count and percentage of each population) goes to the
@@ -45,6 +46,14 @@ Outputs: the predicted population is a column "predicted" (its name) and
 "confidence" in CSV and Parquet; in FCS, PREDICTED codes named by the
 keywords DICA_PREDICTEDk and CONFIDENCE; in an AnnData store,
 obs["predicted"] (categorical) and obs["confidence"].
+
+Real targets: a model fitted with --classifier krr --target COLUMNS
+predicts values. Each target T is a column predicted_T (CSV, Parquet; an
+AnnData store's obs["predicted_T"]) or the parameter PREDICTED_T ($PnS
+"predicted T", float32) in FCS, with no confidence. The summary gives per
+sample the mean of each predicted target and, when the data holds the true
+targets (--target T), the RMSE and R^2 (over the sample's cells, around
+its own mean).
 
 Examples:
 
@@ -105,8 +114,8 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if cl == nil {
 		return usageErr("%s: %v", modelPath, strings.TrimPrefix(dica.ErrNoClassifier.Error(), "dica: "))
 	}
-	if cl.Kind != classify.SVM {
-		return usageErr("%s carries a %s learner of real targets; dica predict gates populations (a model fitted with --classifier svm)", modelPath, cl.Kind)
+	if cl.Kind == classify.KRR && minConf > 0 {
+		return usageErr("--min-confidence applies to a classifier; %s carries a %s learner of real targets, which has no confidence", modelPath, cl.Kind)
 	}
 	df.markSet(fs)
 	if err := df.fromModel(m, "model", stderr); err != nil {
@@ -130,25 +139,27 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
+	// Labels for a regressor, targets for a classifier, or other targets
+	// than the regressor's cannot be compared with its predictions.
+	sc := in.src.Schema()
+	if err := cl.CheckTruth(sc.Labelled, sc.Targets); err != nil {
+		return usageErr("%s", strings.TrimPrefix(err.Error(), "classify: "))
+	}
 	warnInput(stderr, in)
 	pr := newProgress(quiet)
 	defer pr.done()
 	pr.setTotal(in.src)
-	var pred classify.Prediction
-	p := &output.Predictor{Populations: cl.Classes, Predict: func(z *mat.Dense, code []int, conf []float64) error {
-		r, _ := z.Dims()
-		pred.Reset(cl, r)
-		cl.PredictTo(&pred, z, minConf)
-		copy(code, pred.Class)
-		copy(conf, pred.Confidence)
-		return nil
-	}}
-	sum, err := output.Write(ctx, in.Input, out, stdout, output.Options{Model: m, ModelPath: modelPath, Inputs: inputs, Predict: p, Progress: pr.update})
+	sum, err := output.Write(ctx, in.Input, out, stdout, output.Options{Model: m, ModelPath: modelPath, Inputs: inputs, Predict: predictor(cl, minConf), Progress: pr.update})
 	if err != nil {
 		return err
 	}
 	pr.done()
-	rep := newGatingReport(sum, minConf)
+	var rep summaryReport
+	if cl.Kind == classify.KRR {
+		rep = newRegressionReport(sum)
+	} else {
+		rep = newGatingReport(sum, minConf)
+	}
 	w, commit, abort, err := summaryWriter(summary, out, stdout, stderr)
 	if err != nil {
 		return err
@@ -166,6 +177,166 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	return commit()
+}
+
+// predictor returns the output's predictor of the model's learner cl: the
+// population and confidence of each cell for an SVM (cells below minConf
+// unassigned), the real targets for KRR.
+func predictor(cl *classify.Model, minConf float64) *output.Predictor {
+	var pred classify.Prediction
+	run := func(z *mat.Dense) {
+		r, _ := z.Dims()
+		pred.Reset(cl, r)
+		cl.PredictTo(&pred, z, minConf)
+	}
+	if cl.Kind == classify.KRR {
+		return &output.Predictor{Targets: cl.Targets, Predict: func(z *mat.Dense, _ []int, _ []float64, values []float64) error {
+			run(z)
+			copy(values, pred.Values)
+			return nil
+		}}
+	}
+	return &output.Predictor{Populations: cl.Classes, Predict: func(z *mat.Dense, code []int, conf []float64, _ []float64) error {
+		run(z)
+		copy(code, pred.Class)
+		copy(conf, pred.Confidence)
+		return nil
+	}}
+}
+
+// summaryReport is a summary of predictions, written as text, CSV or JSON.
+type summaryReport interface {
+	writeText(w io.Writer) error
+	writeCSV(w io.Writer) error
+}
+
+// regressionReport is the summary of the predictions of real targets: per
+// sample, the cells and the mean of each predicted target, and with the
+// true targets the RMSE and R^2 of each.
+type regressionReport struct {
+	Targets []string           `json:"targets"`
+	Samples []sampleRegression `json:"samples"`
+	All     *sampleRegression  `json:"all"`
+}
+
+// sampleRegression is one sample's summary of predicted targets.
+type sampleRegression struct {
+	Sample  string          `json:"sample"`
+	Cells   int64           `json:"cells"`
+	Targets []targetSummary `json:"targets"`
+	stats   *output.TargetStats
+}
+
+// targetSummary is the summary of one predicted target over a sample:
+// the mean prediction and, with the true targets, the RMSE and R^2 (R^2
+// is absent when the true target is constant over the sample).
+type targetSummary struct {
+	Target string   `json:"target"`
+	Mean   float64  `json:"mean"`
+	RMSE   *float64 `json:"rmse,omitempty"`
+	R2     *float64 `json:"r2,omitempty"`
+}
+
+func newRegressionReport(s *output.Summary) *regressionReport {
+	r := &regressionReport{Targets: s.Targets}
+	all := &output.TargetStats{}
+	for g, st := range s.Regression {
+		if st == nil || st.Cells == 0 {
+			continue
+		}
+		r.Samples = append(r.Samples, r.sample(s.Domains[g], st))
+		all.Merge(st)
+	}
+	a := r.sample("all", all)
+	r.All = &a
+	return r
+}
+
+// sample returns the summary of the sums st.
+func (r *regressionReport) sample(name string, st *output.TargetStats) sampleRegression {
+	out := sampleRegression{Sample: name, Cells: st.Cells, stats: st}
+	for t, target := range r.Targets {
+		ts := targetSummary{Target: target}
+		if st.Cells > 0 {
+			ts.Mean = st.Mean[t]
+		}
+		if v := st.RMSE(t); !math.IsNaN(v) {
+			ts.RMSE = &v
+		}
+		if v := st.R2(t); !math.IsNaN(v) {
+			ts.R2 = &v
+		}
+		out.Targets = append(out.Targets, ts)
+	}
+	return out
+}
+
+// truth reports whether the report has the true targets.
+func (r *regressionReport) truth() bool { return r.All != nil && r.All.stats.Truth }
+
+// writeText writes the summary as a table: a row per sample and one for
+// all, the mean of each predicted target and, with the true targets, its
+// RMSE and R^2.
+func (r *regressionReport) writeText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	head := "sample\tcells\t"
+	for _, t := range r.Targets {
+		head += "mean " + t + "\t"
+		if r.truth() {
+			head += "RMSE " + t + "\tR^2 " + t + "\t"
+		}
+	}
+	fmt.Fprintln(tw, head)
+	for _, s := range append(append([]sampleRegression(nil), r.Samples...), *r.All) {
+		line := fmt.Sprintf("%s\t%d\t", s.Sample, s.Cells)
+		for _, t := range s.Targets {
+			line += fmt.Sprintf("%.6g\t", t.Mean)
+			if r.truth() {
+				line += optFloat(t.RMSE, 'g', 6, "-") + "\t" + optFloat(t.R2, 'f', 4, "-") + "\t"
+			}
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+// writeCSV writes the summary as CSV: sample, cells, and for each target
+// T mean_T and, with the true targets, rmse_T and r2_T (empty when not
+// defined).
+func (r *regressionReport) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	head := []string{"sample", "cells"}
+	for _, t := range r.Targets {
+		head = append(head, "mean_"+t)
+		if r.truth() {
+			head = append(head, "rmse_"+t, "r2_"+t)
+		}
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for _, s := range append(append([]sampleRegression(nil), r.Samples...), *r.All) {
+		row := []string{s.Sample, strconv.FormatInt(s.Cells, 10)}
+		for _, t := range s.Targets {
+			row = append(row, strconv.FormatFloat(t.Mean, 'g', -1, 64))
+			if r.truth() {
+				row = append(row, optFloat(t.RMSE, 'g', -1, ""), optFloat(t.R2, 'g', -1, ""))
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// optFloat formats *v, or returns none when v is nil.
+func optFloat(v *float64, f byte, prec int, none string) string {
+	if v == nil {
+		return none
+	}
+	return strconv.FormatFloat(*v, f, prec, 64)
 }
 
 // summaryWriter returns where the summary goes: the file --summary names

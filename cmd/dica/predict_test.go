@@ -1,16 +1,24 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dicalab/dica/anndata"
+	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/fcs"
 	"github.com/dicalab/dica/ingest"
+	"github.com/dicalab/dica/parquetio"
 	"github.com/dicalab/dica/toy"
 )
 
@@ -86,5 +94,178 @@ func TestPredictCommand(t *testing.T) {
 	_, errs, code = runCmd(t, "predict", "--model", plain, "--data", path, "--domain", "patient", "--out", filepath.Join(dir, "x.csv"))
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "this model has no classifier: fit it with --classifier svm")
+	require.NoFileExists(t, filepath.Join(dir, "x.csv"))
+}
+
+// writeToyRegressionCSV writes toy regression data with a header, a domain
+// column patient, the target y and the inputs CD1.., and returns the path.
+func writeToyRegressionCSV(t *testing.T, dir string, ds *dataset.Dataset) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("patient,y")
+	for j := 0; j < ds.D(); j++ {
+		fmt.Fprintf(&b, ",CD%d", j+1)
+	}
+	b.WriteString("\n")
+	for i := 0; i < ds.N(); i++ {
+		fmt.Fprintf(&b, "%s,%s", ds.DomainNames[ds.Domain[i]], strconv.FormatFloat(ds.Target.At(i, 0), 'g', -1, 64))
+		for _, v := range ds.X.RawRowView(i) {
+			fmt.Fprintf(&b, ",%s", strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		b.WriteString("\n")
+	}
+	path := filepath.Join(dir, "reg.csv")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}
+
+// TestPredictTargets predicts real targets with a model that carries a
+// kernel ridge regression: the predicted_y column of CSV and Parquet equals
+// the library's Model.PredictWith bit for bit, FCS's PREDICTED_y parameter
+// ($PnS "predicted y") its float32 value, AnnData's obs["predicted_y"] the
+// float64 value; no output takes the predictions as a channel; and the
+// summary's mean, RMSE and R^2 per sample equal a computation by hand from
+// the library's predictions and the true targets.
+func TestPredictTargets(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Regression(toy.Options{Domains: 4, MeanSize: 70, Seed: 5})
+	path := writeToyRegressionCSV(t, dir, ds)
+	model := filepath.Join(dir, "m.dica")
+	_, errs, code := runCmd(t, "fit", "--data", path, "--domain", "patient", "--target", "y", "--rank", "40", "--sigma", "1",
+		"--classifier", "krr", "--out", model)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, errs, "learner: krr")
+	m, err := dica.Load(model)
+	require.NoError(t, err)
+	p, err := m.PredictWith(ds.X, dica.PredictOptions{})
+	require.NoError(t, err)
+	want := p.Values
+	require.Len(t, want, ds.N())
+	channels := []string{"CD1", "CD2", "CD3", "CD4", "CD5"}
+
+	// CSV, with the true targets: the values and the summary.
+	out := filepath.Join(dir, "p.csv")
+	summary := filepath.Join(dir, "s.json")
+	_, errs, code = runCmd(t, "predict", "--model", model, "--data", path, "--domain", "patient", "--target", "y",
+		"--out", out, "--summary", summary, "--quiet")
+	require.Equal(t, 0, code, errs)
+	rows := readCSV(t, out)
+	head := rows[0]
+	require.Equal(t, "predicted_y", head[len(head)-1], "no confidence after it")
+	require.NotContains(t, head, "confidence")
+	require.Len(t, rows, ds.N()+1)
+	for i, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[len(head)-1], 64)
+		require.NoError(t, err)
+		require.Equal(t, want[i], v, "cell %d", i)
+	}
+	in, err := ingest.Open([]string{out}, ingest.Options{})
+	require.NoError(t, err)
+	require.Equal(t, channels, in.Source.Schema().Features, "predicted_y is not a channel")
+	require.Equal(t, ingest.RolePredicted, ingest.ParseCSVHeader(head).RoleOf("predicted_y"))
+
+	b, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	var rep regressionReport
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.Equal(t, []string{"y"}, rep.Targets)
+	require.Len(t, rep.Samples, 4)
+	check := func(s sampleRegression, keep func(i int) bool) {
+		var n, sum, sse, ty float64
+		for i := range ds.N() {
+			if keep(i) {
+				n++
+				sum += want[i]
+				e := want[i] - ds.Target.At(i, 0)
+				sse += e * e
+				ty += ds.Target.At(i, 0)
+			}
+		}
+		var sst float64
+		for i := range ds.N() {
+			if keep(i) {
+				d := ds.Target.At(i, 0) - ty/n
+				sst += d * d
+			}
+		}
+		require.EqualValues(t, n, s.Cells, s.Sample)
+		require.Len(t, s.Targets, 1)
+		require.InDelta(t, sum/n, s.Targets[0].Mean, 1e-12, s.Sample)
+		require.NotNil(t, s.Targets[0].RMSE)
+		require.InDelta(t, math.Sqrt(sse/n), *s.Targets[0].RMSE, 1e-12, s.Sample)
+		require.InDelta(t, 1-sse/sst, *s.Targets[0].R2, 1e-12, s.Sample)
+	}
+	for g, s := range rep.Samples {
+		require.Equal(t, ds.DomainNames[g], s.Sample)
+		check(s, func(i int) bool { return ds.Domain[i] == g })
+	}
+	check(*rep.All, func(int) bool { return true })
+	require.Less(t, *rep.All.Targets[0].RMSE, 1.3, "the regression beats a constant by far less than nothing")
+
+	// The summary as text and CSV, without the true targets: the means only.
+	_, errs, code = runCmd(t, "predict", "--model", model, "--data", path, "--domain", "patient",
+		"--out", filepath.Join(dir, "p.fcs"), "--summary", filepath.Join(dir, "s.csv"), "--quiet")
+	require.Equal(t, 0, code, errs)
+	s := readCSV(t, filepath.Join(dir, "s.csv"))
+	require.Equal(t, []string{"sample", "cells", "mean_y"}, s[0])
+	require.Equal(t, "all", s[len(s)-1][0])
+	allMean, err := strconv.ParseFloat(s[len(s)-1][2], 64)
+	require.NoError(t, err)
+	require.InDelta(t, rep.All.Targets[0].Mean, allMean, 1e-12)
+
+	// FCS: a float32 parameter PREDICTED_y, "predicted y".
+	f, err := fcs.Open(filepath.Join(dir, "p.fcs"))
+	require.NoError(t, err)
+	k := f.FindParam("PREDICTED_y")
+	require.GreaterOrEqual(t, k, 0)
+	require.Equal(t, "predicted y", f.Params()[k].Label)
+	x, err := f.ReadAll(fcs.EventOptions{})
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	for i := range ds.N() {
+		require.Equal(t, float64(float32(want[i])), x.At(i, k), "cell %d", i)
+	}
+	in, err = ingest.Open([]string{filepath.Join(dir, "p.fcs")}, ingest.Options{})
+	require.NoError(t, err)
+	// Read without --target, y is a raw channel of the data: written as one.
+	require.Equal(t, append([]string{"y"}, channels...), in.Source.Schema().Features, "PREDICTED_y is not a channel")
+
+	// Parquet: a float64 column; AnnData: obs["predicted_y"].
+	for _, ext := range []string{"parquet", "zarr"} {
+		out := filepath.Join(dir, "p."+ext)
+		_, errs, code = runCmd(t, "predict", "--model", model, "--data", path, "--domain", "patient", "--target", "y",
+			"--out", out, "--summary", filepath.Join(dir, "s_"+ext+".csv"), "--quiet")
+		require.Equal(t, 0, code, errs)
+		in, err := ingest.Open([]string{out}, ingest.Options{})
+		require.NoError(t, err)
+		require.Equal(t, channels, in.Source.Schema().Features, "%s: predicted_y is not a channel", ext)
+		var src dataset.Source
+		if ext == "parquet" {
+			src, err = parquetio.NewSource([]string{out}, parquetio.Options{Features: []string{"predicted_y"}})
+		} else {
+			src, err = anndata.NewSource(out, anndata.Options{Target: []string{"predicted_y"}})
+		}
+		require.NoError(t, err)
+		got, err := dataset.Collect(context.Background(), src)
+		require.NoError(t, err)
+		col := got.X
+		if ext == "zarr" {
+			col = got.Target
+		}
+		for i := range ds.N() {
+			require.Equal(t, want[i], col.At(i, 0), "%s, cell %d", ext, i)
+		}
+	}
+
+	// What cannot be compared with real targets, and what a regressor has
+	// not.
+	_, errs, code = runCmd(t, "predict", "--model", model, "--data", path, "--domain", "patient", "--label", "y",
+		"--out", filepath.Join(dir, "x.csv"))
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "the data has class labels, but the model's learner is krr")
+	_, errs, code = runCmd(t, "predict", "--model", model, "--data", path, "--domain", "patient", "--min-confidence", "0.5",
+		"--out", filepath.Join(dir, "x.csv"))
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--min-confidence applies to a classifier")
 	require.NoFileExists(t, filepath.Join(dir, "x.csv"))
 }
