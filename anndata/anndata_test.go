@@ -15,7 +15,7 @@ import (
 	"github.com/dicalab/dica/anndata/internal/zarr"
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/tabletest"
+	"github.com/dicalab/dica/internal/testsupport/tabletest"
 )
 
 var channels = tabletest.Channels

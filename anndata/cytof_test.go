@@ -18,7 +18,7 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/internal/atomicfile"
-	"github.com/dicalab/dica/internal/realdata"
+	"github.com/dicalab/dica/internal/testsupport/realdata"
 	"github.com/dicalab/dica/parquetio"
 )
 

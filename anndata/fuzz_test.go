@@ -18,7 +18,7 @@ import (
 
 	"github.com/dicalab/dica/anndata/internal/zarr"
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/tabletest"
+	"github.com/dicalab/dica/internal/testsupport/tabletest"
 )
 
 // bloscFrame builds a c-blosc 1.x frame of data with LZ4 streams (the

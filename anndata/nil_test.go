@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/apitest"
+	"github.com/dicalab/dica/internal/testsupport/apitest"
 )
 
 // nilCall is one call of an exported function or method with nil, zero or

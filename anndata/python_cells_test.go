@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dicalab/dica/internal/longtest"
+	"github.com/dicalab/dica/internal/testsupport/longtest"
 )
 
 const readCellsScript = `

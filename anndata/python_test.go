@@ -14,9 +14,9 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/tabletest"
+	"github.com/dicalab/dica/internal/testsupport/tabletest"
 
-	"github.com/dicalab/dica/internal/longtest"
+	"github.com/dicalab/dica/internal/testsupport/longtest"
 )
 
 // python is the interpreter with Debian's python3-anndata and

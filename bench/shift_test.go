@@ -16,7 +16,7 @@ import (
 	"github.com/dicalab/dica/eval"
 	"github.com/dicalab/dica/toy"
 
-	"github.com/dicalab/dica/internal/longtest"
+	"github.com/dicalab/dica/internal/testsupport/longtest"
 )
 
 // TestDistortion checks the distortion model: the identity at s = 0, the

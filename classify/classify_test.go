@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dicalab/dica/internal/apitest"
+	"github.com/dicalab/dica/internal/testsupport/apitest"
 	"github.com/dicalab/dica/kernel"
 )
 

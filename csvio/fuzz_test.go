@@ -13,7 +13,7 @@ import (
 	"testing/fstest"
 
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/realdata"
+	"github.com/dicalab/dica/internal/testsupport/realdata"
 )
 
 // csvSeeds are small CSV files at the parsers' corner cases (header or

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/realdata"
+	"github.com/dicalab/dica/internal/testsupport/realdata"
 )
 
 // cytofFiles returns the 16 CyTOF samples and their label files.

@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/longtest"
+	"github.com/dicalab/dica/internal/testsupport/longtest"
 )
 
 func TestEstimateMemoryFormula(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/dicalab/dica/classify"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/exact"
-	"github.com/dicalab/dica/internal/apitest"
+	"github.com/dicalab/dica/internal/testsupport/apitest"
 	"github.com/dicalab/dica/toy"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dica"
-	"github.com/dicalab/dica/internal/longtest"
-	"github.com/dicalab/dica/internal/realdata"
+	"github.com/dicalab/dica/internal/testsupport/longtest"
+	"github.com/dicalab/dica/internal/testsupport/realdata"
 	"github.com/dicalab/dica/preprocess"
 )
 

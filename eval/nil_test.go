@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/apitest"
+	"github.com/dicalab/dica/internal/testsupport/apitest"
 )
 
 // nilCall is one call of an exported function or method with nil, zero or

@@ -12,7 +12,7 @@ import (
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/preprocess"
 
-	"github.com/dicalab/dica/internal/longtest"
+	"github.com/dicalab/dica/internal/testsupport/longtest"
 )
 
 // loadCyTOF reads the labelled cells of the given multicenter16 CyTOF

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/apitest"
+	"github.com/dicalab/dica/internal/testsupport/apitest"
 	"gonum.org/v1/gonum/mat"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dicalab/dica/internal/realdata/cytof"
+	"github.com/dicalab/dica/internal/testsupport/realdata/cytof"
 	"github.com/dicalab/dica/kernel"
 	"github.com/dicalab/dica/nystrom"
 )

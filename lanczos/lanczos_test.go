@@ -11,7 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dicalab/dica/internal/longtest"
+	"github.com/dicalab/dica/internal/testsupport/longtest"
 	"github.com/dicalab/dica/lanczos"
 	"github.com/dicalab/dica/lanczos/problems"
 )

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/tabletest"
+	"github.com/dicalab/dica/internal/testsupport/tabletest"
 )
 
 // fuzzSeeds returns small valid files: one written here (dictionary

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dicalab/dica/internal/realdata/cytof"
+	"github.com/dicalab/dica/internal/testsupport/realdata/cytof"
 )
 
 // loadCyTOF reads the labelled cells (labels 1..4, returned as 0..3) of the

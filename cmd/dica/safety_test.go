@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dicalab/dica/internal/longtest"
+	"github.com/dicalab/dica/internal/testsupport/longtest"
 )
 
 // The tests of this file run the real command, built once, as a user runs

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dicalab/dica/internal/realdata"
+	"github.com/dicalab/dica/internal/testsupport/realdata"
 )
 
 // TestLoad checks Load against the files read line by line with strconv:

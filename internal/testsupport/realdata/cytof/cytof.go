@@ -14,7 +14,7 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
-	"github.com/dicalab/dica/internal/realdata"
+	"github.com/dicalab/dica/internal/testsupport/realdata"
 )
 
 // Load reads the given samples (numbered 1 to 16), one domain per sample

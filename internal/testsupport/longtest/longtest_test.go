@@ -3,7 +3,7 @@ package longtest_test
 import (
 	"testing"
 
-	"github.com/dicalab/dica/internal/longtest"
+	"github.com/dicalab/dica/internal/testsupport/longtest"
 )
 
 // TestSkip: Skip skips exactly when the long tests are disabled.
