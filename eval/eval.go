@@ -616,14 +616,27 @@ func Run(ctx context.Context, ds *dataset.Dataset, train, test []int, o Options)
 }
 
 // LeaveOneDomainOut evaluates the methods with every domain of ds as the test
-// domain once, the others being the training domains.
+// domain once, the others being the training domains (the splits of
+// LeaveOneDomainOutSplits).
 func LeaveOneDomainOut(ctx context.Context, ds *dataset.Dataset, o Options) (*Result, error) {
+	splits, err := LeaveOneDomainOutSplits(ds)
+	if err != nil {
+		return nil, err
+	}
+	return Evaluate(ctx, ds, splits, o)
+}
+
+// LeaveOneDomainOutSplits returns the splits of leave-one-domain-out: one
+// per domain of ds with cells, in the order of ds.DomainNames, testing on
+// that domain and training on the other domains with cells. Domains
+// without cells are in no split. It is an error for a nil data set and
+// for fewer than 2 domains with cells.
+func LeaveOneDomainOutSplits(ds *dataset.Dataset) ([]Split, error) {
 	if ds == nil {
 		return nil, errors.New("eval: nil data set")
 	}
-	sizes := ds.DomainSizes()
 	var doms []int
-	for g, n := range sizes {
+	for g, n := range ds.DomainSizes() {
 		if n > 0 {
 			doms = append(doms, g)
 		}
@@ -641,7 +654,7 @@ func LeaveOneDomainOut(ctx context.Context, ds *dataset.Dataset, o Options) (*Re
 		}
 		splits[i] = Split{Train: tr, Test: []int{t}}
 	}
-	return Evaluate(ctx, ds, splits, o)
+	return splits, nil
 }
 
 // DomainIndices returns the indices in ds.DomainNames of the named domains,

@@ -471,6 +471,33 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestLeaveOneDomainOutSplits: one split per domain with cells, in order;
+// a domain without cells is in no split.
+func TestLeaveOneDomainOutSplits(t *testing.T) {
+	for _, c := range []struct {
+		domain []int
+		names  []string
+		want   []Split
+	}{
+		{[]int{0, 1}, []string{"a", "b"}, []Split{{Train: []int{1}, Test: []int{0}}, {Train: []int{0}, Test: []int{1}}}},
+		{[]int{0, 2, 2, 0, 3}, []string{"a", "empty", "c", "d"}, []Split{
+			{Train: []int{2, 3}, Test: []int{0}}, {Train: []int{0, 3}, Test: []int{2}}, {Train: []int{0, 2}, Test: []int{3}}}},
+		{[]int{1, 1}, []string{"empty", "b"}, nil},
+	} {
+		ds := &dataset.Dataset{X: mat.NewDense(len(c.domain), 1, nil), Domain: c.domain, DomainNames: c.names}
+		got, err := LeaveOneDomainOutSplits(ds)
+		if c.want == nil {
+			if err == nil || !strings.Contains(err.Error(), "1 domain(s) with cells") {
+				t.Errorf("%v: %v, %v; want an error", c.names, got, err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%v: %v, %v; want %v", c.names, got, err, c.want)
+		}
+	}
+}
+
 func TestCancel(t *testing.T) {
 	ds := shifted(4, 1)
 	ctx, cancel := context.WithCancel(context.Background())

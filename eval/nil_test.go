@@ -70,6 +70,8 @@ func TestNilAndZero(t *testing.T) {
 			_, err := Evaluate(nilCtx, ds, []Split{{Train: []int{0, 1}, Test: []int{2}}}, smallOptions())
 			return wantErr(err, "eval:")
 		}},
+		{"LeaveOneDomainOutSplits/nil", func() error { _, err := LeaveOneDomainOutSplits(nil); return wantErr(err, "eval: nil data set") }},
+		{"LeaveOneDomainOutSplits/zero", func() error { _, err := LeaveOneDomainOutSplits(&dataset.Dataset{}); return wantErr(err, "needs at least 2") }},
 		{"LeaveOneDomainOut/nil", func() error {
 			_, err := LeaveOneDomainOut(ctx, nil, Options{})
 			return wantErr(err, "eval: nil data set")

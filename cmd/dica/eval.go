@@ -567,12 +567,9 @@ func (p *evalProtocol) splits(ctx context.Context, ds *dataset.Dataset, trainSpe
 	if len(tr) == 0 && len(te) == 0 {
 		p.Kind = "leave-one-domain-out"
 		warnEmpty(stderr, empty, why)
-		if len(all) < 2 {
+		splits, err := eval.LeaveOneDomainOutSplits(ds)
+		if err != nil {
 			return nil, usageErr("leave-one-domain-out needs at least 2 domains with cells, the data has %d", len(all))
-		}
-		splits := make([]eval.Split, len(all))
-		for i, g := range all {
-			splits[i] = eval.Split{Train: rest([]int{g}), Test: []int{g}}
 		}
 		return splits, nil
 	}
