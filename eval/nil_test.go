@@ -71,7 +71,10 @@ func TestNilAndZero(t *testing.T) {
 			return wantErr(err, "eval:")
 		}},
 		{"LeaveOneDomainOutSplits/nil", func() error { _, err := LeaveOneDomainOutSplits(nil); return wantErr(err, "eval: nil data set") }},
-		{"LeaveOneDomainOutSplits/zero", func() error { _, err := LeaveOneDomainOutSplits(&dataset.Dataset{}); return wantErr(err, "needs at least 2") }},
+		{"LeaveOneDomainOutSplits/zero", func() error {
+			_, err := LeaveOneDomainOutSplits(&dataset.Dataset{})
+			return wantErr(err, "needs at least 2")
+		}},
 		{"LeaveOneDomainOut/nil", func() error {
 			_, err := LeaveOneDomainOut(ctx, nil, Options{})
 			return wantErr(err, "eval: nil data set")
