@@ -113,7 +113,7 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 			fmt.Fprintf(stdout, "%s\n", path)
 		}
-		errs, err := describe(path, *asJSON, *all, stdout, stderr)
+		errs, err := describe(ctx, path, *asJSON, *all, stdout, stderr)
 		var out outputError
 		if errors.As(err, &out) {
 			return out.err
@@ -122,7 +122,7 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			errs = append(errs, err)
 		}
 		for _, err := range errs {
-			fmt.Fprintf(stderr, "dica info: %v\n", err)
+			fmt.Fprintf(stderr, "dica info: %s\n", userMessage(err))
 		}
 		if len(errs) > 0 {
 			failed++
@@ -185,12 +185,12 @@ func (e outputError) Error() string { return e.err.Error() }
 // errors that reading the data sets gave (after printing what could be
 // read), each naming the file and data set, or the error that kept the
 // file from being read at all.
-func describe(path string, asJSON, all bool, stdout, stderr io.Writer) ([]error, error) {
+func describe(ctx context.Context, path string, asJSON, all bool, stdout, stderr io.Writer) ([]error, error) {
 	switch kind := fileKind(path); kind {
 	case "model":
-		return nil, describeModel(path, asJSON, stdout)
+		return nil, describeModel(ctx, path, asJSON, stdout)
 	case "stats", "plan":
-		return nil, describePlanFile(path, kind, asJSON, stdout)
+		return nil, describePlanFile(ctx, path, kind, asJSON, stdout)
 	case "parquet", "zarr", "csv":
 		return nil, describeTable(path, kind, asJSON, stdout)
 	}
@@ -291,8 +291,8 @@ func fileKind(path string) string {
 }
 
 // describeModel prints the summary of the model file at path.
-func describeModel(path string, asJSON bool, stdout io.Writer) error {
-	m, err := dica.Load(path)
+func describeModel(ctx context.Context, path string, asJSON bool, stdout io.Writer) error {
+	m, err := dica.LoadContext(ctx, path, dica.LoadOptions{})
 	if err != nil {
 		return err // names the file
 	}
@@ -337,26 +337,22 @@ type planReport struct {
 }
 
 // describePlanFile prints the summary of a statistics or plan file.
-func describePlanFile(path, kind string, asJSON bool, stdout io.Writer) error {
+func describePlanFile(ctx context.Context, path, kind string, asJSON bool, stdout io.Writer) error {
 	var (
 		plan *dica.Plan
 		r    = planReport{Kind: kind, File: path}
 	)
 	if kind == "stats" {
-		st, err := dica.LoadStats(path)
+		st, err := dica.LoadStatsContext(ctx, path, dica.LoadOptions{})
 		if err != nil {
 			return err
 		}
 		plan = st.Plan()
 		r.N, r.DomainNames, r.ClassNames, r.Parts = st.N(), st.Domains, st.Classes, len(st.Parts())
 	} else {
-		b, err := os.ReadFile(path)
-		if err != nil {
+		var err error
+		if plan, err = dica.LoadPlanContext(ctx, path, dica.LoadOptions{}); err != nil {
 			return err
-		}
-		plan = new(dica.Plan)
-		if err := plan.UnmarshalBinary(b); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	c := plan.Config
