@@ -18,14 +18,13 @@ type TruncatedError struct {
 	Expected, Present int
 }
 
-// Error reports both counts and how to read the complete events, for API
-// users (EventOptions.AllowTruncated) and command-line users (the dica
-// flag --allow-truncated).
+// Error reports both counts and how to read the complete events
+// (EventOptions.AllowTruncated).
 func (e *TruncatedError) Error() string {
 	if e == nil {
 		return "fcs: truncated DATA"
 	}
-	return fmt.Sprintf("fcs: truncated DATA: $TOT declares %d events but only %d complete events are present (the file or its DATA segment ends early); AllowTruncated (dica: --allow-truncated) reads the complete ones", e.Expected, e.Present)
+	return fmt.Sprintf("fcs: truncated DATA: $TOT declares %d events but only %d complete events are present (the file or its DATA segment ends early); EventOptions.AllowTruncated reads the complete ones", e.Expected, e.Present)
 }
 
 // EventOptions controls how events are read.

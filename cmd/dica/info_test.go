@@ -68,9 +68,9 @@ func TestInfoDamaged(t *testing.T) {
 	require.Equal(t, 4, strings.Count(out, "version     FCS3.1"), out)
 	// The truncated file's summary has its last complete event (3, 4).
 	require.Contains(t, out, "1  FSC-A  -      32    8      1      3\n")
-	require.Contains(t, errs, trunc+": fcs: truncated DATA: $TOT declares 4 events but only 2 complete events are present")
-	require.Contains(t, errs, "--allow-truncated")
-	require.Contains(t, errs, header+": fcs: no DATA segment")
+	require.Contains(t, errs, trunc+": truncated DATA: $TOT declares 4 events but only 2 complete events are present")
+	require.Contains(t, errs, "; --allow-truncated reads the complete ones")
+	require.Contains(t, errs, header+": no DATA segment")
 	require.Contains(t, errs, "not an FCS file")
 	require.Contains(t, errs, "3 of 5 files could not be read completely")
 	require.NotContains(t, errs, good)

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dicalab/dica/csvio"
+	"github.com/dicalab/dica/fcs"
 	"github.com/dicalab/dica/internal/atomicfile"
 	"github.com/dicalab/dica/internal/escape"
 )
@@ -241,6 +242,10 @@ func userMessage(err error) string {
 		if f, ok := flagNames[pe.Option]; ok {
 			msg = strings.Replace(msg, "("+pe.Option+")", "("+f+")", 1)
 		}
+	}
+	var te *fcs.TruncatedError
+	if errors.As(err, &te) {
+		msg = strings.Replace(msg, "EventOptions.AllowTruncated", "--allow-truncated", 1)
 	}
 	msg = stripPackages(msg)
 	// A message is a paragraph: values echoed from the command line or a
