@@ -185,6 +185,20 @@ func Open(paths []string, o Options) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	return open(paths, o, func(in *Input) error {
+		switch in.Kind {
+		case FCS:
+			return in.openFCS(tr)
+		case Parquet, AnnData:
+			return in.openTable(tr)
+		}
+		return in.openCSV(tr)
+	})
+}
+
+// open expands paths into an Input with options o, names its label files
+// and opens its data with openData.
+func open(paths []string, o Options, openData func(*Input) error) (*Input, error) {
 	files, kind, err := Expand(paths)
 	if err != nil {
 		return nil, err
@@ -193,15 +207,7 @@ func Open(paths []string, o Options) (*Input, error) {
 	if err := in.labelFiles(); err != nil {
 		return nil, err
 	}
-	switch kind {
-	case FCS:
-		err = in.openFCS(tr)
-	case Parquet, AnnData:
-		err = in.openTable(tr)
-	default:
-		err = in.openCSV(tr)
-	}
-	if err != nil {
+	if err := openData(in); err != nil {
 		return nil, err
 	}
 	return in, nil

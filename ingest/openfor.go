@@ -37,26 +37,15 @@ func OpenFor(p *preprocess.Pipeline, paths []string, o Options) (*Input, error) 
 	if err := agree(p, o); err != nil {
 		return nil, err
 	}
-	files, kind, err := Expand(paths)
-	if err != nil {
-		return nil, err
-	}
-	in := &Input{Kind: kind, Files: files, opts: o}
-	if err := in.labelFiles(); err != nil {
-		return nil, err
-	}
-	switch kind {
-	case FCS:
-		err = in.openFCSFor(p)
-	case Parquet, AnnData:
-		err = in.openTableFor(p)
-	default:
-		err = in.openCSVFor(p)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return in, nil
+	return open(paths, o, func(in *Input) error {
+		switch in.Kind {
+		case FCS:
+			return in.openFCSFor(p)
+		case Parquet, AnnData:
+			return in.openTableFor(p)
+		}
+		return in.openCSVFor(p)
+	})
 }
 
 // agree checks that the options that restate a model's preprocessing
