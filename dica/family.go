@@ -2,9 +2,7 @@ package dica
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"slices"
 	"sync"
@@ -302,109 +300,11 @@ func (p *Plan) accumulateFamily(ctx context.Context, src dataset.Source, gram, s
 		return nil, nil, nil, nil, err
 	}
 	defer r.Close()
-	workers := p.Config.Workers
-	mraw, rout := rawDim(p.inMap), p.outDim()
-	nj := 2*workers + 2
-	type job struct {
-		seq, start int64
-		b          dataset.Block
-		main, sec  *accum
-		err        error
-	}
-	pool := make(chan *job, nj)
-	for i := 0; i < nj; i++ {
-		j := &job{main: newAccum(mraw, rout, gram)}
-		if second {
-			j.sec = newAccum(mraw, 0, false)
-		}
-		pool <- j
-	}
-	work := make(chan *job, nj)
-	done := make(chan *job, nj)
-	var readErr error
-	go func() {
-		defer close(work)
-		var seq, start int64
-		for {
-			var j *job
-			select {
-			case j = <-pool:
-			case <-ctx.Done():
-				return
-			}
-			k, err := r.Read(&j.b, p.Config.BlockRows)
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			if err != nil {
-				readErr = err
-				cancel()
-				return
-			}
-			j.seq, j.start = seq, start
-			seq++
-			start += int64(k)
-			work <- j
-		}
-	}()
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := &worker{plan: p, hash: true}
-			u := &worker{plan: p}
-			for j := range work {
-				if ctx.Err() == nil {
-					j.main.reset()
-					j.err = w.block(j.main, &j.b, j.start)
-					if j.err == nil && j.sec != nil {
-						j.sec.reset()
-						u.domainSums(j.sec, &j.b, w.f)
-					}
-				}
-				done <- j
-			}
-		}()
-	}
-	go func() { wg.Wait(); close(done) }()
-	main = newAccum(mraw, rout, gram)
-	if second {
-		sec = newAccum(mraw, 0, false)
-	}
-	pending := make(map[int64]*job)
-	var next int64
-	var firstErr error
-	for j := range done {
-		if j.err != nil && firstErr == nil {
-			firstErr = j.err
-			cancel()
-		}
-		pending[j.seq] = j
-		for {
-			q, ok := pending[next]
-			if !ok {
-				break
-			}
-			delete(pending, next)
-			if firstErr == nil {
-				main.add(q.main, nil, nil)
-				if sec != nil {
-					sec.add(q.sec, nil, nil)
-				}
-			}
-			next++
-			if p.Config.Progress != nil {
-				p.Config.Progress("accumulate", main.n)
-			}
-			pool <- q
-		}
-	}
-	if readErr != nil {
-		return nil, nil, nil, nil, readErr
-	}
-	if firstErr != nil {
-		return nil, nil, nil, nil, firstErr
+	ps := newPass(p, p.Config.Workers, gram, second)
+	go ps.read(ctx, cancel, r)
+	ps.startWorkers(ctx)
+	if main, sec, err = ps.merge(cancel); err != nil {
+		return nil, nil, nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, nil, err

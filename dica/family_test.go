@@ -3,6 +3,7 @@ package dica
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -315,5 +316,23 @@ func TestProjectRaw(t *testing.T) {
 	}
 	if _, err := NewProjector(a, b); err == nil || !strings.Contains(err.Error(), "another input map") {
 		t.Errorf("NewProjector of two maps: %v", err)
+	}
+}
+
+// TestFamilyPassChecks: a family's pass makes the checks of Accumulate's
+// (it is the same pass): the number of classes against the memory budget
+// while reading, and a kernel that relates no two cells.
+func TestFamilyPassChecks(t *testing.T) {
+	ctx := context.Background()
+	_, err := NewFamily(ctx, distinct(12000, 4, 12000).Source(),
+		Config{Method: DICA, Sigma: 1, MaxMemory: 500e6}, Config{Method: UDICA, Sigma: 1, MaxMemory: 500e6})
+	var me *MemoryError
+	if !errors.As(err, &me) || me.Limit != "classes" || !me.More {
+		t.Errorf("12000 classes: err = %v, want a *MemoryError on classes during the pass", err)
+	}
+	cls := toy.Classification(toy.Options{Domains: 3, MeanSize: 60, Seed: 11})
+	_, err = NewFamily(ctx, cls.Source(), Config{Method: DICA, Solver: RFF, Rank: 30, Sigma: 1e-300}, Config{Method: UDICA, Solver: RFF, Rank: 30, Sigma: 1e-300})
+	if !errors.Is(err, ErrNoSignal) || !strings.Contains(err.Error(), "no two distinct cells of the first") {
+		t.Errorf("sigma 1e-300: err = %v, want ErrNoSignal from the pass", err)
 	}
 }

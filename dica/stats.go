@@ -475,10 +475,10 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 		return nil, err
 	}
 	defer r.Close()
-	ps := newPass(p, p.Config.Workers)
+	ps := newPass(p, p.Config.Workers, p.Config.needsGram(), false)
 	go ps.read(ctx, cancel, r)
 	ps.startWorkers(ctx)
-	total, err := ps.merge(cancel)
+	total, _, err := ps.merge(cancel)
 	if err != nil {
 		return nil, err
 	}
@@ -497,14 +497,16 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 	return s, nil
 }
 
-// pass is one streaming pass of Accumulate: a reader fills blocks, W
-// workers sum each block into its own partial sums, and the partial sums
-// are added in block order, so the result does not depend on W.
+// pass is one streaming pass of Accumulate (and of a Family): a reader
+// fills blocks, W workers sum each block into its own partial sums, and
+// the partial sums are added in block order, so the result does not depend
+// on W.
 type pass struct {
 	p                *Plan
 	workers          int
 	mraw, rout       int
-	gram             bool
+	gram             bool // the Gram sum is accumulated
+	second           bool // the domain sums of an unsupervised method too (a Family's)
 	pool, work, done chan *job
 	readErr          error
 	limit            *groupLimit // domains and classes within the budget
@@ -517,15 +519,23 @@ type job struct {
 	start int64 // the block's first row number in the pass
 	b     dataset.Block
 	part  *accum
+	sec   *accum // with pass.second: the unsupervised domain sums
 	err   error
 }
 
-func newPass(p *Plan, workers int) *pass {
-	ps := &pass{p: p, workers: workers, mraw: rawDim(p.inMap), rout: p.outDim(), gram: p.Config.needsGram(), limit: newGroupLimit(p), reach: newReachCheck(p)}
+// newPass makes the pass of plan p on workers goroutines, accumulating the
+// Gram sum when gram is set and, when second is set, the domain sums of an
+// unsupervised method beside the plan's (see accumulateFamily).
+func newPass(p *Plan, workers int, gram, second bool) *pass {
+	ps := &pass{p: p, workers: workers, mraw: rawDim(p.inMap), rout: p.outDim(), gram: gram, second: second, limit: newGroupLimit(p), reach: newReachCheck(p)}
 	nj := 2*workers + 2
 	ps.pool = make(chan *job, nj)
 	for i := 0; i < nj; i++ {
-		ps.pool <- &job{part: newAccum(ps.mraw, ps.rout, ps.gram)}
+		j := &job{part: newAccum(ps.mraw, ps.rout, ps.gram)}
+		if second {
+			j.sec = newAccum(ps.mraw, 0, false)
+		}
+		ps.pool <- j
 	}
 	ps.work = make(chan *job, nj)
 	ps.done = make(chan *job, nj)
@@ -579,10 +589,15 @@ func (ps *pass) startWorkers(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			w := &worker{plan: ps.p, hash: true}
+			u := &worker{plan: ps.p}
 			for j := range ps.work {
 				if ctx.Err() == nil {
 					j.part.reset()
 					j.err = w.block(j.part, &j.b, j.start)
+					if j.err == nil && j.sec != nil {
+						j.sec.reset()
+						u.domainSums(j.sec, &j.b, w.f)
+					}
 				}
 				ps.done <- j
 			}
@@ -592,9 +607,13 @@ func (ps *pass) startWorkers(ctx context.Context) {
 }
 
 // merge adds the partial sums of the jobs in block order and returns the
-// total, or the first error of the reader or a worker.
-func (ps *pass) merge(cancel func()) (*accum, error) {
-	total := newAccum(ps.mraw, ps.rout, ps.gram)
+// totals (sec with pass.second, else nil), or the first error of the
+// reader or a worker.
+func (ps *pass) merge(cancel func()) (total, sec *accum, err error) {
+	total = newAccum(ps.mraw, ps.rout, ps.gram)
+	if ps.second {
+		sec = newAccum(ps.mraw, 0, false)
+	}
 	pending := make(map[int64]*job)
 	var next int64
 	var firstErr error
@@ -612,6 +631,9 @@ func (ps *pass) merge(cancel func()) (*accum, error) {
 			delete(pending, next)
 			if firstErr == nil {
 				total.add(q.part, nil, nil)
+				if sec != nil {
+					sec.add(q.sec, nil, nil)
+				}
 			}
 			next++
 			if ps.p.Config.Progress != nil {
@@ -621,9 +643,12 @@ func (ps *pass) merge(cancel func()) (*accum, error) {
 		}
 	}
 	if ps.readErr != nil {
-		return nil, ps.readErr
+		return nil, nil, ps.readErr
 	}
-	return total, firstErr
+	if firstErr != nil {
+		return nil, nil, firstErr
+	}
+	return total, sec, nil
 }
 
 // N returns the number of points accumulated.
