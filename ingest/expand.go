@@ -174,25 +174,37 @@ func expandDirs(patterns []string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		ents, err := os.ReadDir(p)
+		fcsFiles, err := FolderFCS(p)
 		if err != nil {
 			return nil, err
-		}
-		var fcsFiles []string
-		for _, e := range ents {
-			f := filepath.Join(p, e.Name())
-			if strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && fcs.Detect(f) {
-				fcsFiles = append(fcsFiles, f)
-			}
 		}
 		if len(fcsFiles) == 0 {
 			return nil, optErr("Files", p, "%s is a folder without FCS files; name CSV files with a glob such as '%s'", p, filepath.Join(p, "*.csv"))
 		}
-		slices.SortFunc(fcsFiles, csvio.NaturalCompare)
 		out = append(out, fcsFiles...)
 	}
 	return out, nil
+}
+
+// FolderFCS returns the FCS files in the folder dir, in natural order
+// (sample2 before sample10): its regular files (or links to them) that are
+// not hidden and that fcs.Detect accepts. A folder without FCS files gives
+// none and no error.
+func FolderFCS(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		f := filepath.Join(dir, e.Name())
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && fcs.Detect(f) {
+			files = append(files, f)
+		}
+	}
+	slices.SortFunc(files, csvio.NaturalCompare)
+	return files, nil
 }

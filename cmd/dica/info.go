@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/dicalab/dica/anndata"
-	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
@@ -153,21 +151,13 @@ func infoFolders(files []string) ([]string, error) {
 			add(p)
 			continue
 		}
-		ents, err := os.ReadDir(p)
+		in, err := ingest.FolderFCS(p)
 		if err != nil {
 			return nil, err
-		}
-		var in []string
-		for _, e := range ents {
-			f := filepath.Join(p, e.Name())
-			if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && !strings.HasPrefix(e.Name(), ".") && fcs.Detect(f) {
-				in = append(in, f)
-			}
 		}
 		if len(in) == 0 {
 			return nil, usageErr("%s is a folder without FCS files (.fcs, .lmd, or files starting with \"FCS\"); name other files directly", p)
 		}
-		slices.SortFunc(in, csvio.NaturalCompare)
 		for _, f := range in {
 			add(f)
 		}
