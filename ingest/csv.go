@@ -87,14 +87,8 @@ func (in *Input) openCSV(tr preprocess.Func) error {
 		}
 		pipe.Channels = append(pipe.Channels, c)
 	}
-	if _, err := transformChannels(pipe, in.opts.TransformChannels); err != nil {
+	if err := in.compile(pipe, d); err != nil {
 		return err
-	}
-	if d.c, err = pipe.Compile(); err != nil {
-		return err
-	}
-	if in.Layout != nil {
-		fromOutput(pipe)
 	}
 	in.Source, in.Pipeline = src, pipe
 	return nil

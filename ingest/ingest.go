@@ -425,6 +425,23 @@ type deferred struct{ c *preprocess.Compiled }
 
 func (d *deferred) row(x []float64) { d.c.Apply(x, len(x)) }
 
+// compile completes the pipeline of an input read with its options (the
+// channels they transform), compiles it into d, and marks the channels of
+// dica's outputs as read from them (fromOutput).
+func (in *Input) compile(pipe *preprocess.Pipeline, d *deferred) error {
+	if _, err := transformChannels(pipe, in.opts.TransformChannels); err != nil {
+		return err
+	}
+	var err error
+	if d.c, err = pipe.Compile(); err != nil {
+		return err
+	}
+	if in.Layout != nil {
+		fromOutput(pipe)
+	}
+	return nil
+}
+
 // rowFunc returns the reader transform that applies d's pipeline, or nil
 // when the transform is the identity (tr).
 func (d *deferred) rowFunc(tr preprocess.Func) func([]float64) {

@@ -108,14 +108,8 @@ func (in *Input) openTable(tr preprocess.Func) error {
 		}
 		pipe.Channels = append(pipe.Channels, c)
 	}
-	if _, err := transformChannels(pipe, in.opts.TransformChannels); err != nil {
+	if err := in.compile(pipe, d); err != nil {
 		return err
-	}
-	if d.c, err = pipe.Compile(); err != nil {
-		return err
-	}
-	if in.Layout != nil {
-		fromOutput(pipe)
 	}
 	if len(applied.Steps()) > 0 {
 		// The store holds inputs already preprocessed: the model records
