@@ -381,16 +381,7 @@ func Projection(c Cells, views []View, o Options) (*Figure, error) {
 	if c.Unseen != nil && slices.ContainsFunc(doms, c.unseen) {
 		f.Notes = append(f.Notes, fmt.Sprintf("%s %s (not used to fit) have a tinted panel and a red title.", capitalize(c.unseenTerm()), c.term(true)))
 	}
-	perSample := 0
-	for _, g := range doms {
-		m := 0
-		for _, d := range c.Domain {
-			if d == g {
-				m++
-			}
-		}
-		perSample = max(perSample, m)
-	}
+	perSample := c.mostCells(doms)
 	bigR, bigA := o.dotStyle(n, sq(float64(tile)*float64(k))*0.55)
 	smallR, smallA := o.dotStyle(perSample, sq(float64(tile))*0.4)
 	f.Panels = make([][]*Panel, k*len(views))
@@ -703,16 +694,7 @@ func Samples(c Cells, v View, o Options) (*Figure, error) {
 	}
 	f.Notes = append(f.Notes, note)
 	back := dotsOf(&v, x, y, order, func(int) color.NRGBA { return backdropColor }, nil)
-	perSample := 0
-	for _, g := range doms {
-		m := 0
-		for _, d := range c.Domain {
-			if d == g {
-				m++
-			}
-		}
-		perSample = max(perSample, m)
-	}
+	perSample := c.mostCells(doms)
 	r, a := o.dotStyle(perSample, float64(w/vg.Length(cols))*float64(h/vg.Length(rows))*0.5)
 	f.Panels = make([][]*Panel, rows)
 	for i := range f.Panels {
@@ -884,3 +866,18 @@ func TrainingAndUnseen(c Cells, views []View, o Options) (*Figure, error) {
 }
 
 func sq(v float64) float64 { return v * v }
+
+// mostCells returns the largest number of cells of one of the domains.
+func (c *Cells) mostCells(domains []int) int {
+	most := 0
+	for _, g := range domains {
+		m := 0
+		for _, d := range c.Domain {
+			if d == g {
+				m++
+			}
+		}
+		most = max(most, m)
+	}
+	return most
+}
