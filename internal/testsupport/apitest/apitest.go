@@ -126,12 +126,15 @@ func WantErrPrefix(err error, prefix string) error {
 }
 
 // WantZero returns nil when ok, the check of a documented result, holds,
-// and otherwise an error that shows got.
+// and otherwise an error that shows got (unless got is nil).
 func WantZero(ok bool, got any) error {
-	if !ok {
-		return fmt.Errorf("got %v, want the documented result", got)
+	switch {
+	case ok:
+		return nil
+	case got == nil:
+		return errors.New("not the documented result")
 	}
-	return nil
+	return fmt.Errorf("got %v, want the documented result", got)
 }
 
 // Check runs every case through Call, reporting each failure or panic with

@@ -53,6 +53,9 @@ func TestWantZero(t *testing.T) {
 	if err := WantZero(false, 3); err == nil || !strings.Contains(err.Error(), "got 3") {
 		t.Errorf("WantZero(false, 3) = %v", err)
 	}
+	if err := WantZero(false, nil); err == nil || err.Error() != "not the documented result" {
+		t.Errorf("WantZero(false, nil) = %v", err)
+	}
 }
 
 func TestCall(t *testing.T) {
