@@ -2,7 +2,6 @@ package anndata
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"testing/fstest"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/internal/testsupport/apitest"
+	"github.com/dicalab/dica/internal/testsupport/sourcetest"
 )
 
 // TestNilAndZero calls every exported function and method of the package
@@ -63,23 +63,7 @@ func TestNilAndZero(t *testing.T) {
 			return apitest.WantErr(err, "not an AnnData Zarr store")
 		}},
 		{Name: "Source.Open/nil context", Call: func() error { _, err := src.Open(nilCtx); return apitest.WantErr(err, "anndata: nil context") }},
-		{Name: "Source.Open/reader", Call: func() error {
-			r, err := src.Open(ctx)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			if _, err := r.Read(nil, 1); err == nil {
-				return fmt.Errorf("Read into a nil block: no error")
-			}
-			var b dataset.Block
-			for _, max := range []int{0, -1} {
-				if _, err := r.Read(&b, max); err == nil {
-					return fmt.Errorf("Read of %d rows: no error", max)
-				}
-			}
-			return nil
-		}},
+		{Name: "Source.Open/reader", Call: func() error { return sourcetest.RefusesBadReads(ctx, src) }},
 	}
 	for _, v := range []struct {
 		name string

@@ -3,14 +3,13 @@ package fcs
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/internal/testsupport/apitest"
+	"github.com/dicalab/dica/internal/testsupport/sourcetest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -159,23 +158,7 @@ func nilCalls(t *testing.T) []apitest.Case {
 		{Name: "EventReader.Read/nil dst", Call: func() error { _, err := er.Read(nil, 1); return apitest.WantErr(err, "") }},
 		{Name: "Source.Open/nil context", Call: func() error { _, err := src.Open(nil); return apitest.WantErr(err, "") }}, //nolint:staticcheck
 		{Name: "Source.Skim/nil functions", Call: func() error { _, err := src.Skim(ctx, nil, nil); return apitest.WantErr(err, "") }},
-		{Name: "Source.Open/reader", Call: func() error {
-			r, err := src.Open(ctx)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			if _, err := r.Read(nil, 1); err == nil {
-				return fmt.Errorf("Read into a nil block: no error")
-			}
-			var b dataset.Block
-			for _, max := range []int{0, -1} {
-				if _, err := r.Read(&b, max); err == nil {
-					return fmt.Errorf("Read of %d rows: no error", max)
-				}
-			}
-			return nil
-		}},
+		{Name: "Source.Open/reader", Call: func() error { return sourcetest.RefusesBadReads(ctx, src) }},
 	}
 	// Every method of File, Source on a nil pointer and a zero value.
 	for _, v := range []struct {
