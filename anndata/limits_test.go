@@ -3,7 +3,6 @@ package anndata
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/dicalab/dica/anndata/internal/zarr"
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/testsupport/sourcetest"
 )
 
 // writeStore writes a store of n cells of d channels (values i*d+j) in
@@ -116,29 +116,6 @@ func TestMissingChunks(t *testing.T) {
 
 func meta(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
 
-// passAlloc returns the bytes allocated by a whole pass over src, read in
-// blocks of 4096 rows into one block allocated before.
-func passAlloc(t *testing.T, src dataset.Source) uint64 {
-	var b dataset.Block
-	b.Reset(4096, len(src.Schema().Features), src.Schema().Labelled, len(src.Schema().Targets))
-	b.ResetOrigins(4096) // the caller's block holds the rows' origins
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	r, err := src.Open(context.Background())
-	require.NoError(t, err)
-	for {
-		_, err := r.Read(&b, 4096)
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-	}
-	r.Close()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // TestPassBytes: PassBytes bounds what a pass allocates (which bounds the
 // memory it holds), and is not far above it: chunks of 4 MiB, compressed
 // or not, with a few of the channels or all of them. A pass reuses its
@@ -155,7 +132,7 @@ func TestPassBytes(t *testing.T) {
 		for _, o := range []Options{{Domain: "domain", Label: "label"}, {Features: []string{"c3", "c7"}}} {
 			src, err := NewSource(path, o)
 			require.NoError(t, err)
-			got, bound := passAlloc(t, src), src.PassBytes()
+			got, bound := sourcetest.PassAlloc(t, src), src.PassBytes()
 			t.Logf("%s, %d features: a pass allocates %.1f MB, PassBytes %.1f MB", comp, len(src.Schema().Features), float64(got)/1e6, float64(bound)/1e6)
 			require.LessOrEqual(t, got, uint64(bound), "%s %+v", comp, o)
 			require.Greater(t, float64(got), 0.5*float64(bound), "%s %+v", comp, o)

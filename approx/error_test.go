@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/internal/testsupport/randmat"
 	"github.com/dicalab/dica/kernel"
 )
 
@@ -18,16 +19,6 @@ func (p projMap) InputDim() int { r, _ := p.p.Dims(); return r }
 func (p projMap) Dim() int      { _, c := p.p.Dims(); return c }
 func (p projMap) Map(dst, x *mat.Dense) {
 	dst.Mul(x, p.p)
-}
-
-func randDense(rng *rand.Rand, r, c int) *mat.Dense {
-	a := mat.NewDense(r, c, nil)
-	for i := range r {
-		for j := range c {
-			a.Set(i, j, rng.NormFloat64())
-		}
-	}
-	return a
 }
 
 // bruteKernelError computes the errors with Eval, explicit loops and the
@@ -55,15 +46,15 @@ func bruteKernelError(k kernel.Kernel, m Map, x *mat.Dense) (frob, spec float64)
 
 func TestKernelError(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	x := randDense(rng, 60, 4)
+	x := randmat.Normal(rng, 60, 4)
 	for _, tc := range []struct {
 		name string
 		k    kernel.Kernel
 		m    Map
 	}{
-		{"rbf-kernelrows", kernel.RBF{Sigma: 1.5}, KernelRows{Kernel: kernel.RBF{Sigma: 3}, Points: randDense(rng, 10, 4)}},
-		{"linear-proj", kernel.Linear{}, projMap{randDense(rng, 4, 3)}},
-		{"laplacian-proj", kernel.Laplacian{Sigma: 2}, projMap{randDense(rng, 4, 2)}},
+		{"rbf-kernelrows", kernel.RBF{Sigma: 1.5}, KernelRows{Kernel: kernel.RBF{Sigma: 3}, Points: randmat.Normal(rng, 10, 4)}},
+		{"linear-proj", kernel.Linear{}, projMap{randmat.Normal(rng, 4, 3)}},
+		{"laplacian-proj", kernel.Laplacian{Sigma: 2}, projMap{randmat.Normal(rng, 4, 2)}},
 	} {
 		frob, spec := KernelError(tc.k, tc.m, x)
 		wf, ws := bruteKernelError(tc.k, tc.m, x)
@@ -80,7 +71,7 @@ func TestKernelErrorClosedForm(t *testing.T) {
 	// Linear kernel, phi(x) = first coordinate: K - Phi Phi^T = X2 X2^T with
 	// X2 the remaining coordinates. Identity map: zero error.
 	rng := rand.New(rand.NewPCG(3, 4))
-	x := randDense(rng, 30, 3)
+	x := randmat.Normal(rng, 30, 3)
 	id := mat.NewDense(3, 3, []float64{1, 0, 0, 0, 1, 0, 0, 0, 1})
 	frob, spec := KernelError(kernel.Linear{}, projMap{id}, x)
 	if frob > 1e-15 || spec > 1e-15 {
@@ -128,9 +119,9 @@ func TestPrincipalCosines(t *testing.T) {
 		}
 		return a
 	}
-	a := randDense(rng, n, 4)
+	a := randmat.Normal(rng, n, 4)
 	var rot mat.Dense
-	rot.Mul(a, randDense(rng, 4, 4)) // same span, different basis
+	rot.Mul(a, randmat.Normal(rng, 4, 4)) // same span, different basis
 	th1, th2 := 0.3, 1.1
 	for _, tc := range []struct {
 		name string

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/testsupport/cputime"
 )
 
 // reportCPU reports the throughput in CPU time (of all the goroutines of
@@ -59,11 +60,11 @@ func BenchmarkSynthetic(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data) + len(lab)))
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		pass(b, src)
 	}
-	reportCPU(b, int64(len(data)+len(lab)), cpuTime()-c0)
+	reportCPU(b, int64(len(data)+len(lab)), cputime.Process()-c0)
 }
 
 // BenchmarkEncodingCSV is the baseline: encoding/csv and strconv.ParseFloat
@@ -74,7 +75,7 @@ func BenchmarkEncodingCSV(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	x := make([]float64, 8)
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		r := csv.NewReader(bytes.NewReader([]byte(data)))
 		r.ReuseRecord = true
@@ -93,7 +94,7 @@ func BenchmarkEncodingCSV(b *testing.B) {
 			}
 		}
 	}
-	reportCPU(b, int64(len(data)), cpuTime()-c0)
+	reportCPU(b, int64(len(data)), cputime.Process()-c0)
 }
 
 // BenchmarkCyTOF streams the 16 CyTOF samples with their label files from
@@ -114,13 +115,13 @@ func BenchmarkCyTOF(b *testing.B) {
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		if n := pass(b, src); n != 693643 {
 			b.Fatalf("%d rows", n)
 		}
 	}
-	reportCPU(b, size, cpuTime()-c0)
+	reportCPU(b, size, cputime.Process()-c0)
 }
 
 // BenchmarkCyTOFCollect reads the 16 CyTOF samples into memory with
@@ -158,11 +159,11 @@ func BenchmarkSyntheticPass(b *testing.B) {
 			src.workers = w
 			b.SetBytes(int64(len(data) + len(lab)))
 			b.ReportAllocs()
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			for b.Loop() {
 				pass(b, src)
 			}
-			reportCPU(b, int64(len(data)+len(lab)), cpuTime()-c0)
+			reportCPU(b, int64(len(data)+len(lab)), cputime.Process()-c0)
 		})
 	}
 }

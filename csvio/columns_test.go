@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing/fstest"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/testsupport/sourcetest"
 )
 
 // TestNumericColumns: the columns whose first rows hold numbers, with
@@ -278,26 +278,7 @@ func TestPassBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		src.workers = tc.workers
-		var b dataset.Block
-		b.Reset(4096, len(src.Schema().Features), false, 0)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		r, err := src.Open(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			if _, err := r.Read(&b, 4096); err != nil {
-				if err != io.EOF {
-					t.Fatal(err)
-				}
-				break
-			}
-		}
-		r.Close()
-		runtime.ReadMemStats(&after)
-		got, bound := after.TotalAlloc-before.TotalAlloc, src.PassBytes()
+		got, bound := sourcetest.PassAlloc(t, src), src.PassBytes()
 		t.Logf("%s: a pass allocates %.2f MB, PassBytes %.2f MB", tc.name, float64(got)/1e6, float64(bound)/1e6)
 		if got > uint64(bound) {
 			t.Errorf("%s: a pass allocates %d bytes, over PassBytes %d", tc.name, got, bound)

@@ -45,168 +45,156 @@ func TestNilAndZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	errs := func(err error) error {
-		if err == nil {
-			return errors.New("no error")
-		}
-		return nil
-	}
-	zero := func(ok bool) error {
-		if !ok {
-			return errors.New("not the zero result")
-		}
-		return nil
-	}
-	two := func(_ any, err error) error { return errs(err) }
-	calls := map[string]func() error{
-		"Bytes":                     func() error { return zero(Bytes(0) == "0 kB") },
-		"EstimateMemory":            func() error { return zero(EstimateMemory(Config{}, Shape{}) > 0) },
-		"Fit/nil ctx":               func() error { return two(Fit(nil, ds.Source(), Config{})) },
-		"Fit/nil src":               func() error { return two(Fit(ctx, nil, Config{})) },
-		"Fit/zero config":           func() error { return two(Fit(ctx, ds.Source(), Config{Method: -1})) },
-		"Family.Plan":               func() error { return zero((*Family)(nil).Plan() == nil && (&Family{}).Plan() == nil) },
-		"Family.Solve":              func() error { return two((*Family)(nil).Solve(Config{})) },
-		"Family.Solve/zero":         func() error { return two((&Family{}).Solve(Config{Method: DICA})) },
-		"Family.Stats":              func() error { return zero((*Family)(nil).Stats(DICA) == nil && (&Family{}).Stats(KPCA) == nil) },
-		"NewFamily/nil ctx":         func() error { return two(NewFamily(nil, ds.Source(), Config{Method: DICA})) },
-		"NewFamily/nil src":         func() error { return two(NewFamily(ctx, nil, Config{Method: DICA})) },
-		"NewFamily/no config":       func() error { return two(NewFamily(ctx, ds.Source())) },
-		"Model.ProjectRaw/nil":      func() error { return errs(nm.ProjectRaw(&mat.Dense{}, mat.NewDense(1, 1, nil))) },
-		"Model.ProjectRaw/zero":     func() error { return errs(zm.ProjectRaw(&mat.Dense{}, mat.NewDense(1, 1, nil))) },
-		"Model.ProjectRaw/nil f":    func() error { return errs(good.ProjectRaw(&mat.Dense{}, nil)) },
-		"Plan.MapRaw/nil":           func() error { return errs(np.MapRaw(&mat.Dense{}, mat.NewDense(1, 2, nil))) },
-		"Plan.MapRaw/zero":          func() error { return errs(zp.MapRaw(&mat.Dense{}, mat.NewDense(1, 2, nil))) },
-		"Plan.MapRaw/nil dst":       func() error { return errs(plan.MapRaw(nil, ds.X)) },
-		"NewProjector/none":         func() error { return two(NewProjector()) },
-		"NewProjector/zero":         func() error { return two(NewProjector(zm)) },
-		"Projector.Project/nil":     func() error { return errs((*Projector)(nil).Project(nil, mat.NewDense(1, 1, nil))) },
-		"Projector.Project/zero":    func() error { return errs((&Projector{}).Project(nil, mat.NewDense(1, 1, nil))) },
-		"Plan.RawDim":               func() error { return zero(np.RawDim() == 0 && zp.RawDim() == 0) },
-		"FromExact/nil":             func() error { return two(FromExact(nil, nil, Config{})) },
-		"FromExact/zero":            func() error { return two(FromExact(&exact.Model{}, &dataset.Dataset{}, Config{})) },
-		"GramRows":                  func() error { return zero(len(GramRows(0, 0)) == 2) },
-		"Load":                      func() error { return two(Load(filepath.Join(dir, "absent"))) },
-		"Load/dir":                  func() error { return two(Load(dir)) },
-		"LoadStats":                 func() error { return two(LoadStats("")) },
-		"LoadContext":               func() error { return two(LoadContext(nil, dir, LoadOptions{})) },
-		"LoadStatsContext":          func() error { return two(LoadStatsContext(ctx, "", LoadOptions{MaxMemory: -1})) },
-		"NewPlan/nil":               func() error { return two(NewPlan(ctx, nil, Config{})) },
-		"ParseLandmarks":            func() error { return two(ParseLandmarks("")) },
-		"ParseSolver":               func() error { return two(ParseSolver("")) },
-		"ParseMethod":               func() error { return two(ParseMethod("")) },
-		"ParseForm":                 func() error { return two(ParseForm("")) },
-		"Config.MemoryBudget":       func() error { return zero(Config{MaxMemory: -1}.MemoryBudget() == 0) },
-		"Config.NeedsSample":        func() error { Config{}.NeedsSample(dataset.Schema{}); return nil },
-		"Config.WithDefaults":       func() error { return zero(Config{}.WithDefaults().Seed == DefaultSeed) },
-		"Config.Bandwidths":         func() error { s, sy := Config{}.Bandwidths(); return zero(s == 0 && sy == 0) },
-		"DomainPart.String":         func() error { return zero(strings.HasPrefix(DomainPart{}.String(), `domain "" (0 cells`)) },
-		"LegacyError.Error":         func() error { return zero((*LegacyError)(nil).Error() != "" && (&LegacyError{}).Error() != "") },
-		"OverlapError.Error":        func() error { return zero((*OverlapError)(nil).Error() != "" && (&OverlapError{}).Error() != "") },
-		"DuplicateError.Error":      func() error { return zero((&DuplicateError{}).Error() != "" && (*DuplicateError)(nil).Error() != "") },
-		"MemoryError.Error":         func() error { return zero((&MemoryError{}).Error() != "" && (*MemoryError)(nil).Error() != "") },
-		"GramPart.Add/nil":          func() error { return errs(zg.Add(nil)) },
-		"GramPart.Add/nil recv":     func() error { return errs(ng.Add(zg)) },
-		"GramPart.MarshalBinary":    func() error { return two(ng.MarshalBinary()) },
-		"GramPart.UnmarshalBinary":  func() error { return errs(zg.UnmarshalBinary(nil)) },
-		"Landmarks.String":          func() error { return zero(Landmarks(-1).String() == "Landmarks(-1)") },
-		"Model.Components":          func() error { return zero(nm.Components() == 0 && zm.Components() == 0) },
-		"Model.Config":              func() error { return zero(nm.Config().Rank == 0 && zm.Config().Rank == 0) },
-		"Model.Inputs":              func() error { return zero(nm.Inputs() == nil && zm.Inputs() == nil) },
-		"Model.Map":                 func() error { return zero(nm.Map() == nil && zm.Map() == nil) },
-		"Model.MarshalBinary/nil":   func() error { return two(nm.MarshalBinary()) },
-		"Model.MarshalBinary/zero":  func() error { return two(zm.MarshalBinary()) },
-		"Model.Null":                func() error { return zero(nm.Null() == 0 && zm.Null() == 0) },
-		"Model.Preprocessing":       func() error { return zero(nm.Preprocessing() == nil && zm.Preprocessing() == nil) },
-		"Model.Save/zero":           func() error { return errs(zm.Save(filepath.Join(dir, "m.dica"))) },
-		"Model.Transform/nil model": func() error { return two(nm.Transform(mat.NewDense(1, 2, nil), TransformOptions{})) },
-		"Model.Transform/zero":      func() error { return two(zm.Transform(mat.NewDense(1, 2, nil), TransformOptions{})) },
-		"Model.Transform/nil x":     func() error { return two(good.Transform(nil, TransformOptions{})) },
-		"Model.Transform/empty x":   func() error { return two(good.Transform(&mat.Dense{}, TransformOptions{})) },
-		"Model.Transform/Positive raised": func() error {
+	// two checks the error of a call that returns a value and an error.
+	two := func(_ any, err error) error { return apitest.WantErr(err, "") }
+	calls := []apitest.Case{
+		{Name: "Bytes", Call: func() error { return apitest.WantZero(Bytes(0) == "0 kB", nil) }},
+		{Name: "EstimateMemory", Call: func() error { return apitest.WantZero(EstimateMemory(Config{}, Shape{}) > 0, nil) }},
+		{Name: "Fit/nil ctx", Call: func() error { return two(Fit(nil, ds.Source(), Config{})) }},
+		{Name: "Fit/nil src", Call: func() error { return two(Fit(ctx, nil, Config{})) }},
+		{Name: "Fit/zero config", Call: func() error { return two(Fit(ctx, ds.Source(), Config{Method: -1})) }},
+		{Name: "Family.Plan", Call: func() error { return apitest.WantZero((*Family)(nil).Plan() == nil && (&Family{}).Plan() == nil, nil) }},
+		{Name: "Family.Solve", Call: func() error { return two((*Family)(nil).Solve(Config{})) }},
+		{Name: "Family.Solve/zero", Call: func() error { return two((&Family{}).Solve(Config{Method: DICA})) }},
+		{Name: "Family.Stats", Call: func() error {
+			return apitest.WantZero((*Family)(nil).Stats(DICA) == nil && (&Family{}).Stats(KPCA) == nil, nil)
+		}},
+		{Name: "NewFamily/nil ctx", Call: func() error { return two(NewFamily(nil, ds.Source(), Config{Method: DICA})) }},
+		{Name: "NewFamily/nil src", Call: func() error { return two(NewFamily(ctx, nil, Config{Method: DICA})) }},
+		{Name: "NewFamily/no config", Call: func() error { return two(NewFamily(ctx, ds.Source())) }},
+		{Name: "Model.ProjectRaw/nil", Call: func() error { return apitest.WantErr(nm.ProjectRaw(&mat.Dense{}, mat.NewDense(1, 1, nil)), "") }},
+		{Name: "Model.ProjectRaw/zero", Call: func() error { return apitest.WantErr(zm.ProjectRaw(&mat.Dense{}, mat.NewDense(1, 1, nil)), "") }},
+		{Name: "Model.ProjectRaw/nil f", Call: func() error { return apitest.WantErr(good.ProjectRaw(&mat.Dense{}, nil), "") }},
+		{Name: "Plan.MapRaw/nil", Call: func() error { return apitest.WantErr(np.MapRaw(&mat.Dense{}, mat.NewDense(1, 2, nil)), "") }},
+		{Name: "Plan.MapRaw/zero", Call: func() error { return apitest.WantErr(zp.MapRaw(&mat.Dense{}, mat.NewDense(1, 2, nil)), "") }},
+		{Name: "Plan.MapRaw/nil dst", Call: func() error { return apitest.WantErr(plan.MapRaw(nil, ds.X), "") }},
+		{Name: "NewProjector/none", Call: func() error { return two(NewProjector()) }},
+		{Name: "NewProjector/zero", Call: func() error { return two(NewProjector(zm)) }},
+		{Name: "Projector.Project/nil", Call: func() error { return apitest.WantErr((*Projector)(nil).Project(nil, mat.NewDense(1, 1, nil)), "") }},
+		{Name: "Projector.Project/zero", Call: func() error { return apitest.WantErr((&Projector{}).Project(nil, mat.NewDense(1, 1, nil)), "") }},
+		{Name: "Plan.RawDim", Call: func() error { return apitest.WantZero(np.RawDim() == 0 && zp.RawDim() == 0, nil) }},
+		{Name: "FromExact/nil", Call: func() error { return two(FromExact(nil, nil, Config{})) }},
+		{Name: "FromExact/zero", Call: func() error { return two(FromExact(&exact.Model{}, &dataset.Dataset{}, Config{})) }},
+		{Name: "GramRows", Call: func() error { return apitest.WantZero(len(GramRows(0, 0)) == 2, nil) }},
+		{Name: "Load", Call: func() error { return two(Load(filepath.Join(dir, "absent"))) }},
+		{Name: "Load/dir", Call: func() error { return two(Load(dir)) }},
+		{Name: "LoadStats", Call: func() error { return two(LoadStats("")) }},
+		{Name: "LoadContext", Call: func() error { return two(LoadContext(nil, dir, LoadOptions{})) }},
+		{Name: "LoadStatsContext", Call: func() error { return two(LoadStatsContext(ctx, "", LoadOptions{MaxMemory: -1})) }},
+		{Name: "NewPlan/nil", Call: func() error { return two(NewPlan(ctx, nil, Config{})) }},
+		{Name: "ParseLandmarks", Call: func() error { return two(ParseLandmarks("")) }},
+		{Name: "ParseSolver", Call: func() error { return two(ParseSolver("")) }},
+		{Name: "ParseMethod", Call: func() error { return two(ParseMethod("")) }},
+		{Name: "ParseForm", Call: func() error { return two(ParseForm("")) }},
+		{Name: "Config.MemoryBudget", Call: func() error { return apitest.WantZero(Config{MaxMemory: -1}.MemoryBudget() == 0, nil) }},
+		{Name: "Config.NeedsSample", Call: func() error { Config{}.NeedsSample(dataset.Schema{}); return nil }},
+		{Name: "Config.WithDefaults", Call: func() error { return apitest.WantZero(Config{}.WithDefaults().Seed == DefaultSeed, nil) }},
+		{Name: "Config.Bandwidths", Call: func() error { s, sy := Config{}.Bandwidths(); return apitest.WantZero(s == 0 && sy == 0, nil) }},
+		{Name: "DomainPart.String", Call: func() error {
+			return apitest.WantZero(strings.HasPrefix(DomainPart{}.String(), `domain "" (0 cells`), nil)
+		}},
+		{Name: "LegacyError.Error", Call: func() error {
+			return apitest.WantZero((*LegacyError)(nil).Error() != "" && (&LegacyError{}).Error() != "", nil)
+		}},
+		{Name: "OverlapError.Error", Call: func() error {
+			return apitest.WantZero((*OverlapError)(nil).Error() != "" && (&OverlapError{}).Error() != "", nil)
+		}},
+		{Name: "DuplicateError.Error", Call: func() error {
+			return apitest.WantZero((&DuplicateError{}).Error() != "" && (*DuplicateError)(nil).Error() != "", nil)
+		}},
+		{Name: "MemoryError.Error", Call: func() error {
+			return apitest.WantZero((&MemoryError{}).Error() != "" && (*MemoryError)(nil).Error() != "", nil)
+		}},
+		{Name: "GramPart.Add/nil", Call: func() error { return apitest.WantErr(zg.Add(nil), "") }},
+		{Name: "GramPart.Add/nil recv", Call: func() error { return apitest.WantErr(ng.Add(zg), "") }},
+		{Name: "GramPart.MarshalBinary", Call: func() error { return two(ng.MarshalBinary()) }},
+		{Name: "GramPart.UnmarshalBinary", Call: func() error { return apitest.WantErr(zg.UnmarshalBinary(nil), "") }},
+		{Name: "Landmarks.String", Call: func() error { return apitest.WantZero(Landmarks(-1).String() == "Landmarks(-1)", nil) }},
+		{Name: "Model.Components", Call: func() error { return apitest.WantZero(nm.Components() == 0 && zm.Components() == 0, nil) }},
+		{Name: "Model.Config", Call: func() error { return apitest.WantZero(nm.Config().Rank == 0 && zm.Config().Rank == 0, nil) }},
+		{Name: "Model.Inputs", Call: func() error { return apitest.WantZero(nm.Inputs() == nil && zm.Inputs() == nil, nil) }},
+		{Name: "Model.Map", Call: func() error { return apitest.WantZero(nm.Map() == nil && zm.Map() == nil, nil) }},
+		{Name: "Model.MarshalBinary/nil", Call: func() error { return two(nm.MarshalBinary()) }},
+		{Name: "Model.MarshalBinary/zero", Call: func() error { return two(zm.MarshalBinary()) }},
+		{Name: "Model.Null", Call: func() error { return apitest.WantZero(nm.Null() == 0 && zm.Null() == 0, nil) }},
+		{Name: "Model.Preprocessing", Call: func() error { return apitest.WantZero(nm.Preprocessing() == nil && zm.Preprocessing() == nil, nil) }},
+		{Name: "Model.Save/zero", Call: func() error { return apitest.WantErr(zm.Save(filepath.Join(dir, "m.dica")), "") }},
+		{Name: "Model.Transform/nil model", Call: func() error { return two(nm.Transform(mat.NewDense(1, 2, nil), TransformOptions{})) }},
+		{Name: "Model.Transform/zero", Call: func() error { return two(zm.Transform(mat.NewDense(1, 2, nil), TransformOptions{})) }},
+		{Name: "Model.Transform/nil x", Call: func() error { return two(good.Transform(nil, TransformOptions{})) }},
+		{Name: "Model.Transform/empty x", Call: func() error { return two(good.Transform(&mat.Dense{}, TransformOptions{})) }},
+		{Name: "Model.Transform/Positive raised", Call: func() error {
 			m := *good
 			m.Positive = 50
 			return two(m.Transform(ds.X, TransformOptions{}))
-		},
-		"Model.Transform/Eigenvalues cut": func() error {
+		}},
+		{Name: "Model.Transform/Eigenvalues cut", Call: func() error {
 			m := *good
 			m.Eigenvalues = nil
 			return two(m.Transform(ds.X, TransformOptions{}))
-		},
-		"Model.TransformStream/nil src": func() error { return errs(good.TransformStream(ctx, nil, 0, nil)) },
-		"Model.TransformStream/zero":    func() error { return errs(zm.TransformStream(ctx, ds.Source(), 0, nil)) },
-		"Model.UnmarshalBinary":         func() error { return errs(zm.UnmarshalBinary(nil)) },
-		"Model.Classifier": func() error {
-			return zero(nm.Classifier() == nil && zm.Classifier() == nil && good.Classifier() == nil)
-		},
-		"Model.SetClassifier/nil":    func() error { return errs(nm.SetClassifier(nil)) },
-		"Model.SetClassifier/zero":   func() error { return errs(zm.SetClassifier(nil)) },
-		"Model.SetClassifier/zero c": func() error { return errs(good.SetClassifier(&classify.Model{})) },
-		"Model.Predict/nil": func() error {
+		}},
+		{Name: "Model.TransformStream/nil src", Call: func() error { return apitest.WantErr(good.TransformStream(ctx, nil, 0, nil), "") }},
+		{Name: "Model.TransformStream/zero", Call: func() error { return apitest.WantErr(zm.TransformStream(ctx, ds.Source(), 0, nil), "") }},
+		{Name: "Model.UnmarshalBinary", Call: func() error { return apitest.WantErr(zm.UnmarshalBinary(nil), "") }},
+		{Name: "Model.Classifier", Call: func() error {
+			return apitest.WantZero(nm.Classifier() == nil && zm.Classifier() == nil && good.Classifier() == nil, nil)
+		}},
+		{Name: "Model.SetClassifier/nil", Call: func() error { return apitest.WantErr(nm.SetClassifier(nil), "") }},
+		{Name: "Model.SetClassifier/zero", Call: func() error { return apitest.WantErr(zm.SetClassifier(nil), "") }},
+		{Name: "Model.SetClassifier/zero c", Call: func() error { return apitest.WantErr(good.SetClassifier(&classify.Model{}), "") }},
+		{Name: "Model.Predict/nil", Call: func() error {
 			_, _, err := nm.Predict(mat.NewDense(1, 2, nil))
-			return errs(err)
-		},
-		"Model.Predict/no classifier": func() error {
+			return apitest.WantErr(err, "")
+		}},
+		{Name: "Model.Predict/no classifier", Call: func() error {
 			_, _, err := good.Predict(ds.X)
-			return zero(errors.Is(err, ErrNoClassifier))
-		},
-		"Model.PredictWith/zero":   func() error { return two(zm.PredictWith(mat.NewDense(1, 2, nil), PredictOptions{})) },
-		"Model.PredictStream/nil":  func() error { return errs(nm.PredictStream(ctx, ds.Source(), PredictOptions{}, nil)) },
-		"Model.PredictStream/zero": func() error { return errs(zm.PredictStream(ctx, nil, PredictOptions{}, nil)) },
-		"Part.String":              func() error { return zero(strings.HasPrefix(Part{}.String(), "0 cells")) },
-		"Plan.Save":                func() error { return errs(zp.Save(filepath.Join(dir, "p.plan"))) },
-		"LoadPlanContext":          func() error { return two(LoadPlanContext(nil, filepath.Join(dir, "absent"), LoadOptions{})) },
-		"LoadPlan":                 func() error { return two(LoadPlan(filepath.Join(dir, "absent"))) },
-		"Plan.Accumulate/nil":      func() error { return two(np.Accumulate(ctx, ds.Source())) },
-		"Plan.Accumulate/zero":     func() error { return two(zp.Accumulate(ctx, ds.Source())) },
-		"Plan.Accumulate/nil src":  func() error { return two(plan.Accumulate(ctx, nil)) },
-		"Plan.Fingerprint":         func() error { return zero(np.Fingerprint() == [32]byte{}) },
-		"Plan.InputMap":            func() error { return zero(np.InputMap() == nil && zp.InputMap() == nil) },
-		"Plan.SinglePrecision":     func() error { return zero(!np.SinglePrecision() && !zp.SinglePrecision()) },
-		"Plan.MarshalBinary":       func() error { return two(zp.MarshalBinary()) },
-		"Plan.NewStats/nil":        func() error { return errs(np.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },
-		"Plan.NewStats/zero":       func() error { return errs(zp.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil)) },
-		"Plan.OutputMap":           func() error { return zero(np.OutputMap() == nil) },
-		"Plan.UnmarshalBinary":     func() error { return errs(zp.UnmarshalBinary([]byte("DICAPLAN"))) },
-		"Solver.String":            func() error { return zero(Solver(9).String() == "Solver(9)") },
-		"Stats.AddBlock/nil block": func() error { return errs(plan.NewStats().AddBlock(nil, nil, nil)) },
-		"Stats.AddBlock/short block": func() error {
-			return errs(plan.NewStats().AddBlock(&dataset.Block{Rows: 10, D: 2, X: make([]float64, 4), Domain: []int{0}}, []string{"a"}, []string{"x"}))
-		},
-		"Stats.AddBlock/nil recv": func() error { return errs(ns.AddBlock(&dataset.Block{}, nil, nil)) },
-		"Stats.ClassCounts":       func() error { return zero(len(ns.ClassCounts()) == 0 && len(zs.ClassCounts()) == 0) },
-		"Stats.DomainCounts":      func() error { return zero(len(ns.DomainCounts()) == 0) },
-		"Stats.HasGram":           func() error { return zero(!ns.HasGram() && !zs.HasGram()) },
-		"Stats.JoinGram":          func() error { return errs(zs.JoinGram(nil)) },
-		"Stats.MarshalBinary":     func() error { return errors.Join(two(zs.MarshalBinary()), two(ns.MarshalBinary())) },
-		"Stats.Merge/nil":         func() error { return errs(zs.Merge(nil)) },
-		"Stats.Merge/nil recv":    func() error { return errs(ns.Merge(st)) },
-		"Stats.Merge/self":        func() error { return errs(st.Merge(st)) },
-		"Stats.N":                 func() error { return zero(ns.N() == 0 && zs.N() == 0) },
-		"Stats.DomainParts":       func() error { return zero(ns.DomainParts() == nil && zs.DomainParts() == nil) },
-		"Stats.Parts":             func() error { return zero(ns.Parts() == nil) },
-		"Stats.Plan":              func() error { return zero(ns.Plan() == nil) },
-		"Stats.Save": func() error {
-			return errors.Join(errs(zs.Save(filepath.Join(dir, "s"))), errs(ns.Save(filepath.Join(dir, "s"))))
-		},
-		"Stats.Solve":           func() error { return two(zs.Solve()) },
-		"Stats.SolveWith":       func() error { return two(ns.SolveWith(Config{})) },
-		"Stats.SplitGram":       func() error { return zero(ns.SplitGram(3) == nil && zs.SplitGram(-1) == nil) },
-		"Stats.UnmarshalBinary": func() error { return errs(zs.UnmarshalBinary([]byte{1})) },
+			return apitest.WantZero(errors.Is(err, ErrNoClassifier), nil)
+		}},
+		{Name: "Model.PredictWith/zero", Call: func() error { return two(zm.PredictWith(mat.NewDense(1, 2, nil), PredictOptions{})) }},
+		{Name: "Model.PredictStream/nil", Call: func() error { return apitest.WantErr(nm.PredictStream(ctx, ds.Source(), PredictOptions{}, nil), "") }},
+		{Name: "Model.PredictStream/zero", Call: func() error { return apitest.WantErr(zm.PredictStream(ctx, nil, PredictOptions{}, nil), "") }},
+		{Name: "Part.String", Call: func() error { return apitest.WantZero(strings.HasPrefix(Part{}.String(), "0 cells"), nil) }},
+		{Name: "Plan.Save", Call: func() error { return apitest.WantErr(zp.Save(filepath.Join(dir, "p.plan")), "") }},
+		{Name: "LoadPlanContext", Call: func() error { return two(LoadPlanContext(nil, filepath.Join(dir, "absent"), LoadOptions{})) }},
+		{Name: "LoadPlan", Call: func() error { return two(LoadPlan(filepath.Join(dir, "absent"))) }},
+		{Name: "Plan.Accumulate/nil", Call: func() error { return two(np.Accumulate(ctx, ds.Source())) }},
+		{Name: "Plan.Accumulate/zero", Call: func() error { return two(zp.Accumulate(ctx, ds.Source())) }},
+		{Name: "Plan.Accumulate/nil src", Call: func() error { return two(plan.Accumulate(ctx, nil)) }},
+		{Name: "Plan.Fingerprint", Call: func() error { return apitest.WantZero(np.Fingerprint() == [32]byte{}, nil) }},
+		{Name: "Plan.InputMap", Call: func() error { return apitest.WantZero(np.InputMap() == nil && zp.InputMap() == nil, nil) }},
+		{Name: "Plan.SinglePrecision", Call: func() error { return apitest.WantZero(!np.SinglePrecision() && !zp.SinglePrecision(), nil) }},
+		{Name: "Plan.MarshalBinary", Call: func() error { return two(zp.MarshalBinary()) }},
+		{Name: "Plan.NewStats/nil", Call: func() error { return apitest.WantErr(np.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil), "") }},
+		{Name: "Plan.NewStats/zero", Call: func() error { return apitest.WantErr(zp.NewStats().AddBlock(&dataset.Block{Rows: 1}, nil, nil), "") }},
+		{Name: "Plan.OutputMap", Call: func() error { return apitest.WantZero(np.OutputMap() == nil, nil) }},
+		{Name: "Plan.UnmarshalBinary", Call: func() error { return apitest.WantErr(zp.UnmarshalBinary([]byte("DICAPLAN")), "") }},
+		{Name: "Solver.String", Call: func() error { return apitest.WantZero(Solver(9).String() == "Solver(9)", nil) }},
+		{Name: "Stats.AddBlock/nil block", Call: func() error { return apitest.WantErr(plan.NewStats().AddBlock(nil, nil, nil), "") }},
+		{Name: "Stats.AddBlock/short block", Call: func() error {
+			return apitest.WantErr(plan.NewStats().AddBlock(&dataset.Block{Rows: 10, D: 2, X: make([]float64, 4), Domain: []int{0}}, []string{"a"}, []string{"x"}), "")
+		}},
+		{Name: "Stats.AddBlock/nil recv", Call: func() error { return apitest.WantErr(ns.AddBlock(&dataset.Block{}, nil, nil), "") }},
+		{Name: "Stats.ClassCounts", Call: func() error { return apitest.WantZero(len(ns.ClassCounts()) == 0 && len(zs.ClassCounts()) == 0, nil) }},
+		{Name: "Stats.DomainCounts", Call: func() error { return apitest.WantZero(len(ns.DomainCounts()) == 0, nil) }},
+		{Name: "Stats.HasGram", Call: func() error { return apitest.WantZero(!ns.HasGram() && !zs.HasGram(), nil) }},
+		{Name: "Stats.JoinGram", Call: func() error { return apitest.WantErr(zs.JoinGram(nil), "") }},
+		{Name: "Stats.MarshalBinary", Call: func() error { return errors.Join(two(zs.MarshalBinary()), two(ns.MarshalBinary())) }},
+		{Name: "Stats.Merge/nil", Call: func() error { return apitest.WantErr(zs.Merge(nil), "") }},
+		{Name: "Stats.Merge/nil recv", Call: func() error { return apitest.WantErr(ns.Merge(st), "") }},
+		{Name: "Stats.Merge/self", Call: func() error { return apitest.WantErr(st.Merge(st), "") }},
+		{Name: "Stats.N", Call: func() error { return apitest.WantZero(ns.N() == 0 && zs.N() == 0, nil) }},
+		{Name: "Stats.DomainParts", Call: func() error { return apitest.WantZero(ns.DomainParts() == nil && zs.DomainParts() == nil, nil) }},
+		{Name: "Stats.Parts", Call: func() error { return apitest.WantZero(ns.Parts() == nil, nil) }},
+		{Name: "Stats.Plan", Call: func() error { return apitest.WantZero(ns.Plan() == nil, nil) }},
+		{Name: "Stats.Save", Call: func() error {
+			return errors.Join(apitest.WantErr(zs.Save(filepath.Join(dir, "s")), ""), apitest.WantErr(ns.Save(filepath.Join(dir, "s")), ""))
+		}},
+		{Name: "Stats.Solve", Call: func() error { return two(zs.Solve()) }},
+		{Name: "Stats.SolveWith", Call: func() error { return two(ns.SolveWith(Config{})) }},
+		{Name: "Stats.SplitGram", Call: func() error { return apitest.WantZero(ns.SplitGram(3) == nil && zs.SplitGram(-1) == nil, nil) }},
+		{Name: "Stats.UnmarshalBinary", Call: func() error { return apitest.WantErr(zs.UnmarshalBinary([]byte{1}), "") }},
 	}
-	var names []string
-	for name, call := range calls {
-		names = append(names, name)
-		if err := apitest.Call(call); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-	want, err := apitest.ExportedFuncs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if missing := apitest.Missing(want, names); len(missing) > 0 {
-		t.Errorf("no nil or zero call of %s", strings.Join(missing, ", "))
-	}
+	apitest.Check(t, ".", calls, 70)
 }
 
 // toyData returns a small labelled data set of 4 domains.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/internal/testsupport/cputime"
 	"github.com/dicalab/dica/internal/testsupport/longtest"
 	"github.com/dicalab/dica/internal/testsupport/realdata"
 	"github.com/dicalab/dica/preprocess"
@@ -54,31 +55,31 @@ func TestCyTOFClassifier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c0, w0 := processCPU(), time.Now()
+	c0, w0 := cputime.Process(), time.Now()
 	if _, err := dica.Fit(ctx, src, dica.Config{Method: dica.DICA, Rank: 500, Sigma: 1, Components: 3}); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("dica from the CSV files of the training samples: %.2f CPU s (%.2f s)", (processCPU() - c0).Seconds(), time.Since(w0).Seconds())
+	t.Logf("dica from the CSV files of the training samples: %.2f CPU s (%.2f s)", (cputime.Process() - c0).Seconds(), time.Since(w0).Seconds())
 
 	for _, method := range []string{"dica", "udica"} {
 		m0, _, _ := parseMethod(method)
-		c0, w0 = processCPU(), time.Now()
+		c0, w0 = cputime.Process(), time.Now()
 		m, err := dica.Fit(ctx, trainSet.Source(), dica.Config{Method: m0, Rank: 500, Sigma: 1, Components: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fitCPU, fitWall := processCPU()-c0, time.Since(w0)
+		fitCPU, fitWall := cputime.Process()-c0, time.Since(w0)
 		o := Options{Methods: []string{method}, Rank: 500, Seed: dica.DefaultSeed, MixingCells: -1,
 			Grid: Grid{Sigma: []float64{1}, Components: []int{3}, C: []float64{1}}}
-		c0, w0 = processCPU(), time.Now()
+		c0, w0 = cputime.Process(), time.Now()
 		choice, err := Choose(ctx, ds, train, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cvCPU, cvWall := processCPU()-c0, time.Since(w0)
+		cvCPU, cvWall := cputime.Process()-c0, time.Since(w0)
 		t.Logf("%s: the inner cross-validation of the one point (its score, not needed by the learner): %.2f CPU s (%.2f s)", method, cvCPU.Seconds(), cvWall.Seconds())
 		{
-			c0, w0 = processCPU(), time.Now()
+			c0, w0 = cputime.Process(), time.Now()
 			f, err := TrainOn(ctx, ds, train, m, choice[0], o)
 			if err != nil {
 				t.Fatal(err)
@@ -87,7 +88,7 @@ func TestCyTOFClassifier(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lCPU, lWall := processCPU()-c0, time.Since(w0)
+			lCPU, lWall := cputime.Process()-c0, time.Since(w0)
 			t.Logf("%s on %d cells: fit %.2f CPU s (%.2f s); learner calibrated on %s: %.2f CPU s (%.2f s), %.0f%% of the fit's CPU time; inner accuracy %.4f, beta %.3f on %d held-out cells",
 				method, trainSet.N(), fitCPU.Seconds(), fitWall.Seconds(), cl.Calibration.Source, lCPU.Seconds(), lWall.Seconds(), 100*lCPU.Seconds()/fitCPU.Seconds(),
 				cl.Score, cl.InvTemperature, cl.Calibration.Cells)
@@ -128,12 +129,12 @@ func TestCyTOFClassifier(t *testing.T) {
 		acc := map[int]float64{}
 		for _, limit := range []int{20000, DefaultMaxTrainCells, len(rows)} {
 			o.MaxTrainCells = limit
-			c0 = processCPU()
+			c0 = cputime.Process()
 			f, err := TrainOn(ctx, ds, train, m, choice[0], o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cpu := processCPU() - c0
+			cpu := cputime.Process() - c0
 			var right, n int
 			var mean float64
 			for _, g := range test {

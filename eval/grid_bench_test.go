@@ -10,6 +10,7 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/internal/testsupport/cputime"
 	"github.com/dicalab/dica/preprocess"
 )
 
@@ -83,15 +84,15 @@ func BenchmarkGridCyTOF(b *testing.B) {
 	fits := func() (files, mem float64) {
 		for _, sigma := range o.Grid.Sigma {
 			cfg := dica.Config{Method: dica.DICA, Sigma: sigma, Rank: o.Rank, Seed: o.Seed, Components: 3}
-			c0 := processCPU()
+			c0 := cputime.Process()
 			if _, err := dica.Fit(ctx, fromFiles, cfg); err != nil {
 				b.Fatal(err)
 			}
-			c1 := processCPU()
+			c1 := cputime.Process()
 			if _, err := dica.Fit(ctx, inMemory, cfg); err != nil {
 				b.Fatal(err)
 			}
-			c2 := processCPU()
+			c2 := cputime.Process()
 			files += (c1 - c0).Seconds()
 			mem += (c2 - c1).Seconds()
 		}
@@ -102,11 +103,11 @@ func BenchmarkGridCyTOF(b *testing.B) {
 	var wall time.Duration
 	for b.Loop() {
 		f0, m0 := fits()
-		c0, w0 := processCPU(), time.Now()
+		c0, w0 := cputime.Process(), time.Now()
 		if _, err := Run(ctx, ds, train, test, o); err != nil {
 			b.Fatal(err)
 		}
-		grid += (processCPU() - c0).Seconds()
+		grid += (cputime.Process() - c0).Seconds()
 		wall += time.Since(w0)
 		f1, m1 := fits()
 		fitFiles += (f0 + f1) / 2

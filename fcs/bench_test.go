@@ -5,9 +5,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/dicalab/dica/internal/testsupport/cputime"
 )
 
 // benchDecode measures decoding throughput in MB/s of DATA bytes.
@@ -25,7 +25,7 @@ func benchDecode(b *testing.B, dt byte, bits []int, big bool) {
 	}
 	b.SetBytes(int64(n) * int64(f.EventBytes()))
 	dst := make([]float64, 4096*len(bits))
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		r, err := f.Events(EventOptions{})
 		if err != nil {
@@ -43,18 +43,9 @@ func benchDecode(b *testing.B, dt byte, bits []int, big bool) {
 	}
 	// Throughput per CPU second: the shared machine's wall-clock MB/s
 	// depend on its load.
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(b.N)*float64(n)*float64(f.EventBytes())/1e6/cpu.Seconds(), "MB/cpu-s")
 	}
-}
-
-// cpuTime returns the CPU time used by the process so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func BenchmarkDecodeF32(b *testing.B) { benchDecode(b, 'F', rep(32, 16), true) }
@@ -122,7 +113,7 @@ func benchEncode(b *testing.B, streamed bool) {
 	ds := randomSet(rand.New(rand.NewPCG(1, 2)), 'F', rep(32, p), n, false)
 	desc := &DataSet{Params: ds.Params}
 	b.SetBytes(int64(n) * 4 * p)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if streamed {
 			w, err := NewStreamWriter(discardAt{}, desc, 1<<16)
@@ -155,7 +146,7 @@ func benchEncode(b *testing.B, streamed bool) {
 			b.Fatal(err)
 		}
 	}
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(b.N)*float64(n)*4*p/1e6/cpu.Seconds(), "MB/cpu-s")
 	}
 }

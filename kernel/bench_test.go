@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/testsupport/cputime"
 )
 
 // gemmRBF is the textbook block, the benchmark's reference point:
@@ -51,62 +53,62 @@ func BenchmarkRBFBlock(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sh.r*sh.s), "ns/entry")
 		}
 		b.Run(sh.name+"/Block", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				k.Block(dst, x, z)
 			}
 			per(b)
-			c.report(b, sh.r*sh.s, "entry")
+			c.Report(b, sh.r*sh.s, "entry")
 		})
 		p := NewPoints(z)
 		b.Run(sh.name+"/BlockPoints", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				k.BlockPoints(dst, x, p)
 			}
 			per(b)
-			c.report(b, sh.r*sh.s, "entry")
+			c.Report(b, sh.r*sh.s, "entry")
 		})
 		dst32 := blas32.General{Rows: sh.r, Cols: sh.s, Stride: sh.s, Data: make([]float32, sh.r*sh.s)}
 		b.Run(sh.name+"/BlockPoints32", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				k.BlockPoints32(dst32, x, p)
 			}
 			per(b)
-			c.report(b, sh.r*sh.s, "entry")
+			c.Report(b, sh.r*sh.s, "entry")
 		})
 		b.Run(sh.name+"/Laplacian32", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				Laplacian{Sigma: 1}.BlockPoints32(dst32, x, p)
 			}
 			per(b)
-			c.report(b, sh.r*sh.s, "entry")
+			c.Report(b, sh.r*sh.s, "entry")
 		})
 		b.Run(sh.name+"/gemm+math.Exp", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				gemmRBF(dst, x, z, 1)
 			}
 			per(b)
-			c.report(b, sh.r*sh.s, "entry")
+			c.Report(b, sh.r*sh.s, "entry")
 		})
 		b.Run(sh.name+"/SqDistBlock", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				SqDistBlock(dst, x, z)
 			}
 			per(b)
-			c.report(b, sh.r*sh.s, "entry")
+			c.Report(b, sh.r*sh.s, "entry")
 		})
 		b.Run(sh.name+"/Laplacian", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				Laplacian{Sigma: 1}.Block(dst, x, z)
 			}
 			per(b)
-			c.report(b, sh.r*sh.s, "entry")
+			c.Report(b, sh.r*sh.s, "entry")
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dicalab/dica/internal/testsupport/cputime"
 )
 
 // exp is the scalar exponential of the package, one value at a time.
@@ -138,42 +140,42 @@ func BenchmarkExp(b *testing.B) {
 	}
 	dst := make([]float64, len(src))
 	b.Run("ExpSlice", func(b *testing.B) {
-		c := startCPU()
+		c := cputime.StartThread()
 		for b.Loop() {
 			ExpSlice(dst, src)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/exp")
-		c.report(b, len(src), "exp")
+		c.Report(b, len(src), "exp")
 	})
 	src32, dst32 := make([]float32, len(src)), make([]float32, len(src))
 	for i, v := range src {
 		src32[i] = float32(v)
 	}
 	b.Run("float32", func(b *testing.B) {
-		c := startCPU()
+		c := cputime.StartThread()
 		for b.Loop() {
 			expSlice32(dst32, src32)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/exp")
-		c.report(b, len(src), "exp")
+		c.Report(b, len(src), "exp")
 	})
 	b.Run("scalar", func(b *testing.B) {
-		c := startCPU()
+		c := cputime.StartThread()
 		for b.Loop() {
 			expScalar(dst, src)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/exp")
-		c.report(b, len(src), "exp")
+		c.Report(b, len(src), "exp")
 	})
 	b.Run("math.Exp", func(b *testing.B) {
-		c := startCPU()
+		c := cputime.StartThread()
 		for b.Loop() {
 			for i, x := range src {
 				dst[i] = math.Exp(x)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/exp")
-		c.report(b, len(src), "exp")
+		c.Report(b, len(src), "exp")
 	})
 }
 

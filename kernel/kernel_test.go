@@ -6,16 +6,16 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/testsupport/randmat"
 )
 
+// randPoints returns n points of R^d with normal coordinates of standard
+// deviation scale, drawn row by row.
 func randPoints(rng *rand.Rand, n, d int, scale float64) *mat.Dense {
-	a := mat.NewDense(n, d, nil)
-	for i := range n {
-		for j := range d {
-			a.Set(i, j, scale*rng.NormFloat64())
-		}
-	}
-	return a
+	x := randmat.Normal(rng, n, d)
+	x.Scale(scale, x)
+	return x
 }
 
 // TestBlockMatchesEval checks every kernel's Block against its Eval (math.Exp,

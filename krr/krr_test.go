@@ -11,16 +11,15 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/internal/testsupport/randmat"
 	"github.com/dicalab/dica/kernel"
 )
 
+// randPoints returns n points of R^d with normal coordinates of mean shift
+// and standard deviation scale, drawn row by row.
 func randPoints(rng *rand.Rand, n, d int, shift, scale float64) *mat.Dense {
-	x := mat.NewDense(n, d, nil)
-	for i := range n {
-		for j := range d {
-			x.Set(i, j, shift+scale*rng.NormFloat64())
-		}
-	}
+	x := randmat.Normal(rng, n, d)
+	x.Apply(func(_, _ int, v float64) float64 { return shift + scale*v }, x)
 	return x
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/internal/testsupport/randmat"
 	"github.com/dicalab/dica/kernel"
 )
 
@@ -14,8 +15,8 @@ import (
 // and the full features T^T k_m(x) (the transform), per point.
 func BenchmarkMapRaw(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	x := randPoints(rng, 1024, 8)
-	z, _ := Uniform(randPoints(rng, 5000, 8), 500, 1)
+	x := randmat.Normal(rng, 1024, 8)
+	z, _ := Uniform(randmat.Normal(rng, 5000, 8), 500, 1)
 	m, err := New(kernel.RBF{Sigma: 1}, z, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -42,7 +43,7 @@ func BenchmarkMapRaw(b *testing.B) {
 // so that K_mm is singular).
 func BenchmarkNew(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	z := randPoints(rng, 500, 8)
+	z := randmat.Normal(rng, 500, 8)
 	twice := mat.NewDense(1000, 8, nil)
 	for i := range 1000 {
 		twice.SetRow(i, z.RawRowView(i%500))

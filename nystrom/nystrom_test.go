@@ -10,25 +10,16 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/internal/testsupport/randmat"
 	"github.com/dicalab/dica/kernel"
 )
-
-func randPoints(rng *rand.Rand, n, d int) *mat.Dense {
-	a := mat.NewDense(n, d, nil)
-	for i := range n {
-		for j := range d {
-			a.Set(i, j, rng.NormFloat64())
-		}
-	}
-	return a
-}
 
 // TestAllPointsReproduceK: with every point a landmark (m = n), Phi Phi^T = K
 // on a well-conditioned set (RBF with a bandwidth small enough that K is far
 // from singular).
 func TestAllPointsReproduceK(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	x := randPoints(rng, 60, 3)
+	x := randmat.Normal(rng, 60, 3)
 	k := kernel.RBF{Sigma: 0.5}
 	uni, err := Uniform(x, 60, 7)
 	if err != nil {
@@ -53,7 +44,7 @@ func TestAllPointsReproduceK(t *testing.T) {
 // the features satisfy Map(x) = MapRaw(x) T.
 func TestTransformWhitens(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	x := randPoints(rng, 200, 4)
+	x := randmat.Normal(rng, 200, 4)
 	z, _ := Uniform(x, 30, 3)
 	k := kernel.Laplacian{Sigma: 2}
 	m, err := New(k, z, 0)
@@ -84,7 +75,7 @@ func TestTransformWhitens(t *testing.T) {
 		t.Error("Map(x) != MapRaw(x) T")
 	}
 	// Several blocks and a ragged last block.
-	big := randPoints(rng, 2*blockRows+17, 4)
+	big := randmat.Normal(rng, 2*blockRows+17, 4)
 	phi.Reset()
 	raw.Reset()
 	want.Reset()
@@ -100,7 +91,7 @@ func TestTransformWhitens(t *testing.T) {
 // (averaged over seeds), and k-means++ landmarks beat uniform ones.
 func TestErrorDecreasesWithM(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	x := randPoints(rng, 300, 5)
+	x := randmat.Normal(rng, 300, 5)
 	k := kernel.RBF{Sigma: kernel.MedianSigma(x, 0, 1)}
 	ms := []int{25, 50, 100, 200}
 	const seeds = 3
@@ -151,7 +142,7 @@ func TestErrorDecreasesWithM(t *testing.T) {
 // approximation as the points alone, and no blow-up.
 func TestNearDuplicateLandmarks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	x := randPoints(rng, 40, 3)
+	x := randmat.Normal(rng, 40, 3)
 	z := mat.NewDense(80, 3, nil)
 	for i := range 40 {
 		z.SetRow(i, x.RawRowView(i))
@@ -167,7 +158,7 @@ func TestNearDuplicateLandmarks(t *testing.T) {
 	if r := m.EffectiveRank(); r > 40 {
 		t.Errorf("effective rank %d with 40 distinct landmarks", r)
 	}
-	test := randPoints(rng, 100, 3)
+	test := randmat.Normal(rng, 100, 3)
 	var phi mat.Dense
 	m.Map(&phi, test)
 	for i := range 100 {
@@ -201,7 +192,7 @@ func TestNearDuplicateLandmarks(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	x := randPoints(rand.New(rand.NewPCG(5, 5)), 500, 2)
+	x := randmat.Normal(rand.New(rand.NewPCG(5, 5)), 500, 2)
 	if _, err := Uniform(x, 700, 1); err == nil || err.Error() != "nystrom: m = 700 landmarks but only 500 points" {
 		t.Errorf("Uniform m > n: %v", err)
 	}
@@ -244,7 +235,7 @@ func errOf[T any](_ T, err error) error { return err }
 
 func TestDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
-	x := randPoints(rng, 300, 6)
+	x := randmat.Normal(rng, 300, 6)
 	k := kernel.RBF{Sigma: 2}
 	z1, _ := KMeansPP(x, 40, 2, 9)
 	z2, _ := KMeansPP(x, 40, 2, 9)
@@ -275,7 +266,7 @@ func TestDeterministic(t *testing.T) {
 
 func TestConcurrentMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	x := randPoints(rng, 300, 5)
+	x := randmat.Normal(rng, 300, 5)
 	z, _ := Uniform(x, 50, 1)
 	m, err := New(kernel.RBF{Sigma: 1.5}, z, 0)
 	if err != nil {
@@ -336,7 +327,7 @@ func TestKMeansPPFindsClusters(t *testing.T) {
 // features stay bounded.
 func TestCutoffFloor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	x := randPoints(rng, 150, 3)
+	x := randmat.Normal(rng, 150, 3)
 	k := kernel.RBF{Sigma: 4}
 	m, err := New(k, x, 0)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/testsupport/cputime"
 )
 
 // benchRows, benchVars and benchComps size the blocks of the writer
@@ -60,7 +61,7 @@ func benchNames(prefix string, n int) []string {
 func reportPerValue(b *testing.B, values int, cpu0 time.Duration) {
 	v := float64(b.N) * float64(values)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/v, "ns/value")
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/v, "cpu-ns/value")
+	b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/v, "cpu-ns/value")
 }
 
 // BenchmarkWriteBlock writes blocks of the layout of WriterOptions.Vars and
@@ -72,7 +73,7 @@ func BenchmarkWriteBlock(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Abort()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if err := w.WriteBlock(blk, z, benchDomains, benchClasses); err != nil {
 			b.Fatal(err)
@@ -101,7 +102,7 @@ func BenchmarkWrite(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Abort()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if err := w.Write(r); err != nil {
 			b.Fatal(err)

@@ -3,7 +3,6 @@ package parquetio
 import (
 	"context"
 	"encoding/binary"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/internal/testsupport/sourcetest"
 )
 
 // writeSmall writes a Parquet file of rows rows of the columns domain, a,
@@ -200,33 +200,9 @@ func TestPassBytes(t *testing.T) {
 	} {
 		src, err := NewSource([]string{tc.file}, tc.o)
 		require.NoError(t, err)
-		got, bound := passAlloc(t, src), src.PassBytes()
+		got, bound := sourcetest.PassAlloc(t, src), src.PassBytes()
 		t.Logf("%s %v: a pass allocates %.1f MB, PassBytes %.1f MB", filepath.Base(tc.file), tc.o.Features, float64(got)/1e6, float64(bound)/1e6)
 		require.LessOrEqual(t, got, uint64(bound))
 		require.Greater(t, float64(got), 0.25*float64(bound))
 	}
-}
-
-// passAlloc returns the bytes allocated by a whole pass over src, read in
-// blocks of 4096 rows, after two garbage collections (which empty the
-// buffer pools).
-func passAlloc(t *testing.T, src dataset.Source) uint64 {
-	var b dataset.Block
-	b.Reset(4096, len(src.Schema().Features), src.Schema().Labelled, len(src.Schema().Targets))
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	r, err := src.Open(context.Background())
-	require.NoError(t, err)
-	for {
-		_, err := r.Read(&b, 4096)
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-	}
-	r.Close()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }

@@ -2,10 +2,8 @@ package parquetio
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -13,35 +11,8 @@ import (
 
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/internal/testsupport/apitest"
+	"github.com/dicalab/dica/internal/testsupport/sourcetest"
 )
-
-// nilCall is one call of an exported function or method with nil, zero or
-// negative arguments. It returns an error describing a wrong result (nil
-// when the result is an error, or the documented zero result).
-type nilCall struct {
-	name string // "Func" or "Type.Method", then "/variant"
-	call func() error
-}
-
-// wantErr turns the error returned by a call that must fail into the
-// check's result: want is a part of the message.
-func wantErr(err error, want string) error {
-	if err == nil {
-		return fmt.Errorf("no error, want %q", want)
-	}
-	if !strings.Contains(err.Error(), want) {
-		return fmt.Errorf("error %q, want %q", err, want)
-	}
-	return nil
-}
-
-// wantZero checks a documented zero result.
-func wantZero(ok bool, got any) error {
-	if !ok {
-		return fmt.Errorf("got %v, want the zero result", got)
-	}
-	return nil
-}
 
 // TestNilAndZero calls every exported function and method of the package
 // with nil pointers, nil slices, zero values and negative counts: each
@@ -67,48 +38,38 @@ func TestNilAndZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	block := &dataset.Block{Rows: 1, D: 2, X: []float64{1, 2}, Domain: []int{0}}
-	calls := []nilCall{
-		{"Create/empty path", func() error { _, err := Create("", WriterOptions{Vars: []string{"a"}}); return wantErr(err, "") }},
-		{"Create/zero options", func() error {
+	calls := []apitest.Case{
+		{Name: "Create/empty path", Call: func() error {
+			_, err := Create("", WriterOptions{Vars: []string{"a"}})
+			return apitest.WantErr(err, "")
+		}},
+		{Name: "Create/zero options", Call: func() error {
 			_, err := Create(filepath.Join(dir, "o.parquet"), WriterOptions{})
-			return wantErr(err, "WriterOptions.Vars is empty")
+			return apitest.WantErr(err, "WriterOptions.Vars is empty")
 		}},
-		{"Create/negative", func() error {
+		{Name: "Create/negative", Call: func() error {
 			_, err := Create(filepath.Join(dir, "o.parquet"), WriterOptions{Vars: []string{"a"}, RowGroupRows: -1})
-			return wantErr(err, "row group rows -1 out of range")
+			return apitest.WantErr(err, "row group rows -1 out of range")
 		}},
-		{"NewSource/nil", func() error { _, err := NewSource(nil, Options{}); return wantErr(err, "parquetio: no files") }},
-		{"NewSource/empty", func() error { _, err := NewSource([]string{""}, Options{}); return wantErr(err, "no such file") }},
-		{"NewSource/negative", func() error {
+		{Name: "NewSource/nil", Call: func() error { _, err := NewSource(nil, Options{}); return apitest.WantErr(err, "parquetio: no files") }},
+		{Name: "NewSource/empty", Call: func() error {
+			_, err := NewSource([]string{""}, Options{})
+			return apitest.WantErr(err, "no such file")
+		}},
+		{Name: "NewSource/negative", Call: func() error {
 			_, err := NewSource([]string{good}, Options{MaxPageBytes: -1})
-			return wantErr(err, "parquetio: a negative limit (MaxPageBytes -1")
+			return apitest.WantErr(err, "parquetio: a negative limit (MaxPageBytes -1")
 		}},
-		{"NewSourceFS/nil", func() error {
+		{Name: "NewSourceFS/nil", Call: func() error {
 			_, err := NewSourceFS(nil, []string{"x"}, Options{})
-			return wantErr(err, "parquetio: nil file system")
+			return apitest.WantErr(err, "parquetio: nil file system")
 		}},
-		{"NewSourceFS/empty", func() error {
+		{Name: "NewSourceFS/empty", Call: func() error {
 			_, err := NewSourceFS(fstest.MapFS{}, nil, Options{})
-			return wantErr(err, "parquetio: no files")
+			return apitest.WantErr(err, "parquetio: no files")
 		}},
-		{"Source.Open/nil context", func() error { _, err := src.Open(nilCtx); return wantErr(err, "parquetio: nil context") }},
-		{"Source.Open/reader", func() error {
-			r, err := src.Open(ctx)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			if _, err := r.Read(nil, 1); err == nil {
-				return fmt.Errorf("Read into a nil block: no error")
-			}
-			var b dataset.Block
-			for _, max := range []int{0, -1} {
-				if _, err := r.Read(&b, max); err == nil {
-					return fmt.Errorf("Read of %d rows: no error", max)
-				}
-			}
-			return nil
-		}},
+		{Name: "Source.Open/nil context", Call: func() error { _, err := src.Open(nilCtx); return apitest.WantErr(err, "parquetio: nil context") }},
+		{Name: "Source.Open/reader", Call: func() error { return sourcetest.RefusesBadReads(ctx, src) }},
 	}
 	for _, v := range []struct {
 		name string
@@ -116,11 +77,14 @@ func TestNilAndZero(t *testing.T) {
 	}{{"nil", ns}, {"zero", zs}} {
 		s := v.s
 		calls = append(calls,
-			nilCall{"Source.Files/" + v.name, func() error { return wantZero(len(s.Files()) == 0, s.Files()) }},
-			nilCall{"Source.Len/" + v.name, func() error { return wantZero(s.Len() == 0, s.Len()) }},
-			nilCall{"Source.Open/" + v.name, func() error { _, err := s.Open(ctx); return wantErr(err, "parquetio: Source not created by NewSource") }},
-			nilCall{"Source.PassBytes/" + v.name, func() error { return wantZero(s.PassBytes() == 0, s.PassBytes()) }},
-			nilCall{"Source.Schema/" + v.name, func() error { return wantZero(len(s.Schema().Features) == 0, s.Schema()) }},
+			apitest.Case{Name: "Source.Files/" + v.name, Call: func() error { return apitest.WantZero(len(s.Files()) == 0, s.Files()) }},
+			apitest.Case{Name: "Source.Len/" + v.name, Call: func() error { return apitest.WantZero(s.Len() == 0, s.Len()) }},
+			apitest.Case{Name: "Source.Open/" + v.name, Call: func() error {
+				_, err := s.Open(ctx)
+				return apitest.WantErr(err, "parquetio: Source not created by NewSource")
+			}},
+			apitest.Case{Name: "Source.PassBytes/" + v.name, Call: func() error { return apitest.WantZero(s.PassBytes() == 0, s.PassBytes()) }},
+			apitest.Case{Name: "Source.Schema/" + v.name, Call: func() error { return apitest.WantZero(len(s.Schema().Features) == 0, s.Schema()) }},
 		)
 	}
 	for _, v := range []struct {
@@ -129,37 +93,25 @@ func TestNilAndZero(t *testing.T) {
 	}{{"nil", nw}, {"zero", zw}} {
 		w := v.w
 		calls = append(calls,
-			nilCall{"Writer.Abort/" + v.name, func() error { w.Abort(); return nil }},
-			nilCall{"Writer.Commit/" + v.name, func() error { return wantErr(w.Commit(), "parquetio: Writer not created by Create") }},
-			nilCall{"Writer.Path/" + v.name, func() error { return wantZero(w.Path() == "", w.Path()) }},
-			nilCall{"Writer.Rows/" + v.name, func() error { return wantZero(w.Rows() == 0, w.Rows()) }},
-			nilCall{"Writer.Write/" + v.name, func() error { return wantErr(w.Write(nil), "parquetio: Writer not created by Create") }},
-			nilCall{"Writer.WriteBlock/" + v.name, func() error {
-				return wantErr(w.WriteBlock(block, mat.NewDense(1, 1, nil), []string{"a"}, nil), "parquetio: Writer not created by Create")
+			apitest.Case{Name: "Writer.Abort/" + v.name, Call: func() error { w.Abort(); return nil }},
+			apitest.Case{Name: "Writer.Commit/" + v.name, Call: func() error { return apitest.WantErr(w.Commit(), "parquetio: Writer not created by Create") }},
+			apitest.Case{Name: "Writer.Path/" + v.name, Call: func() error { return apitest.WantZero(w.Path() == "", w.Path()) }},
+			apitest.Case{Name: "Writer.Rows/" + v.name, Call: func() error { return apitest.WantZero(w.Rows() == 0, w.Rows()) }},
+			apitest.Case{Name: "Writer.Write/" + v.name, Call: func() error { return apitest.WantErr(w.Write(nil), "parquetio: Writer not created by Create") }},
+			apitest.Case{Name: "Writer.WriteBlock/" + v.name, Call: func() error {
+				return apitest.WantErr(w.WriteBlock(block, mat.NewDense(1, 1, nil), []string{"a"}, nil), "parquetio: Writer not created by Create")
 			}},
 		)
 	}
 	calls = append(calls,
-		nilCall{"ColumnKind.String/zero", func() error { return wantZero(ColumnKind(0).String() == "ColumnKind(0)", ColumnKind(0).String()) }},
-		nilCall{"ColumnKind.String/negative", func() error { return wantZero(ColumnKind(-1).String() == "ColumnKind(-1)", ColumnKind(-1).String()) }},
-		nilCall{"KeyValues/empty path", func() error { _, err := KeyValues(""); return wantErr(err, "open") }},
-		nilCall{"KeyValues/folder", func() error { _, err := KeyValues(dir); return wantErr(err, "not a regular file") }},
+		apitest.Case{Name: "ColumnKind.String/zero", Call: func() error {
+			return apitest.WantZero(ColumnKind(0).String() == "ColumnKind(0)", ColumnKind(0).String())
+		}},
+		apitest.Case{Name: "ColumnKind.String/negative", Call: func() error {
+			return apitest.WantZero(ColumnKind(-1).String() == "ColumnKind(-1)", ColumnKind(-1).String())
+		}},
+		apitest.Case{Name: "KeyValues/empty path", Call: func() error { _, err := KeyValues(""); return apitest.WantErr(err, "open") }},
+		apitest.Case{Name: "KeyValues/folder", Call: func() error { _, err := KeyValues(dir); return apitest.WantErr(err, "not a regular file") }},
 	)
-	var names []string
-	for _, c := range calls {
-		names = append(names, c.name)
-		if err := apitest.Call(c.call); err != nil {
-			t.Errorf("%s: %v", c.name, err)
-		}
-	}
-	want, err := apitest.ExportedFuncs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if missing := apitest.Missing(want, names); len(missing) > 0 {
-		t.Errorf("no nil or zero call of %s", strings.Join(missing, ", "))
-	}
-	if len(want) < 13 {
-		t.Errorf("only %d exported names found", len(want))
-	}
+	apitest.Check(t, ".", calls, 13)
 }

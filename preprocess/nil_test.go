@@ -2,10 +2,8 @@ package preprocess
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -13,37 +11,12 @@ import (
 	"github.com/dicalab/dica/internal/testsupport/apitest"
 )
 
-// nilCall is one call of an exported function or method with nil, zero or
-// empty arguments. It returns an error describing a wrong result (nil when
-// the result is an error, or the documented zero result).
-type nilCall struct {
-	name string // "Func" or "Type.Method", then "/variant"
-	call func() error
-}
-
-func wantErr(err error, want string) error {
-	if err == nil {
-		return fmt.Errorf("no error, want %q", want)
-	}
-	if !strings.Contains(err.Error(), want) {
-		return fmt.Errorf("error %q, want %q", err, want)
-	}
-	return nil
-}
-
-func wantZero(ok bool, got any) error {
-	if !ok {
-		return fmt.Errorf("got %v, want the documented result", got)
-	}
-	return nil
-}
-
 // unchanged applies t to the block {1, -2, 3, 4} of 2 columns and checks
 // that it is left as it is.
 func unchanged(t Transform) error {
 	x := []float64{1, -2, 3, 4}
 	t.Apply(x, 2)
-	return wantZero(slices.Equal(x, []float64{1, -2, 3, 4}), x)
+	return apitest.WantZero(slices.Equal(x, []float64{1, -2, 3, 4}), x)
 }
 
 // TestNilAndZero calls every exported function and method of the package
@@ -58,118 +31,110 @@ func TestNilAndZero(t *testing.T) {
 		np *Pipeline
 		nd *mat.Dense
 	)
-	calls := []nilCall{
-		{"Asinh.Eval/zero", func() error { return wantZero(math.IsInf(Asinh{}.Eval(1), 1), Asinh{}.Eval(1)) }},
-		{"Asinh.String/zero", func() error { return wantZero(Asinh{}.String() == "asinh:0", Asinh{}.String()) }},
-		{"Chain.Apply/nil", func() error { return unchanged(Chain(nil)) }},
-		{"Chain.Apply/nil element", func() error { return unchanged(Chain{nil, Channels{}}) }},
-		{"Channels.Apply/zero", func() error { return unchanged(Channels{}) }},
-		{"Compensation.Apply/nil", func() error { return unchanged(nc) }},
-		{"Compensation.Apply/zero", func() error { return unchanged(&Compensation{}) }},
-		{"Compensation.Columns/nil", func() error { return wantZero(nc.Columns() == nil, nc.Columns()) }},
-		{"Compensation.Columns/zero", func() error { return wantZero(len((&Compensation{}).Columns()) == 0, nil) }},
-		{"Identity.Eval/zero", func() error { return wantZero(Identity{}.Eval(-3) == -3, nil) }},
-		{"Identity.String/zero", func() error { return wantZero(Identity{}.String() == "none", nil) }},
-		{"Log1pAbs.Eval/zero", func() error { return wantZero(Log1pAbs{}.Eval(0) == 0, nil) }},
-		{"Log1pAbs.String/zero", func() error { return wantZero(Log1pAbs{}.String() == "log1p", nil) }},
-		{"NewCompensation/nil", func() error {
+	calls := []apitest.Case{
+		{Name: "Asinh.Eval/zero", Call: func() error { return apitest.WantZero(math.IsInf(Asinh{}.Eval(1), 1), Asinh{}.Eval(1)) }},
+		{Name: "Asinh.String/zero", Call: func() error { return apitest.WantZero(Asinh{}.String() == "asinh:0", Asinh{}.String()) }},
+		{Name: "Chain.Apply/nil", Call: func() error { return unchanged(Chain(nil)) }},
+		{Name: "Chain.Apply/nil element", Call: func() error { return unchanged(Chain{nil, Channels{}}) }},
+		{Name: "Channels.Apply/zero", Call: func() error { return unchanged(Channels{}) }},
+		{Name: "Compensation.Apply/nil", Call: func() error { return unchanged(nc) }},
+		{Name: "Compensation.Apply/zero", Call: func() error { return unchanged(&Compensation{}) }},
+		{Name: "Compensation.Columns/nil", Call: func() error { return apitest.WantZero(nc.Columns() == nil, nc.Columns()) }},
+		{Name: "Compensation.Columns/zero", Call: func() error { return apitest.WantZero(len((&Compensation{}).Columns()) == 0, nil) }},
+		{Name: "Identity.Eval/zero", Call: func() error { return apitest.WantZero(Identity{}.Eval(-3) == -3, nil) }},
+		{Name: "Identity.String/zero", Call: func() error { return apitest.WantZero(Identity{}.String() == "none", nil) }},
+		{Name: "Log1pAbs.Eval/zero", Call: func() error { return apitest.WantZero(Log1pAbs{}.Eval(0) == 0, nil) }},
+		{Name: "Log1pAbs.String/zero", Call: func() error { return apitest.WantZero(Log1pAbs{}.String() == "log1p", nil) }},
+		{Name: "NewCompensation/nil", Call: func() error {
 			_, err := NewCompensation(nil, nil, nil)
-			return wantErr(err, "preprocess: nil spillover matrix")
+			return apitest.WantErr(err, "preprocess: nil spillover matrix")
 		}},
-		{"NewCompensation/nil Dense", func() error {
+		{Name: "NewCompensation/nil Dense", Call: func() error {
 			_, err := NewCompensation(nd, []string{"a"}, []string{"a"})
-			return wantErr(err, "nil spillover matrix")
+			return apitest.WantErr(err, "nil spillover matrix")
 		}},
-		{"NewCompensation/zero Dense", func() error {
+		{Name: "NewCompensation/zero Dense", Call: func() error {
 			_, err := NewCompensation(&mat.Dense{}, nil, nil)
-			return wantErr(err, "preprocess: empty spillover matrix")
+			return apitest.WantErr(err, "preprocess: empty spillover matrix")
 		}},
-		{"NewCompensation/no names", func() error {
+		{Name: "NewCompensation/no names", Call: func() error {
 			_, err := NewCompensation(mat.NewDense(1, 1, []float64{1}), nil, nil)
-			return wantErr(err, "spillover matrix is 1x1 for 0 channel names")
+			return apitest.WantErr(err, "spillover matrix is 1x1 for 0 channel names")
 		}},
-		{"NewCompensation/no columns", func() error {
+		{Name: "NewCompensation/no columns", Call: func() error {
 			_, err := NewCompensation(mat.NewDense(1, 1, []float64{1}), []string{"A"}, nil)
-			return wantErr(err, `spillover channel "A" not found among the columns`)
+			return apitest.WantErr(err, `spillover channel "A" not found among the columns`)
 		}},
-		{"ParseFunc/empty", func() error { _, err := ParseFunc(""); return wantErr(err, `unknown transform ""`) }},
-		{"ParseFunc/zero cofactor", func() error {
+		{Name: "ParseFunc/empty", Call: func() error { _, err := ParseFunc(""); return apitest.WantErr(err, `unknown transform ""`) }},
+		{Name: "ParseFunc/zero cofactor", Call: func() error {
 			_, err := ParseFunc("asinh:0")
-			return wantErr(err, "cofactor must be a finite number > 0")
+			return apitest.WantErr(err, "cofactor must be a finite number > 0")
 		}},
-		{"Pipeline.Apply/nil", func() error { return np.Apply([]float64{1}, 1) }},
-		{"Pipeline.Apply/zero", func() error { return wantErr((&Pipeline{}).Apply(nil, 0), "block of 0 values for 0 channels") }},
-		{"Pipeline.Apply/zero compensation", func() error {
+		{Name: "Pipeline.Apply/nil", Call: func() error { return np.Apply([]float64{1}, 1) }},
+		{Name: "Pipeline.Apply/zero", Call: func() error { return apitest.WantErr((&Pipeline{}).Apply(nil, 0), "block of 0 values for 0 channels") }},
+		{Name: "Pipeline.Apply/zero compensation", Call: func() error {
 			p := &Pipeline{Channels: []Channel{{Name: "A"}}, Compensation: &Spill{}}
-			return wantErr(p.Apply([]float64{1}, 1), "spillover matrix of 0 values for 0 channels")
+			return apitest.WantErr(p.Apply([]float64{1}, 1), "spillover matrix of 0 values for 0 channels")
 		}},
-		{"Pipeline.Apply/short matrix", func() error {
+		{Name: "Pipeline.Apply/short matrix", Call: func() error {
 			p := &Pipeline{Channels: []Channel{{Name: "A"}}, Compensation: &Spill{Channels: []string{"A"}, Matrix: []float64{1, 0}}}
-			return wantErr(p.Apply([]float64{1}, 1), "spillover matrix of 2 values for 1 channels")
+			return apitest.WantErr(p.Apply([]float64{1}, 1), "spillover matrix of 2 values for 1 channels")
 		}},
-		{"Pipeline.Check/nil", func() error { return np.Check() }},
-		{"Pipeline.Check/zero", func() error { return (&Pipeline{}).Check() }},
-		{"Pipeline.Check/zero compensation", func() error {
-			return wantErr((&Pipeline{Compensation: &Spill{}}).Check(), "spillover matrix of 0 values")
+		{Name: "Pipeline.Check/nil", Call: func() error { return np.Check() }},
+		{Name: "Pipeline.Check/zero", Call: func() error { return (&Pipeline{}).Check() }},
+		{Name: "Pipeline.Check/zero compensation", Call: func() error {
+			return apitest.WantErr((&Pipeline{Compensation: &Spill{}}).Check(), "spillover matrix of 0 values")
 		}},
-		{"Pipeline.Func/nil", func() error { f, err := np.Func(); return wantZero(err == nil && f == Identity{}, f) }},
-		{"Pipeline.Func/zero", func() error { f, err := (&Pipeline{}).Func(); return wantZero(err == nil && f == Identity{}, f) }},
-		{"Pipeline.Names/nil", func() error { return wantZero(np.Names() == nil, np.Names()) }},
-		{"Pipeline.Names/zero", func() error { return wantZero(len((&Pipeline{}).Names()) == 0, nil) }},
-		{"Pipeline.String/nil", func() error { return wantZero(np.String() == "not recorded", np.String()) }},
-		{"Pipeline.String/zero", func() error {
+		{Name: "Pipeline.Func/nil", Call: func() error { f, err := np.Func(); return apitest.WantZero(err == nil && f == Identity{}, f) }},
+		{Name: "Pipeline.Func/zero", Call: func() error {
+			f, err := (&Pipeline{}).Func()
+			return apitest.WantZero(err == nil && f == Identity{}, f)
+		}},
+		{Name: "Pipeline.Names/nil", Call: func() error { return apitest.WantZero(np.Names() == nil, np.Names()) }},
+		{Name: "Pipeline.Names/zero", Call: func() error { return apitest.WantZero(len((&Pipeline{}).Names()) == 0, nil) }},
+		{Name: "Pipeline.String/nil", Call: func() error { return apitest.WantZero(np.String() == "not recorded", np.String()) }},
+		{Name: "Pipeline.String/zero", Call: func() error {
 			s := (&Pipeline{}).String()
-			return wantZero(s == "0 channels ; no transform", s)
+			return apitest.WantZero(s == "0 channels ; no transform", s)
 		}},
-		{"Pipeline.TransformSpec/nil", func() error { return wantZero(np.TransformSpec() == "none", nil) }},
-		{"Pipeline.TransformSpec/zero", func() error { return wantZero((&Pipeline{}).TransformSpec() == "none", nil) }},
-		{"Compiled.Apply/nil", func() error { var c *Compiled; c.Apply([]float64{1}, 1); return nil }},
-		{"Compiled.Apply/zero", func() error { (&Compiled{}).Apply([]float64{1}, 1); return nil }},
-		{"Compiled.Identity/nil", func() error { var c *Compiled; return wantZero(c.Identity(), false) }},
-		{"Compiled.Row/nil", func() error { var c *Compiled; return wantZero(c.Row() == nil, "a function") }},
-		{"Pipeline.Compile/nil", func() error { c, err := np.Compile(); return wantZero(err == nil && c.Identity(), err) }},
-		{"Pipeline.Compile/zero", func() error { c, err := (&Pipeline{}).Compile(); return wantZero(err == nil && c.Identity(), err) }},
-		{"Pipeline.Compile/zero compensation", func() error {
+		{Name: "Pipeline.TransformSpec/nil", Call: func() error { return apitest.WantZero(np.TransformSpec() == "none", nil) }},
+		{Name: "Pipeline.TransformSpec/zero", Call: func() error { return apitest.WantZero((&Pipeline{}).TransformSpec() == "none", nil) }},
+		{Name: "Compiled.Apply/nil", Call: func() error { var c *Compiled; c.Apply([]float64{1}, 1); return nil }},
+		{Name: "Compiled.Apply/zero", Call: func() error { (&Compiled{}).Apply([]float64{1}, 1); return nil }},
+		{Name: "Compiled.Identity/nil", Call: func() error { var c *Compiled; return apitest.WantZero(c.Identity(), false) }},
+		{Name: "Compiled.Row/nil", Call: func() error { var c *Compiled; return apitest.WantZero(c.Row() == nil, "a function") }},
+		{Name: "Pipeline.Compile/nil", Call: func() error { c, err := np.Compile(); return apitest.WantZero(err == nil && c.Identity(), err) }},
+		{Name: "Pipeline.Compile/zero", Call: func() error {
+			c, err := (&Pipeline{}).Compile()
+			return apitest.WantZero(err == nil && c.Identity(), err)
+		}},
+		{Name: "Pipeline.Compile/zero compensation", Call: func() error {
 			_, err := (&Pipeline{Compensation: &Spill{}}).Compile()
-			return wantErr(err, "spillover matrix of 0 values")
+			return apitest.WantErr(err, "spillover matrix of 0 values")
 		}},
-		{"Pipeline.Equal/nil", func() error { return wantZero(np.Equal(nil) && !np.Equal(&Pipeline{}), false) }},
-		{"Pipeline.Equal/zero", func() error { return wantZero((&Pipeline{}).Equal(&Pipeline{}) && !(&Pipeline{}).Equal(nil), false) }},
-		{"Pipeline.Identical/nil", func() error { return wantZero(np.Identical(nil) && !np.Identical(&Pipeline{}), false) }},
-		{"Pipeline.Identical/zero", func() error { return wantZero((&Pipeline{}).Identical(&Pipeline{}), false) }},
-		{"Pipeline.MarshalJSON/nil", func() error {
+		{Name: "Pipeline.Equal/nil", Call: func() error { return apitest.WantZero(np.Equal(nil) && !np.Equal(&Pipeline{}), false) }},
+		{Name: "Pipeline.Equal/zero", Call: func() error {
+			return apitest.WantZero((&Pipeline{}).Equal(&Pipeline{}) && !(&Pipeline{}).Equal(nil), false)
+		}},
+		{Name: "Pipeline.Identical/nil", Call: func() error { return apitest.WantZero(np.Identical(nil) && !np.Identical(&Pipeline{}), false) }},
+		{Name: "Pipeline.Identical/zero", Call: func() error { return apitest.WantZero((&Pipeline{}).Identical(&Pipeline{}), false) }},
+		{Name: "Pipeline.MarshalJSON/nil", Call: func() error {
 			b, err := np.MarshalJSON()
-			return wantZero(err == nil && string(b) == "null", string(b))
+			return apitest.WantZero(err == nil && string(b) == "null", string(b))
 		}},
-		{"Pipeline.MarshalJSON/zero", func() error { _, err := (&Pipeline{}).MarshalJSON(); return err }},
-		{"Pipeline.Remaining/nil", func() error { q, err := np.Remaining(nil); return wantZero(err == nil && q == nil, q) }},
-		{"Pipeline.Remaining/zero", func() error { _, err := (&Pipeline{}).Remaining(nil); return err }},
-		{"Pipeline.Select/nil", func() error { q, err := np.Select(nil); return wantZero(err == nil && q == nil, q) }},
-		{"Pipeline.Select/zero", func() error { _, err := (&Pipeline{}).Select([]string{"A"}); return wantErr(err, `"A"`) }},
-		{"Pipeline.Steps/nil", func() error { return wantZero(np.Steps() == nil, np.Steps()) }},
-		{"Pipeline.Steps/zero", func() error { return wantZero(len((&Pipeline{}).Steps()) == 0, (&Pipeline{}).Steps()) }},
-		{"Pipeline.UnmarshalJSON/nil", func() error { return wantErr(np.UnmarshalJSON([]byte("{}")), "nil Pipeline") }},
-		{"Pipeline.UnmarshalJSON/empty", func() error { return wantErr((&Pipeline{}).UnmarshalJSON(nil), "preprocess: pipeline:") }},
+		{Name: "Pipeline.MarshalJSON/zero", Call: func() error { _, err := (&Pipeline{}).MarshalJSON(); return err }},
+		{Name: "Pipeline.Remaining/nil", Call: func() error { q, err := np.Remaining(nil); return apitest.WantZero(err == nil && q == nil, q) }},
+		{Name: "Pipeline.Remaining/zero", Call: func() error { _, err := (&Pipeline{}).Remaining(nil); return err }},
+		{Name: "Pipeline.Select/nil", Call: func() error { q, err := np.Select(nil); return apitest.WantZero(err == nil && q == nil, q) }},
+		{Name: "Pipeline.Select/zero", Call: func() error { _, err := (&Pipeline{}).Select([]string{"A"}); return apitest.WantErr(err, `"A"`) }},
+		{Name: "Pipeline.Steps/nil", Call: func() error { return apitest.WantZero(np.Steps() == nil, np.Steps()) }},
+		{Name: "Pipeline.Steps/zero", Call: func() error { return apitest.WantZero(len((&Pipeline{}).Steps()) == 0, (&Pipeline{}).Steps()) }},
+		{Name: "Pipeline.UnmarshalJSON/nil", Call: func() error { return apitest.WantErr(np.UnmarshalJSON([]byte("{}")), "nil Pipeline") }},
+		{Name: "Pipeline.UnmarshalJSON/empty", Call: func() error { return apitest.WantErr((&Pipeline{}).UnmarshalJSON(nil), "preprocess: pipeline:") }},
 	}
-	var names []string
-	for _, c := range calls {
-		names = append(names, c.name)
-		if err := apitest.Call(c.call); err != nil {
-			t.Errorf("%s: %v", c.name, err)
-		}
-	}
-	want, err := apitest.ExportedFuncs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if missing := apitest.Missing(want, names); len(missing) > 0 {
-		t.Errorf("no nil or zero call of %s", strings.Join(missing, ", "))
-	}
-	if len(want) < 18 {
-		t.Errorf("only %d exported names found", len(want))
-	}
+	apitest.Check(t, ".", calls, 18)
 	// Pipeline.Apply's errors wrap ErrNeedsFile where they should.
-	err = (&Pipeline{Channels: []Channel{{Name: "A"}}, Linearize: true}).Apply([]float64{1}, 1)
+	err := (&Pipeline{Channels: []Channel{{Name: "A"}}, Linearize: true}).Apply([]float64{1}, 1)
 	if !errors.Is(err, ErrNeedsFile) {
 		t.Errorf("linearize: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dicalab/dica/internal/testsupport/cputime"
 )
 
 // transformInputs returns values of every class the two transforms meet:
@@ -183,25 +185,25 @@ func BenchmarkTransforms(b *testing.B) {
 	for _, f := range []Func{Log1pAbs{}, Asinh{Cofactor: 5}} {
 		name := f.String()
 		b.Run(name+"/Apply", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				copy(x, src)
 				Channels{F: f}.Apply(x, d)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/value")
-			c.report(b, len(x), "value")
+			c.Report(b, len(x), "value")
 		})
 		b.Run(name+"/Apply-2-cols", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				copy(x, src)
 				Channels{F: f, Cols: []int{1, 5}}.Apply(x, d)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n*2), "ns/value")
-			c.report(b, n*2, "value")
+			c.Report(b, n*2, "value")
 		})
 		b.Run(name+"/math", func(b *testing.B) {
-			c := startCPU()
+			c := cputime.StartThread()
 			for b.Loop() {
 				copy(x, src)
 				for i, v := range x {
@@ -209,7 +211,7 @@ func BenchmarkTransforms(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/value")
-			c.report(b, len(x), "value")
+			c.Report(b, len(x), "value")
 		})
 	}
 }

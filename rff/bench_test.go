@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/internal/testsupport/randmat"
 	"github.com/dicalab/dica/kernel"
 )
 
@@ -13,7 +14,7 @@ import (
 // 8-dimensional points, per point.
 func BenchmarkMap(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	x := randPoints(rng, 1024, 8)
+	x := randmat.Normal(rng, 1024, 8)
 	f, err := New(kernel.RBF{Sigma: 1}, 8, 500, true, 1)
 	if err != nil {
 		b.Fatal(err)

@@ -10,18 +10,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
+	"github.com/dicalab/dica/internal/testsupport/randmat"
 	"github.com/dicalab/dica/kernel"
 )
-
-// randPoints returns n points of R^d with standard normal coordinates,
-// drawn row by row.
-func randPoints(rng *rand.Rand, n, d int) *mat.Dense {
-	x := make([]float64, n*d)
-	for i := range x {
-		x[i] = rng.NormFloat64()
-	}
-	return mat.NewDense(n, d, x)
-}
 
 // expectedRelError returns the root of the expected squared relative
 // Frobenius error of i.i.d. sin/cos features with D frequencies:
@@ -55,7 +46,7 @@ func expectedRelError(k kernel.Kernel, x *mat.Dense, nf int) float64 {
 // moderately, less for the heavy-tailed Cauchy frequencies.)
 func TestErrorMatchesTheory(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	x := randPoints(rng, 150, 5)
+	x := randmat.Normal(rng, 150, 5)
 	sigma := kernel.MedianSigma(x, 0, 1)
 	for _, k := range []kernel.Kernel{kernel.RBF{Sigma: sigma}, kernel.Laplacian{Sigma: sigma}, kernel.Laplacian{Sigma: 3 * sigma, L1: true}} {
 		ms := []int{50, 200, 800, 2000}
@@ -131,7 +122,7 @@ func TestUnbiased(t *testing.T) {
 // seeds), so a ratio below 0.6 is asserted.
 func TestOrthogonalBeatsIID(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	x := randPoints(rng, 300, 12)
+	x := randmat.Normal(rng, 300, 12)
 	k := kernel.RBF{Sigma: kernel.MedianSigma(x, 0, 1)}
 	const seeds = 6
 	var iid, orf float64
@@ -180,7 +171,7 @@ func TestOrthogonalRows(t *testing.T) {
 	if math.Abs(mat.Norm(w.RowView(0), 2)-mat.Norm(w.RowView(1), 2)) < 1e-9 {
 		t.Error("orthogonal rows have equal norms: radii not drawn")
 	}
-	x := randPoints(rand.New(rand.NewPCG(4, 4)), 10, d)
+	x := randmat.Normal(rand.New(rand.NewPCG(4, 4)), 10, d)
 	var phi mat.Dense
 	f.Map(&phi, x)
 	for i := range 10 {
@@ -191,7 +182,7 @@ func TestOrthogonalRows(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	x := randPoints(rand.New(rand.NewPCG(5, 5)), 50, 4)
+	x := randmat.Normal(rand.New(rand.NewPCG(5, 5)), 50, 4)
 	for _, orth := range []bool{false, true} {
 		k := kernel.RBF{Sigma: 1.2}
 		a, _ := New(k, 4, 40, orth, 11)
@@ -215,7 +206,7 @@ func TestDeterministic(t *testing.T) {
 // TestMapBruteForce checks the layout of the features against the
 // definition, computed from Frequencies with math.Cos and math.Sin.
 func TestMapBruteForce(t *testing.T) {
-	x := randPoints(rand.New(rand.NewPCG(6, 6)), 7, 3)
+	x := randmat.Normal(rand.New(rand.NewPCG(6, 6)), 7, 3)
 	f, _ := New(kernel.Laplacian{Sigma: 1, L1: true}, 3, 10, false, 1)
 	var phi mat.Dense
 	f.Map(&phi, x)
@@ -255,7 +246,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestConcurrentMap(t *testing.T) {
-	x := randPoints(rand.New(rand.NewPCG(7, 7)), 200, 5)
+	x := randmat.Normal(rand.New(rand.NewPCG(7, 7)), 200, 5)
 	f, _ := New(kernel.RBF{Sigma: 1}, 5, 64, true, 1)
 	var want mat.Dense
 	f.Map(&want, x)

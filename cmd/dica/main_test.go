@@ -31,24 +31,42 @@ func runCmd(t *testing.T, args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-// writeCSV writes a toy classification data set with a header and domain and
-// label columns.
+// writeToyCSV writes toy classification data with a header, a domain
+// column patient, the label population and the inputs CD1.., and returns
+// the path, dir/cells.csv.
 func writeToyCSV(t *testing.T, dir string, ds *dataset.Dataset) string {
 	t.Helper()
+	label := func(i int) string { return ds.ClassNames[ds.Label[i]] }
+	return writeToyTable(t, filepath.Join(dir, "cells.csv"), ds, "population", label)
+}
+
+// writeToyRegressionCSV writes toy regression data with a header, a domain
+// column patient, the target y and the inputs CD1.., and returns the path,
+// dir/reg.csv.
+func writeToyRegressionCSV(t *testing.T, dir string, ds *dataset.Dataset) string {
+	t.Helper()
+	target := func(i int) string { return strconv.FormatFloat(ds.Target.At(i, 0), 'g', -1, 64) }
+	return writeToyTable(t, filepath.Join(dir, "reg.csv"), ds, "y", target)
+}
+
+// writeToyTable writes ds as a CSV file at path: a header, then a row a
+// point of its domain's name, value(i) in the column named col, and its
+// inputs CD1.. in the shortest form that reads back bit for bit.
+func writeToyTable(t *testing.T, path string, ds *dataset.Dataset, col string, value func(i int) string) string {
+	t.Helper()
 	var b strings.Builder
-	b.WriteString("patient,population")
+	b.WriteString("patient," + col)
 	for j := 0; j < ds.D(); j++ {
 		fmt.Fprintf(&b, ",CD%d", j+1)
 	}
 	b.WriteString("\n")
 	for i := 0; i < ds.N(); i++ {
-		fmt.Fprintf(&b, "%s,%s", ds.DomainNames[ds.Domain[i]], ds.ClassNames[ds.Label[i]])
+		fmt.Fprintf(&b, "%s,%s", ds.DomainNames[ds.Domain[i]], value(i))
 		for _, v := range ds.X.RawRowView(i) {
 			fmt.Fprintf(&b, ",%g", v)
 		}
 		b.WriteString("\n")
 	}
-	path := filepath.Join(dir, "cells.csv")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	return path
 }

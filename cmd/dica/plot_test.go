@@ -558,21 +558,7 @@ func TestPlotTarget(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	ds := toy.Regression(toy.Options{Domains: 3, MeanSize: 60, Seed: 4})
-	var b strings.Builder
-	b.WriteString("patient,y")
-	for j := 0; j < ds.D(); j++ {
-		fmt.Fprintf(&b, ",X%d", j+1)
-	}
-	b.WriteString("\n")
-	for i := 0; i < ds.N(); i++ {
-		fmt.Fprintf(&b, "%s,%g", ds.DomainNames[ds.Domain[i]], ds.Target.At(i, 0))
-		for _, v := range ds.X.RawRowView(i) {
-			fmt.Fprintf(&b, ",%g", v)
-		}
-		b.WriteString("\n")
-	}
-	csv := filepath.Join(dir, "cells.csv")
-	require.NoError(t, os.WriteFile(csv, []byte(b.String()), 0o644))
+	csv := writeToyRegressionCSV(t, dir, ds)
 	model := filepath.Join(dir, "m.dica")
 	_, errs, code := runCmd(t, "fit", "--data", csv, "--domain", "patient", "--target", "y", "--sigma", "1", "--rank", "30", "--out", model, "--quiet")
 	require.Equal(t, 0, code, errs)

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,28 +93,6 @@ func TestPredictCommand(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "this model has no classifier: fit it with --classifier svm")
 	require.NoFileExists(t, filepath.Join(dir, "x.csv"))
-}
-
-// writeToyRegressionCSV writes toy regression data with a header, a domain
-// column patient, the target y and the inputs CD1.., and returns the path.
-func writeToyRegressionCSV(t *testing.T, dir string, ds *dataset.Dataset) string {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString("patient,y")
-	for j := 0; j < ds.D(); j++ {
-		fmt.Fprintf(&b, ",CD%d", j+1)
-	}
-	b.WriteString("\n")
-	for i := 0; i < ds.N(); i++ {
-		fmt.Fprintf(&b, "%s,%s", ds.DomainNames[ds.Domain[i]], strconv.FormatFloat(ds.Target.At(i, 0), 'g', -1, 64))
-		for _, v := range ds.X.RawRowView(i) {
-			fmt.Fprintf(&b, ",%s", strconv.FormatFloat(v, 'g', -1, 64))
-		}
-		b.WriteString("\n")
-	}
-	path := filepath.Join(dir, "reg.csv")
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	return path
 }
 
 // TestPredictTargets predicts real targets with a model that carries a

@@ -155,22 +155,6 @@ func cytofLike(t *testing.T, dir string, n int) (data, labels []string) {
 	return data, labels
 }
 
-// snapshot returns the contents of the files of dir, by name.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	out := map[string]string{}
-	for _, e := range ents {
-		if e.Type().IsRegular() {
-			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			require.NoError(t, err)
-			out[e.Name()] = string(b)
-		}
-	}
-	return out
-}
-
 func TestOutputIsNeverAnInput(t *testing.T) {
 	dir := t.TempDir()
 	data, labels := cytofLike(t, dir, 400)
@@ -179,7 +163,7 @@ func TestOutputIsNeverAnInput(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NoError(t, os.Symlink("sample1.csv", filepath.Join(dir, "link.csv")))
 	require.NoError(t, os.Link(filepath.Join(dir, "labels1.csv"), filepath.Join(dir, "hard.csv")))
-	before := snapshot(t, dir)
+	before := fileTypes(t, dir)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -198,7 +182,7 @@ func TestOutputIsNeverAnInput(t *testing.T) {
 		require.Contains(t, r.stderr, c.want, "%v", c.args)
 		requireNoCrash(t, r, c.args)
 		require.Less(t, r.elapsed, 5*time.Second, "%v: refused only after work", c.args)
-		require.Equal(t, before, snapshot(t, dir), "%v changed a file", c.args)
+		require.Equal(t, before, fileTypes(t, dir), "%v changed a file", c.args)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/testsupport/cputime"
 )
 
 // BenchmarkSyrk measures the streaming Gram sum C += F^T F (upper) of an
@@ -22,30 +24,30 @@ func BenchmarkSyrk(b *testing.B) {
 		c := make([]float64, m*m)
 		flops := float64(r) * float64(m) * float64(m+1)
 		b.Run(fmt.Sprintf("r=%d/m=%d/gemm", r, m), func(b *testing.B) {
-			ct := startCPU()
+			ct := cputime.StartFlops()
 			for b.Loop() {
 				Syrk(blas.Trans, general(r, m, m, f), upperSym(m, m, c))
 			}
-			ct.report(b, flops)
+			ct.Report(b, flops)
 		})
 		f32 := make([]float32, len(f))
 		for i, v := range f {
 			f32[i] = float32(v)
 		}
 		b.Run(fmt.Sprintf("r=%d/m=%d/gemm32", r, m), func(b *testing.B) {
-			ct := startCPU()
+			ct := cputime.StartFlops()
 			for b.Loop() {
 				Syrk32(blas32.General{Rows: r, Cols: m, Stride: m, Data: f32}, upperSym(m, m, c))
 			}
-			ct.report(b, flops)
+			ct.Report(b, flops)
 		})
 		b.Run(fmt.Sprintf("r=%d/m=%d/gonum", r, m), func(b *testing.B) {
-			ct := startCPU()
+			ct := cputime.StartFlops()
 			for b.Loop() {
 				blas64.Syrk(blas.Trans, 1, general(r, m, m, f), 1,
 					blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: c})
 			}
-			ct.report(b, flops)
+			ct.Report(b, flops)
 		})
 	}
 }
@@ -68,25 +70,25 @@ func BenchmarkCholesky(b *testing.B) {
 	a := make([]float64, n*n)
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("n=%d/gemm/workers=%d", n, workers), func(b *testing.B) {
-			ct := startCPU()
+			ct := cputime.StartFlops()
 			for b.Loop() {
 				copy(a, a0)
 				if _, ok := Potrf(lowerSym(n, n, a), workers); !ok {
 					b.Fatal("not PD")
 				}
 			}
-			ct.report(b, flops)
+			ct.Report(b, flops)
 		})
 	}
 	b.Run(fmt.Sprintf("n=%d/gonum", n), func(b *testing.B) {
 		var chol mat.Cholesky
-		ct := startCPU()
+		ct := cputime.StartFlops()
 		for b.Loop() {
 			if !chol.Factorize(sym) {
 				b.Fatal("not PD")
 			}
 		}
-		ct.report(b, flops)
+		ct.Report(b, flops)
 	})
 }
 
@@ -102,23 +104,23 @@ func BenchmarkCholeskyTo(b *testing.B) {
 		flops := float64(n) * float64(n) * float64(n) / 3
 		b.Run(fmt.Sprintf("n=%d/gemm", n), func(b *testing.B) {
 			var chol mat.Cholesky
-			ct := startCPU()
+			ct := cputime.StartFlops()
 			for b.Loop() {
 				if !CholeskyTo(&chol, sym, 2) {
 					b.Fatal("not PD")
 				}
 			}
-			ct.report(b, flops)
+			ct.Report(b, flops)
 		})
 		b.Run(fmt.Sprintf("n=%d/gonum", n), func(b *testing.B) {
 			var chol mat.Cholesky
-			ct := startCPU()
+			ct := cputime.StartFlops()
 			for b.Loop() {
 				if !chol.Factorize(sym) {
 					b.Fatal("not PD")
 				}
 			}
-			ct.report(b, flops)
+			ct.Report(b, flops)
 		})
 	}
 }
@@ -130,18 +132,18 @@ func BenchmarkGemm(b *testing.B) {
 	x, y, c := randSlice(rng, n*n), randSlice(rng, n*n), make([]float64, n*n)
 	flops := 2 * float64(n) * float64(n) * float64(n)
 	b.Run("gemm", func(b *testing.B) {
-		ct := startCPU()
+		ct := cputime.StartFlops()
 		for b.Loop() {
 			Gemm(blas.NoTrans, blas.NoTrans, 1, general(n, n, n, x), general(n, n, n, y), general(n, n, n, c), 1)
 		}
-		ct.report(b, flops)
+		ct.Report(b, flops)
 	})
 	b.Run("gonum", func(b *testing.B) {
-		ct := startCPU()
+		ct := cputime.StartFlops()
 		for b.Loop() {
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(n, n, n, x), general(n, n, n, y), 1, general(n, n, n, c))
 		}
-		ct.report(b, flops)
+		ct.Report(b, flops)
 	})
 }
 
@@ -150,11 +152,11 @@ func BenchmarkGemm(b *testing.B) {
 func BenchmarkKernel(b *testing.B) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	a, bb, c := randSlice(rng, kc*mr), randSlice(rng, kc*nr), make([]float64, mr*nr)
-	ct := startCPU()
+	ct := cputime.StartFlops()
 	for b.Loop() {
 		native.kern(kc, a, mr, bb, nr, c, nr, 1)
 	}
-	ct.report(b, 2*mr*nr*kc)
+	ct.Report(b, 2*mr*nr*kc)
 }
 
 // BenchmarkTrsm solves L X = B and L^T X = B for n = 2000, 500 right-hand
@@ -176,20 +178,20 @@ func BenchmarkTrsm(b *testing.B) {
 			name = "LowerTransLeft"
 		}
 		b.Run(name+"/gemm", func(b *testing.B) {
-			ct := startCPU()
+			ct := cputime.StartFlops()
 			for b.Loop() {
 				copy(x, b0)
 				Trsm(blas.Left, tr(trans), lt, general(n, nrhs, nrhs, x), 1)
 			}
-			ct.report(b, flops)
+			ct.Report(b, flops)
 		})
 		b.Run(name+"/gonum", func(b *testing.B) {
-			ct := startCPU()
+			ct := cputime.StartFlops()
 			for b.Loop() {
 				copy(x, b0)
 				blas64.Trsm(blas.Left, tr(trans), 1, lt, general(n, nrhs, nrhs, x))
 			}
-			ct.report(b, flops)
+			ct.Report(b, flops)
 		})
 	}
 }
