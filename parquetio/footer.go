@@ -1,7 +1,6 @@
 package parquetio
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -32,30 +31,30 @@ const metaChunkBytes = 1280
 // refused before it is decoded (parquet-go decodes all of it, about a
 // kilobyte per column chunk).
 func footerCounts(b []byte) (rowGroups, chunks int64, err error) {
-	w := thriftWalker{b: b}
-	err = w.structFields(0, func(id int16, typ byte) error {
-		if id != 4 || typ != tList {
-			return w.skip(typ, 1)
+	d := compact{b: b}
+	err = d.fields(0, func(id int16, typ byte) error {
+		if id != 4 || typ != ctList {
+			return d.skip(typ, 1)
 		}
-		n, elem, err := w.listHeader()
+		elem, n, err := d.list()
 		if err != nil {
 			return err
 		}
-		if elem != tStruct {
-			return w.skipN(elem, n, 1)
+		if elem != ctStruct {
+			return d.skipElems(elem, n, 1)
 		}
-		rowGroups = n
-		for i := int64(0); i < n; i++ {
-			err := w.structFields(1, func(id int16, typ byte) error {
-				if id != 1 || typ != tList {
-					return w.skip(typ, 2)
+		rowGroups = int64(n)
+		for range n {
+			err := d.fields(2, func(id int16, typ byte) error {
+				if id != 1 || typ != ctList {
+					return d.skip(typ, 2)
 				}
-				k, elem, err := w.listHeader()
+				elem, k, err := d.list()
 				if err != nil {
 					return err
 				}
-				chunks += k
-				return w.skipN(elem, k, 2)
+				chunks += int64(k)
+				return d.skipElems(elem, k, 2)
 			})
 			if err != nil {
 				return err
@@ -63,188 +62,10 @@ func footerCounts(b []byte) (rowGroups, chunks int64, err error) {
 		}
 		return nil
 	})
-	return rowGroups, chunks, err
-}
-
-// Thrift compact protocol types.
-const (
-	tTrue   = 1
-	tFalse  = 2
-	tByte   = 3
-	tI16    = 4
-	tI32    = 5
-	tI64    = 6
-	tDouble = 7
-	tBinary = 8
-	tList   = 9
-	tSet    = 10
-	tMap    = 11
-	tStruct = 12
-)
-
-// maxDepth bounds the nesting of the structures a walker skips.
-const maxDepth = 32
-
-var errThrift = errors.New("metadata is not a valid Thrift encoding")
-
-// thriftWalker reads the Thrift compact protocol without decoding it.
-type thriftWalker struct {
-	b []byte
-	p int
-}
-
-func (w *thriftWalker) byte() (byte, error) {
-	if w.p >= len(w.b) {
-		return 0, errThrift
-	}
-	c := w.b[w.p]
-	w.p++
-	return c, nil
-}
-
-func (w *thriftWalker) varint() (uint64, error) {
-	var v uint64
-	for shift := 0; shift < 64; shift += 7 {
-		c, err := w.byte()
-		if err != nil {
-			return 0, err
-		}
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, nil
-		}
-	}
-	return 0, errThrift
-}
-
-func (w *thriftWalker) advance(n uint64) error {
-	if n > uint64(len(w.b)-w.p) {
-		return errThrift
-	}
-	w.p += int(n)
-	return nil
-}
-
-// structFields calls f with the id and type of each field of a struct, up
-// to its end; f must read or skip the field's value.
-func (w *thriftWalker) structFields(depth int, f func(id int16, typ byte) error) error {
-	if depth > maxDepth {
-		return errThrift
-	}
-	var id int16
-	for {
-		h, err := w.byte()
-		if err != nil {
-			return err
-		}
-		if h == 0 {
-			return nil
-		}
-		typ := h & 0x0f
-		if d := h >> 4; d != 0 {
-			id += int16(d)
-		} else {
-			v, err := w.varint()
-			if err != nil {
-				return err
-			}
-			id = int16(int64(v>>1) ^ -int64(v&1))
-		}
-		if err := f(id, typ); err != nil {
-			return err
-		}
-	}
-}
-
-// listHeader reads the header of a list or set: its size and element type.
-// The size is checked against the bytes left (every element takes one).
-func (w *thriftWalker) listHeader() (int64, byte, error) {
-	h, err := w.byte()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("metadata at byte %d of %d: %w", d.p, len(b), err)
 	}
-	n, elem := uint64(h>>4), h&0x0f
-	if n == 15 {
-		if n, err = w.varint(); err != nil {
-			return 0, 0, err
-		}
-	}
-	if n > uint64(len(w.b)-w.p) {
-		return 0, 0, errThrift
-	}
-	return int64(n), elem, nil
-}
-
-func (w *thriftWalker) skipN(typ byte, n int64, depth int) error {
-	for i := int64(0); i < n; i++ {
-		if typ == tTrue || typ == tFalse { // a boolean element is a byte
-			if _, err := w.byte(); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := w.skip(typ, depth); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// skip skips a value of type typ (a field's: booleans have no bytes).
-func (w *thriftWalker) skip(typ byte, depth int) error {
-	if depth > maxDepth {
-		return errThrift
-	}
-	switch typ {
-	case tTrue, tFalse:
-		return nil
-	case tByte:
-		return w.advance(1)
-	case tI16, tI32, tI64:
-		_, err := w.varint()
-		return err
-	case tDouble:
-		return w.advance(8)
-	case tBinary:
-		n, err := w.varint()
-		if err != nil {
-			return err
-		}
-		return w.advance(n)
-	case tList, tSet:
-		n, elem, err := w.listHeader()
-		if err != nil {
-			return err
-		}
-		return w.skipN(elem, n, depth+1)
-	case tMap:
-		n, err := w.varint()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-		if n > uint64(len(w.b)-w.p) {
-			return errThrift
-		}
-		kv, err := w.byte()
-		if err != nil {
-			return err
-		}
-		for i := uint64(0); i < n; i++ {
-			if err := w.skipN(kv>>4, 1, depth+1); err != nil {
-				return err
-			}
-			if err := w.skipN(kv&0x0f, 1, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
-	case tStruct:
-		return w.structFields(depth+1, func(_ int16, t byte) error { return w.skip(t, depth+1) })
-	}
-	return errThrift
+	return rowGroups, chunks, nil
 }
 
 // chunkSpan is the bytes of a column chunk in its file.
