@@ -1,12 +1,14 @@
 package dataset
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -15,85 +17,210 @@ import (
 // learner can train on as a Dataset: its labelled rows (Block.Label >= 0)
 // with their domains and classes, or for real targets all rows with their
 // targets. It keeps all of them when there are no more than max, else the
-// rows
-// whose seeded hash of their index in the stream is smallest (a bottom-k
-// sample: each labelled row has the same chance, the result depends on
-// seed and the data only, not on how the stream is blocked), in stream
-// order. Domains and classes are named as the reader names them; those
-// without a sampled row are dropped (Compact). It returns an error when
-// src has neither labels nor targets, or no labelled row.
+// rows whose seeded hash of their index in the stream is smallest (a
+// bottom-k sample: each labelled row has the same chance, the result
+// depends on seed and the data only, not on how the stream is blocked), in
+// stream order. Domains and classes are named as the reader names them;
+// those without a sampled row are dropped (Compact). It returns an error
+// when src has neither labels nor targets, or no labelled row.
+//
+// A Sampler draws the same sample from a pass that another reader makes.
 func Sample(ctx context.Context, src Source, max int, seed uint64) (*Dataset, error) {
 	if src == nil || ctx == nil {
 		return nil, errors.New("dataset: Sample needs a context and a source")
 	}
-	if max < 1 {
-		return nil, fmt.Errorf("dataset: Sample of at most %d rows", max)
+	s, err := NewSampler(src.Schema(), max, seed)
+	if err != nil {
+		return nil, err
 	}
-	sc := src.Schema()
-	t := len(sc.Targets)
-	if !sc.Labelled && t == 0 {
-		return nil, errors.New("dataset: the data has no class labels and no targets")
-	}
-	r, err := src.Open(ctx)
+	r, err := s.Tee(src).Open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	d := sc.D()
-	h := &bottomK{}
 	var b Block
-	var index int64
 	for {
-		n, err := r.Read(&b, 4096)
-		if errors.Is(err, io.EOF) {
+		if _, err := r.Read(&b, 4096); errors.Is(err, io.EOF) {
 			break
-		}
-		if err != nil {
+		} else if err != nil {
 			return nil, err
 		}
-		for i := 0; i < n; i++ {
-			idx := index + int64(i)
-			if sc.Labelled && b.Label[i] < 0 {
-				continue
-			}
-			key := mix64(uint64(idx) ^ mix64(seed))
-			if h.Len() == max && key >= (*h)[0].key {
-				continue
-			}
-			row := sampled{key: key, index: idx, x: slices.Clone(b.Row(i)), dom: b.Domain[i], lab: NoLabel}
-			if sc.Labelled {
-				row.lab = b.Label[i]
-			}
-			if t > 0 {
-				row.y = slices.Clone(b.Target[i*t : (i+1)*t])
-			}
-			if h.Len() == max {
-				heap.Pop(h)
-			}
-			heap.Push(h, row)
-		}
-		index += int64(n)
 	}
-	if h.Len() == 0 {
+	return s.Dataset()
+}
+
+// A Sampler draws the sample of Sample (the same rows for the same seed
+// and max) from the first pass over a source that reaches its end, made
+// by whoever reads the source Tee returns: a fit, for instance, so that
+// the sample costs no pass of its own. It is safe for concurrent use.
+type Sampler struct {
+	sc   Schema
+	max  int
+	seed uint64
+
+	mu   sync.Mutex
+	ds   *Dataset // the sample of the first pass that ended
+	err  error    // or its error
+	done bool
+}
+
+// ErrNoPass is returned by Sampler.Dataset when no pass over the source
+// has reached its end.
+var ErrNoPass = errors.New("dataset: the sampler has seen no whole pass")
+
+// NewSampler returns a sampler of at most max rows of a source with schema
+// sc, seeded by seed. It returns an error when max < 1 or the schema has
+// neither labels nor targets.
+func NewSampler(sc Schema, max int, seed uint64) (*Sampler, error) {
+	if max < 1 {
+		return nil, fmt.Errorf("dataset: Sample of at most %d rows", max)
+	}
+	if !sc.Labelled && len(sc.Targets) == 0 {
+		return nil, errors.New("dataset: the data has no class labels and no targets")
+	}
+	return &Sampler{sc: sc, max: max, seed: seed}, nil
+}
+
+// Dataset returns the sample of the first pass that reached the end of
+// the stream, as Sample returns it, or ErrNoPass.
+func (s *Sampler) Dataset() (*Dataset, error) {
+	if s == nil {
+		return nil, errors.New("dataset: nil Sampler")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.done {
+		return nil, ErrNoPass
+	}
+	return s.ds, s.err
+}
+
+// Tee returns src with every pass opened through it, until one reaches
+// the end of the stream, offered to the sampler. Blocks are read as src
+// gives them. The returned source implements Skimmer and PassBytes when
+// src does (a Skim pass decodes few rows and is not sampled); it does not
+// forward other optional interfaces (Sizer, RowAccess): data in memory is
+// sampled by Sample at little cost. A nil Sampler returns src.
+func (s *Sampler) Tee(src Source) Source {
+	if s == nil {
+		return src
+	}
+	t := &teeSource{src: src, s: s}
+	sk, isSk := src.(Skimmer)
+	pb, isPB := src.(passByter)
+	switch {
+	case isSk && isPB:
+		return struct {
+			*teeSource
+			Skimmer
+			passByter
+		}{t, sk, pb}
+	case isSk:
+		return struct {
+			*teeSource
+			Skimmer
+		}{t, sk}
+	case isPB:
+		return struct {
+			*teeSource
+			passByter
+		}{t, pb}
+	}
+	return t
+}
+
+// passByter is implemented by sources that bound the memory of a pass.
+type passByter interface{ PassBytes() int64 }
+
+// teeSource is a source whose passes feed a sampler.
+type teeSource struct {
+	src Source
+	s   *Sampler
+}
+
+func (t *teeSource) Schema() Schema { return t.src.Schema() }
+
+func (t *teeSource) Open(ctx context.Context) (Reader, error) {
+	r, err := t.src.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.s.mu.Lock()
+	done := t.s.done
+	t.s.mu.Unlock()
+	if done {
+		return r, nil
+	}
+	return &teeReader{Reader: r, s: t.s, d: t.src.Schema().D(), t: len(t.src.Schema().Targets), seed: mix64(t.s.seed)}, nil
+}
+
+// teeReader is one pass that feeds a sampler: its rows kept so far.
+type teeReader struct {
+	Reader
+	s     *Sampler
+	d, t  int
+	seed  uint64 // mix64 of the sampler's seed
+	h     bottomK
+	index int64
+	ended bool
+}
+
+func (r *teeReader) Read(b *Block, max int) (int, error) {
+	n, err := r.Reader.Read(b, max)
+	if r.ended {
+		return n, err
+	}
+	s := r.s
+	for i := 0; i < n; i++ {
+		idx := r.index + int64(i)
+		if s.sc.Labelled && b.Label[i] < 0 {
+			continue
+		}
+		key := mix64(uint64(idx) ^ r.seed)
+		if r.h.Len() == s.max && key >= r.h[0].key {
+			continue
+		}
+		row := sampled{key: key, index: idx, x: slices.Clone(b.Row(i)), dom: b.Domain[i], lab: NoLabel}
+		if s.sc.Labelled {
+			row.lab = b.Label[i]
+		}
+		if r.t > 0 {
+			row.y = slices.Clone(b.Target[i*r.t : (i+1)*r.t])
+		}
+		if r.h.Len() == s.max {
+			heap.Pop(&r.h)
+		}
+		heap.Push(&r.h, row)
+	}
+	r.index += int64(n)
+	if errors.Is(err, io.EOF) {
+		r.ended = true
+		ds, derr := r.dataset()
+		r.h = nil
+		s.mu.Lock()
+		if !s.done {
+			s.ds, s.err, s.done = ds, derr, true
+		}
+		s.mu.Unlock()
+	}
+	return n, err
+}
+
+// dataset returns the pass's sample in stream order.
+func (r *teeReader) dataset() (*Dataset, error) {
+	if r.h.Len() == 0 {
 		return nil, errors.New("dataset: no labelled row")
 	}
-	rows := []sampled(*h)
-	slices.SortFunc(rows, func(a, b sampled) int {
-		switch {
-		case a.index < b.index:
-			return -1
-		case a.index > b.index:
-			return 1
-		}
-		return 0
-	})
-	x := mat.NewDense(len(rows), d, nil)
+	sc := r.s.sc
+	rows := []sampled(r.h)
+	slices.SortFunc(rows, func(a, b sampled) int { return cmp.Compare(a.index, b.index) })
+	x := mat.NewDense(len(rows), r.d, nil)
 	ds := &Dataset{X: x, Features: sc.Features, Domain: make([]int, len(rows)), DomainNames: slices.Clone(r.Domains())}
 	if sc.Labelled {
 		ds.Label, ds.ClassNames = make([]int, len(rows)), slices.Clone(r.Classes())
 	}
-	if t > 0 {
-		ds.Target, ds.TargetNames = mat.NewDense(len(rows), t, nil), sc.Targets
+	if r.t > 0 {
+		ds.Target, ds.TargetNames = mat.NewDense(len(rows), r.t, nil), sc.Targets
 	}
 	for i, s := range rows {
 		x.SetRow(i, s.x)
@@ -101,7 +228,7 @@ func Sample(ctx context.Context, src Source, max int, seed uint64) (*Dataset, er
 		if sc.Labelled {
 			ds.Label[i] = s.lab
 		}
-		if t > 0 {
+		if r.t > 0 {
 			ds.Target.SetRow(i, s.y)
 		}
 	}
@@ -109,7 +236,7 @@ func Sample(ctx context.Context, src Source, max int, seed uint64) (*Dataset, er
 	return ds, ds.Validate()
 }
 
-// sampled is a row kept by SampleLabelled.
+// sampled is a row kept by a Sampler.
 type sampled struct {
 	key      uint64
 	index    int64

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,9 +29,9 @@ func (f *classifierFlags) register(fs *flag.FlagSet) {
 }
 
 // maxLearnerCells is the most labelled cells the fit reads into memory for
-// the learner and its cross-validation (a seeded sample of them when there
-// are more; the learner trains on --max-train-cells of them, each inner
-// fit on eval.DefaultMaxFitCells).
+// the cross-validation of a grid and the learner (a seeded sample of them
+// when there are more; the learner trains on --max-train-cells of them,
+// each inner fit on eval.DefaultMaxFitCells).
 const maxLearnerCells = 500_000
 
 // classifierKind checks --classifier against the data and the grid.
@@ -63,10 +64,16 @@ func (f *classifierFlags) learnerOptions(mf *modelFlags, cfg dica.Config, method
 }
 
 // chooseSettings runs the inner leave-samples-out cross-validation of dica
-// eval on a sample of the labelled cells and returns the choice (nil
-// without a grid: the flags' single values). cfg gets the chosen settings.
+// eval on a sample of the labelled cells and returns the choice and the
+// sample; cfg gets the chosen settings. Without a grid (the flags' single
+// values) it returns the choice and no sample: the learner's cells are then
+// drawn during the fit's pass (learnerSampler).
 func (f *classifierFlags) chooseSettings(ctx context.Context, mf *modelFlags, cfg *dica.Config, src dataset.Source, stderr io.Writer) (*eval.Choice, *dataset.Dataset, error) {
 	method := methodName(cfg.Method)
+	if !f.grid(mf) {
+		c := eval.Choice{Method: method, Params: eval.Params{Sigma: cfg.Sigma, Lambda: cfg.Lambda, Epsilon: cfg.Epsilon, Components: cfg.Components, C: f.c[0]}}
+		return &c, nil, nil
+	}
 	ds, err := dataset.Sample(ctx, src, maxLearnerCells, cfg.Seed)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the learner's cells: %w", err)
@@ -75,10 +82,6 @@ func (f *classifierFlags) chooseSettings(ctx context.Context, mf *modelFlags, cf
 	train := make([]int, len(ds.DomainNames))
 	for g := range train {
 		train[g] = g
-	}
-	if !mf.grid() && len(f.c) == 1 {
-		c := eval.Choice{Method: method, Params: eval.Params{Sigma: cfg.Sigma, Lambda: cfg.Lambda, Epsilon: cfg.Epsilon, Components: cfg.Components, C: f.c[0]}}
-		return &c, ds, nil
 	}
 	if !mf.quiet {
 		fmt.Fprintf(stderr, "dica fit: choosing the settings by cross-validation over %d labelled sample(s) (%d cells) ...\n", len(train), ds.N())
@@ -97,6 +100,34 @@ func (f *classifierFlags) chooseSettings(ctx context.Context, mf *modelFlags, cf
 		cfg.SigmaY = chosen.SigmaY
 	}
 	return &c, ds, nil
+}
+
+// grid reports whether the settings are lists to choose from.
+func (f *classifierFlags) grid(mf *modelFlags) bool { return mf.grid() || len(f.c) > 1 }
+
+// learnerSampler returns the sampler that draws the learner's cells (at
+// most --max-train-cells labelled cells, seeded as the fit) from the fit's
+// own pass over src, so that a learner without a grid costs no pass of its
+// own; nil for data in memory, which learnerCells samples directly.
+func (f *classifierFlags) learnerSampler(cfg dica.Config, src dataset.Source) (*dataset.Sampler, error) {
+	if _, ok := src.(dataset.RowAccess); ok {
+		return nil, nil
+	}
+	return dataset.NewSampler(src.Schema(), f.maxTrainCells, cfg.Seed)
+}
+
+// learnerCells returns the cells the sampler drew during the fit, or, when
+// the fit made no whole pass over src (data in memory, a learner on the
+// inputs), a sample read now.
+func (f *classifierFlags) learnerCells(ctx context.Context, s *dataset.Sampler, cfg dica.Config, src dataset.Source) (*dataset.Dataset, error) {
+	ds, err := s.Dataset()
+	if s == nil || errors.Is(err, dataset.ErrNoPass) {
+		ds, err = dataset.Sample(ctx, src, f.maxTrainCells, cfg.Seed)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the learner's cells: %w", err)
+	}
+	return ds, nil
 }
 
 // trainLearner trains the learner on the model's projections of the

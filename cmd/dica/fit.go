@@ -255,17 +255,27 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg.Progress = pr.update
 	start := time.Now()
 	var (
-		choice *eval.Choice
-		cells  *dataset.Dataset
+		choice  *eval.Choice
+		cells   *dataset.Dataset
+		sampler *dataset.Sampler
 	)
+	fitSrc := src
 	if kind != classify.None {
-		if choice, cells, err = cf.chooseSettings(ctx, &mf, &cfg, src, stderr); err != nil {
+		choice, cells, err = cf.chooseSettings(ctx, &mf, &cfg, src, stderr)
+		if err == nil && cells == nil {
+			sampler, err = cf.learnerSampler(cfg, src)
+			fitSrc = sampler.Tee(src)
+		}
+		if err != nil {
 			stop()
 			pr.done()
 			return err
 		}
 	}
-	model, err := dica.Fit(ctx, src, cfg)
+	model, err := dica.Fit(ctx, fitSrc, cfg)
+	if err == nil && kind != classify.None && cells == nil {
+		cells, err = cf.learnerCells(ctx, sampler, cfg, src)
+	}
 	if err == nil && kind != classify.None {
 		err = cf.trainLearner(ctx, &mf, model, choice, cells)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dicalab/dica/anndata"
 	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/eval"
 	"github.com/dicalab/dica/fcs"
 	"github.com/dicalab/dica/ingest"
 	"github.com/dicalab/dica/parquetio"
@@ -93,6 +94,51 @@ func TestPredictCommand(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "this model has no classifier: fit it with --classifier svm")
 	require.NoFileExists(t, filepath.Join(dir, "x.csv"))
+}
+
+// TestFitLearnerCellsFromThePass fits a model with a learner and no grid
+// on a file of more labelled cells than --max-train-cells: the learner's
+// cells are drawn during the fit's own pass, and the classifier equals,
+// bit for bit, the one the library trains on dataset.Sample's cells of the
+// same file (the same seed and count) with the model's projection.
+func TestFitLearnerCellsFromThePass(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 4, MeanSize: 120, Seed: 5})
+	path := writeToyCSV(t, dir, ds)
+	model := filepath.Join(dir, "m.dica")
+	_, errs, code := runCmd(t, "fit", "--data", path, "--domain", "patient", "--label", "population", "--rank", "40", "--sigma", "1",
+		"--classifier", "svm", "--max-train-cells", "150", "--seed", "3", "--out", model, "--quiet")
+	require.Equal(t, 0, code, errs)
+	m, err := dica.Load(model)
+	require.NoError(t, err)
+	got := m.Classifier()
+	require.NotNil(t, got)
+	require.Equal(t, 150, got.TrainCells)
+
+	ctx := context.Background()
+	in, err := ingest.Open([]string{path}, ingest.Options{Domain: "patient", Label: "population"})
+	require.NoError(t, err)
+	cells, err := dataset.Sample(ctx, in.Source, 150, 3)
+	require.NoError(t, err)
+	cfg := m.Config()
+	train := make([]int, len(cells.DomainNames))
+	for g := range train {
+		train[g] = g
+	}
+	o := eval.Options{Methods: []string{"dica"}, Solver: cfg.Solver, Rank: cfg.Rank, Seed: cfg.Seed, MaxTrainCells: 150}
+	o.Grid = eval.Grid{Sigma: []float64{cfg.Sigma}, Lambda: []float64{cfg.Lambda}, Epsilon: []float64{cfg.Epsilon}, Components: []int{cfg.Components}, C: []float64{1}}
+	c := eval.Choice{Method: "dica", Params: eval.Params{Sigma: cfg.Sigma, Lambda: cfg.Lambda, Epsilon: cfg.Epsilon, Components: cfg.Components, C: 1}}
+	bare, err := dica.Load(model)
+	require.NoError(t, err)
+	require.NoError(t, bare.SetClassifier(nil))
+	fin, err := eval.TrainOn(ctx, cells, train, bare, c, o)
+	require.NoError(t, err)
+	want, err := fin.Classifier(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want.W.RawMatrix().Data, got.W.RawMatrix().Data)
+	require.Equal(t, want.Intercept, got.Intercept)
+	require.Equal(t, want.InvTemperature, got.InvTemperature)
+	require.Equal(t, want.Classes, got.Classes)
 }
 
 // TestPredictTargets predicts real targets with a model that carries a
