@@ -99,8 +99,9 @@ func (s *Sampler) Dataset() (*Dataset, error) {
 // the end of the stream, offered to the sampler. Blocks are read as src
 // gives them. The returned source implements Skimmer and PassBytes when
 // src does (a Skim pass decodes few rows and is not sampled); it does not
-// forward other optional interfaces (Sizer, RowAccess): data in memory is
-// sampled by Sample at little cost. A nil Sampler returns src.
+// forward other optional interfaces (Sizer, RowAccess), so it hides the
+// length of a source that knows it: sample such a source with Sample. A
+// nil Sampler returns src.
 func (s *Sampler) Tee(src Source) Source {
 	if s == nil {
 		return src

@@ -108,17 +108,20 @@ func (f *classifierFlags) grid(mf *modelFlags) bool { return mf.grid() || len(f.
 // learnerSampler returns the sampler that draws the learner's cells (at
 // most --max-train-cells labelled cells, seeded as the fit) from the fit's
 // own pass over src, so that a learner without a grid costs no pass of its
-// own; nil for data in memory, which learnerCells samples directly.
+// own (CSV files, where a pass is mostly parsing). It returns nil for a
+// source that knows its length (FCS, Parquet, AnnData, data in memory),
+// which the tee would hide from the fit: learnerCells samples it in a pass
+// of its own.
 func (f *classifierFlags) learnerSampler(cfg dica.Config, src dataset.Source) (*dataset.Sampler, error) {
-	if _, ok := src.(dataset.RowAccess); ok {
+	if _, ok := src.(dataset.Sizer); ok {
 		return nil, nil
 	}
 	return dataset.NewSampler(src.Schema(), f.maxTrainCells, cfg.Seed)
 }
 
-// learnerCells returns the cells the sampler drew during the fit, or, when
-// the fit made no whole pass over src (data in memory, a learner on the
-// inputs), a sample read now.
+// learnerCells returns the cells the sampler drew during the fit, or,
+// without a sampler or when the fit made no whole pass over src, the same
+// sample read now.
 func (f *classifierFlags) learnerCells(ctx context.Context, s *dataset.Sampler, cfg dica.Config, src dataset.Source) (*dataset.Dataset, error) {
 	ds, err := s.Dataset()
 	if s == nil || errors.Is(err, dataset.ErrNoPass) {
