@@ -35,8 +35,9 @@ type Shape struct {
 //	             + BlockRows W m            (rows kept for the Gram and cross sums)
 //	             + min(n, Sample) (D + T) + m D
 //	             + 5 c^2 + 3 c m            (the solve's c x c output matrices)
-//	             + 3.5 N^2 + 3 N m          (DICA, UDICA: the N x N domain problem;
-//	                                         N m for the other methods)
+//	             + 3.5 p^2 + 7 N m          (DICA, UDICA: the domain problem, of
+//	                                         size p = min(N, m); N m for the
+//	                                         other methods)
 //	Exact:       5 n^2 + n (D + T)
 //	             + 3 n c + 4 c^2 + n N      (labels and domain means)
 //
@@ -88,7 +89,8 @@ func estimate(c Config, s Shape) int64 {
 	words += sample*float64(s.D+s.T) + m*float64(s.D)
 	words += 5*cls*cls + 3*cls*m
 	if c.domainTerm() {
-		words += 3.5*N*N + 3*N*m
+		p := math.Min(N, m)
+		words += 3.5*p*p + 7*N*m
 	} else {
 		words += N * m
 	}
@@ -145,7 +147,10 @@ func (e *MemoryError) Error() string {
 		count := e.Classes
 		what := "classes x classes"
 		if e.Limit == "domains" {
-			count, what = e.Domains, "domains x domains"
+			count, what = e.Domains, "domains x rank"
+			if e.Exact {
+				what = "cells x domains"
+			}
 		}
 		seen := fmt.Sprintf("%d %s", count, e.Limit)
 		if e.More {
