@@ -135,6 +135,10 @@ type MemoryError struct {
 	// at Rank.
 	Inputs, InputsFit int
 	Sample            int64
+	// Reader is set when no rank fits because of what a pass of the
+	// reader holds (Shape.Reader, in bytes: its chunks or row groups),
+	// the fit at rank 1 fitting without it.
+	Reader int64
 }
 
 func (e *MemoryError) Error() string {
@@ -164,6 +168,10 @@ func (e *MemoryError) Error() string {
 	case e.Exact:
 		return fmt.Sprintf("dica: the exact solver on %d cells needs about %s of memory, more than the budget of %s; at most about %d cells fit: %s",
 			e.N, Bytes(e.Need), Bytes(e.Budget), e.Fits, advice)
+	}
+	if e.Reader > 0 {
+		return fmt.Sprintf("dica: reading the data holds about %s at a time (its chunks or row groups), which leaves no room for a fit at any rank in the budget of %s: write the data in smaller chunks or row groups",
+			Bytes(e.Reader), Bytes(e.Budget))
 	}
 	if e.Inputs > 0 {
 		return fmt.Sprintf("dica: %d input columns need about %s for the landmark sample of %d cells alone, more than the budget of %s at any rank; about %d columns fit at rank %d: select fewer columns",
@@ -249,7 +257,12 @@ func checkMemory(c Config, s Shape) error {
 		}
 		return estimate(t, ts) <= budget
 	})
-	if !e.Exact && e.Fits == 0 && s.D+s.T > 0 {
+	one, noReader := c, s
+	one.Rank, one.OutputRank, noReader.Reader = 1, min(c.OutputRank, 1), 0
+	if !e.Exact && e.Fits == 0 && s.Reader > 0 && estimate(one, noReader) <= budget {
+		// No rank fits, and the reader's buffers are the cause.
+		e.Reader = s.Reader
+	} else if !e.Exact && e.Fits == 0 && s.D+s.T > 0 {
 		// No rank fits: the width of the data is the cause.
 		e.Inputs, e.Sample = s.D+s.T, int64(c.Sample)
 		if s.N > 0 {
