@@ -35,8 +35,9 @@ type Shape struct {
 //	             + BlockRows W m            (rows kept for the Gram and cross sums)
 //	             + min(n, Sample) (D + T) + m D
 //	             + 5 c^2 + 3 c m            (the solve's c x c output matrices)
-//	             + 3.5 N^2 + 3 N m          (DICA, UDICA: the N x N domain problem;
-//	                                         N m for the other methods)
+//	             + 3.5 p^2 + 7 N m          (DICA, UDICA: the domain problem, of
+//	                                         size p = min(N, m); N m for the
+//	                                         other methods)
 //	Exact:       5 n^2 + n (D + T)
 //	             + 3 n c + 4 c^2 + n N      (labels and domain means)
 //
@@ -88,7 +89,8 @@ func estimate(c Config, s Shape) int64 {
 	words += sample*float64(s.D+s.T) + m*float64(s.D)
 	words += 5*cls*cls + 3*cls*m
 	if c.domainTerm() {
-		words += 3.5*N*N + 3*N*m
+		p := math.Min(N, m)
+		words += 3.5*p*p + 7*N*m
 	} else {
 		words += N * m
 	}
@@ -133,6 +135,10 @@ type MemoryError struct {
 	// at Rank.
 	Inputs, InputsFit int
 	Sample            int64
+	// Reader is set when no rank fits because of what a pass of the
+	// reader holds (Shape.Reader, in bytes: its chunks or row groups),
+	// the fit at rank 1 fitting without it.
+	Reader int64
 }
 
 func (e *MemoryError) Error() string {
@@ -145,7 +151,10 @@ func (e *MemoryError) Error() string {
 		count := e.Classes
 		what := "classes x classes"
 		if e.Limit == "domains" {
-			count, what = e.Domains, "domains x domains"
+			count, what = e.Domains, "domains x rank"
+			if e.Exact {
+				what = "cells x domains"
+			}
 		}
 		seen := fmt.Sprintf("%d %s", count, e.Limit)
 		if e.More {
@@ -159,6 +168,10 @@ func (e *MemoryError) Error() string {
 	case e.Exact:
 		return fmt.Sprintf("dica: the exact solver on %d cells needs about %s of memory, more than the budget of %s; at most about %d cells fit: %s",
 			e.N, Bytes(e.Need), Bytes(e.Budget), e.Fits, advice)
+	}
+	if e.Reader > 0 {
+		return fmt.Sprintf("dica: reading the data holds about %s at a time (its chunks or row groups), which leaves no room for a fit at any rank in the budget of %s: write the data in smaller chunks or row groups",
+			Bytes(e.Reader), Bytes(e.Budget))
 	}
 	if e.Inputs > 0 {
 		return fmt.Sprintf("dica: %d input columns need about %s for the landmark sample of %d cells alone, more than the budget of %s at any rank; about %d columns fit at rank %d: select fewer columns",
@@ -244,7 +257,12 @@ func checkMemory(c Config, s Shape) error {
 		}
 		return estimate(t, ts) <= budget
 	})
-	if !e.Exact && e.Fits == 0 && s.D+s.T > 0 {
+	one, noReader := c, s
+	one.Rank, one.OutputRank, noReader.Reader = 1, min(c.OutputRank, 1), 0
+	if !e.Exact && e.Fits == 0 && s.Reader > 0 && estimate(one, noReader) <= budget {
+		// No rank fits, and the reader's buffers are the cause.
+		e.Reader = s.Reader
+	} else if !e.Exact && e.Fits == 0 && s.D+s.T > 0 {
 		// No rank fits: the width of the data is the cause.
 		e.Inputs, e.Sample = s.D+s.T, int64(c.Sample)
 		if s.N > 0 {

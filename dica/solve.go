@@ -336,9 +336,16 @@ type lowRank struct {
 	e []float64
 }
 
-// newLowRank builds C_Q = Mc^T Mc / N through the N x N eigenproblem of
-// Mc Mc^T / N, dropping eigenvalues below rcond times the largest.
+// newLowRank builds C_Q = Mc^T Mc / N (Mc is N x m) through the smaller of
+// two eigenproblems with the same nonzero eigenvalues, dropping eigenvalues
+// below rcond times the largest: the N x N one of Mc Mc^T / N when N <= m,
+// else the m x m one of C_Q itself, so that many domains cost no more than
+// the rank (5,000 domains at m = 500: a decomposition of size 500, not one
+// of size 5,000 that took minutes).
 func newLowRank(mc *mat.Dense, N int, rcond float64) (*lowRank, error) {
+	if rows, mdim := mc.Dims(); rows > mdim {
+		return newLowRankFeatures(mc, N, rcond)
+	}
 	var small mat.SymDense
 	small.SymOuterK(1/float64(N), mc)
 	if !finiteSym(&small) {
@@ -371,6 +378,42 @@ func newLowRank(mc *mat.Dense, N int, rcond float64) (*lowRank, error) {
 		lr.u = mat.NewDense(mdim, len(cols), nil)
 		for j, c := range cols {
 			lr.u.SetCol(j, c)
+		}
+	}
+	return lr, nil
+}
+
+// newLowRankFeatures is newLowRank through the m x m eigenproblem of
+// C_Q = Mc^T Mc / N: U holds its eigenvectors of eigenvalues above rcond
+// times the largest.
+func newLowRankFeatures(mc *mat.Dense, N int, rcond float64) (*lowRank, error) {
+	var cq mat.SymDense
+	cq.SymOuterK(1/float64(N), mc.T())
+	if !finiteSym(&cq) {
+		return nil, errNotFinite
+	}
+	var es mat.EigenSym
+	if !es.Factorize(&cq, true) {
+		panic("dica: eigendecomposition of the domain-mean covariance failed")
+	}
+	vals := es.Values(nil)
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	emax := floats.Max(vals)
+	lr := &lowRank{}
+	var keep []int
+	for j, e := range vals {
+		if e <= rcond*emax || e <= 0 {
+			continue
+		}
+		keep = append(keep, j)
+		lr.e = append(lr.e, e)
+	}
+	if len(keep) > 0 {
+		_, mdim := mc.Dims()
+		lr.u = mat.NewDense(mdim, len(keep), nil)
+		for c, j := range keep {
+			lr.u.SetCol(c, mat.Col(nil, j, &vecs))
 		}
 	}
 	return lr, nil

@@ -36,3 +36,25 @@ func TestMemoryErrorWidth(t *testing.T) {
 		t.Errorf("rank 5000: %v", err)
 	}
 }
+
+// TestMemoryErrorReader: when no rank fits because of what a pass of the
+// reader holds (a store of 64 MiB chunks under a budget of 200 MB), the
+// error names the reader, not the data's width (it said "8 input columns
+// need about 1.28 MB ...; about 0 columns fit").
+func TestMemoryErrorReader(t *testing.T) {
+	cfg := Config{Method: KPCA, Rank: 100, Sigma: 1, MaxMemory: 200e6, Workers: 2}.withDefaults()
+	err := checkMemory(cfg, Shape{N: 1500000, D: 8, Reader: 220e6})
+	var me *MemoryError
+	if !errors.As(err, &me) {
+		t.Fatalf("err = %v, want a *MemoryError", err)
+	}
+	const want = "dica: reading the data holds about 220 MB at a time (its chunks or row groups), which leaves no room for a fit at any rank in the budget of 200 MB: write the data in smaller chunks or row groups"
+	if err.Error() != want || me.Reader != 220e6 || me.Inputs != 0 || me.Fits != 0 {
+		t.Errorf("error %q (Reader %d, Inputs %d, Fits %d)\nwant  %q", err, me.Reader, me.Inputs, me.Fits, want)
+	}
+	// A reader that leaves room for some rank: the rank is the cause.
+	err = checkMemory(cfg, Shape{N: 1500000, D: 8, Reader: 197e6})
+	if !errors.As(err, &me) || me.Reader != 0 || me.Fits == 0 {
+		t.Errorf("197 MB reader: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -231,5 +232,25 @@ func TestOptionErrors(t *testing.T) {
 		var oe *dataset.OptionError
 		require.ErrorAs(t, err, &oe, fmt.Sprintf("%+v", c.o))
 		require.Equal(t, c.option, oe.Option, "%v", err)
+	}
+}
+
+// TestTableLayoutErrors: a Parquet file or AnnData store whose layout
+// cannot be read is named once in the error (it was named twice).
+func TestTableLayoutErrors(t *testing.T) {
+	dir := t.TempDir()
+	foot := binary.LittleEndian.AppendUint32([]byte("PAR1 some column chunks "), 20<<20)
+	pq := writeFile(t, dir, "big.parquet", string(append(foot, "PAR1"...)))
+	store := filepath.Join(dir, "bad.zarr")
+	require.NoError(t, os.Mkdir(store, 0o755))
+	writeFile(t, store, ".zgroup", `{"zarr_format": 2}`)
+	writeFile(t, store, ".zattrs", `{"encoding-type": "other"}`)
+	for _, c := range []struct{ path, want string }{
+		{pq, "metadata of 20971520 bytes, over the limit"},
+		{store, `encoding-type "other"`},
+	} {
+		_, err := Open([]string{c.path}, Options{})
+		require.ErrorContains(t, err, c.want)
+		require.Equal(t, 1, strings.Count(err.Error(), filepath.Base(c.path)), "%v", err)
 	}
 }

@@ -23,7 +23,7 @@ func (in *Input) tableLayout() error {
 		l, err = parquetLayout(in.Files[0])
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", in.Files[0], err)
+		return err // names the file
 	}
 	in.Layout = l
 	return nil

@@ -178,6 +178,9 @@ func fitError(err error) error {
 		if me.Exact {
 			return usageErr("%s; or lower the number of cells, or raise --max-memory", strings.TrimPrefix(me.Error(), "dica: "))
 		}
+		if me.Reader > 0 {
+			return usageErr("%s, or raise --max-memory", strings.TrimPrefix(me.Error(), "dica: "))
+		}
 		if me.Inputs > 0 {
 			return usageErr("%s (--features), or raise --max-memory", strings.TrimPrefix(me.Error(), "dica: "))
 		}

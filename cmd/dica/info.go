@@ -176,6 +176,9 @@ func (e outputError) Error() string { return e.err.Error() }
 // read), each naming the file and data set, or the error that kept the
 // file from being read at all.
 func describe(ctx context.Context, path string, asJSON, all bool, stdout, stderr io.Writer) ([]error, error) {
+	if err := notStream(path); err != nil {
+		return nil, err
+	}
 	switch kind := fileKind(path); kind {
 	case "model":
 		return nil, describeModel(ctx, path, asJSON, stdout)
@@ -248,6 +251,27 @@ func describe(ctx context.Context, path string, asJSON, all bool, stdout, stderr
 		fmt.Fprintf(stderr, "dica info: %s: note: the file holds more data sets; --all-datasets describes them all\n", path)
 	}
 	return errs, nil
+}
+
+// notStream returns an error for a path that is a pipe, a socket or a
+// device: info opens a file once to learn its kind and again to describe
+// it, so it would read a stream from the middle, and the first open of a
+// named pipe waits for its writer where a signal cannot stop it.
+func notStream(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() || fi.Mode().IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch m := fi.Mode(); {
+	case m&os.ModeNamedPipe != 0:
+		what = "a pipe"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	case m&os.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Errorf("%s is %s: dica info reads a file more than once (to learn its kind, then to describe it); save the stream to a file first (for example: cat > model.dica)", path, what)
 }
 
 // fileKind says what the file at path is: "model", "stats" or "plan" (by

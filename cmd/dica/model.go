@@ -10,11 +10,19 @@ import (
 )
 
 // loadModel loads the model file of --model, and says what to do with a
-// file of another kind given in its place.
+// regular file of another kind given in its place. A pipe or device is not
+// opened again (its first bytes are gone, and a named pipe's open waits
+// for a writer), nor is any file once ctx is done.
 func loadModel(ctx context.Context, path string) (*dica.Model, error) {
 	m, err := dica.LoadContext(ctx, path, dica.LoadOptions{})
 	if err == nil {
 		return m, nil
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	if fi, serr := os.Stat(path); serr != nil || !fi.Mode().IsRegular() {
+		return nil, err
 	}
 	f, ferr := os.Open(path)
 	if ferr != nil {

@@ -528,3 +528,51 @@ func treeSize(p string) int64 {
 	})
 	return n
 }
+
+// TestModelFromPipe: a model given as a named pipe without a writer is
+// abandoned at the first SIGTERM (transform, predict and plot waited in a
+// second open of the pipe, made to say what kind of file it was, until a
+// second signal killed them), and dica info refuses a pipe before opening
+// it (it read the first bytes of the stream to learn its kind, then read
+// the stream again from after them: "not a model file").
+func TestModelFromPipe(t *testing.T) {
+	dir := outputJob(t)
+	fifo := filepath.Join(dir, "model.fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	for _, args := range [][]string{
+		{"transform", "--model", "model.fifo", "--data", "sample1.csv", "--quiet", "--out", "out.csv"},
+		{"predict", "--model", "model.fifo", "--data", "sample1.csv", "--quiet", "--out", "out.csv"},
+		{"plot", "--model", "model.fifo", "--data", "sample1.csv", "--out", "out.png"},
+	} {
+		cmd := exec.Command(dicaBin(t), args...)
+		cmd.Dir = dir
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		alive(t, done, 300*time.Millisecond, "waiting for the pipe's writer")
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		ws := endsWithin(t, cmd, done, 3*time.Second)
+		require.False(t, ws.Signaled(), "%v: killed by %v: %s", args, ws.Signal(), stderr.String())
+		require.Equal(t, 1, ws.ExitStatus(), "%v: %s", args, stderr.String())
+		require.Contains(t, stderr.String(), "interrupted", "%v", args)
+	}
+
+	r := dicaRun(t, dir, "info", "model.fifo")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "model.fifo is a pipe: dica info reads a file more than once")
+	require.Less(t, r.elapsed, 3*time.Second)
+
+	model, err := os.Open(filepath.Join(dir, "m.dica"))
+	require.NoError(t, err)
+	defer model.Close()
+	cmd := exec.Command(dicaBin(t), "info", "/dev/stdin")
+	cmd.Dir = dir
+	cmd.Stdin = io.MultiReader(model) // a pipe, not the file
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	require.Error(t, cmd.Run())
+	require.Contains(t, se.String(), "/dev/stdin is a pipe: dica info reads a file more than once")
+	require.NotContains(t, se.String(), "magic number")
+}
