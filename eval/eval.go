@@ -783,7 +783,51 @@ func Evaluate(ctx context.Context, ds *dataset.Dataset, splits []Split, o Option
 		mr.Seconds = busy[mr.Method].Seconds()
 	}
 	res.Methods = mrs
+	res.naturalOrder()
 	return res, nil
+}
+
+// naturalOrder lists the classes in natural order (1, 2, 10 rather than
+// the order the reader met them), with the rows and columns of every
+// confusion matrix in the same order, as a model lists them.
+func (res *Result) naturalOrder() {
+	n := len(res.Classes)
+	if n == 0 {
+		return
+	}
+	perm := make([]int, n) // perm[i] is the old index of the class listed i-th
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int { return dataset.NaturalCompare(res.Classes[a], res.Classes[b]) })
+	names := make([]string, n)
+	for i, p := range perm {
+		names[i] = res.Classes[p]
+	}
+	res.Classes = names
+	reorder := func(c [][]int) [][]int {
+		if len(c) != n {
+			return c
+		}
+		out := make([][]int, n)
+		for i, p := range perm {
+			if len(c[p]) != n {
+				return c
+			}
+			out[i] = make([]int, n)
+			for j, q := range perm {
+				out[i][j] = c[p][q]
+			}
+		}
+		return out
+	}
+	for i := range res.Methods {
+		mr := &res.Methods[i]
+		mr.Confusion = reorder(mr.Confusion)
+		for j := range mr.Splits {
+			mr.Splits[j].Confusion = reorder(mr.Splits[j].Confusion)
+		}
+	}
 }
 
 // summarize fills the spreads over splits, the summed confusion matrix and

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -601,5 +602,27 @@ func ok[T any](tb testing.TB) func(T, error) T {
 			tb.Fatal(err)
 		}
 		return v
+	}
+}
+
+// TestNaturalOrder checks that a result lists its classes in natural order
+// with the rows and columns of every confusion matrix permuted alike.
+func TestNaturalOrder(t *testing.T) {
+	c := [][]int{{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}, {13, 14, 15, 16}}
+	res := &Result{Classes: []string{"2", "10", "1", "3"}, Methods: []MethodResult{{Confusion: c, Splits: []SplitResult{{Confusion: c}, {}}}}}
+	res.naturalOrder()
+	want := [][]int{{11, 9, 12, 10}, {3, 1, 4, 2}, {15, 13, 16, 14}, {7, 5, 8, 6}}
+	if !slices.Equal(res.Classes, []string{"1", "2", "3", "10"}) {
+		t.Fatalf("classes %v", res.Classes)
+	}
+	for _, got := range [][][]int{res.Methods[0].Confusion, res.Methods[0].Splits[0].Confusion} {
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Fatalf("confusion %v, want %v", got, want)
+			}
+		}
+	}
+	if res.Methods[0].Splits[1].Confusion != nil {
+		t.Error("a split without a confusion matrix got one")
 	}
 }
