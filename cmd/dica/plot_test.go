@@ -432,7 +432,7 @@ func TestDemoPlot(t *testing.T) {
 			colors[d.Color] = true
 		}
 		require.Len(t, colors, 3, "one color per unseen domain")
-		require.Equal(t, fmt.Sprintf("%s: unseen domains, DV %.6f", strings.ToUpper(r.method), r.dvTest), bottom.Title)
+		require.Equal(t, fmt.Sprintf("%s: unseen, DV %.6f", strings.ToUpper(r.method), r.dvTest), bottom.Title)
 	}
 	require.NotNil(t, fig.Legends[0].Bar, "colored by the target")
 	require.Equal(t, "unseen domain", fig.Legends[1].Title)
