@@ -47,6 +47,8 @@ func (f *classifierFlags) classifierKind(mf *modelFlags, sc dataset.Schema) (cla
 		return 0, usageErr("--classifier svm learns populations: give --labels FILES or --label COLUMN (or --classifier krr with --target)")
 	case k == classify.KRR && len(sc.Targets) == 0:
 		return 0, usageErr("--classifier krr learns real targets: give --target COLUMNS (or --classifier svm with labels)")
+	case k != classify.None && f.maxTrainCells < 1:
+		return 0, usageErr("--max-train-cells %d: the learner needs at least 1 cell (default %d)", f.maxTrainCells, eval.DefaultMaxTrainCells)
 	}
 	return k, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -290,4 +291,28 @@ func TestPredictTargets(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "--min-confidence applies to a classifier")
 	require.NoFileExists(t, filepath.Join(dir, "x.csv"))
+}
+
+// TestFitClassifierRefusals: a learner that cannot be trained as asked is
+// a usage error (exit 2) that says what to give, before any work.
+func TestFitClassifierRefusals(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 40, Seed: 2})
+	path := writeToyCSV(t, dir, ds)
+	data := []string{"fit", "--data", path, "--domain", "patient", "--rank", "20", "--out", filepath.Join(dir, "m.dica")}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--method", "udica", "--classifier", "svm"}, "--classifier svm learns populations: give --labels FILES or --label COLUMN"},
+		{[]string{"--label", "population", "--classifier", "krr"}, "--classifier krr learns real targets: give --target COLUMNS"},
+		{[]string{"--label", "population", "--classifier", "svm", "--max-train-cells", "0"}, "--max-train-cells 0: the learner needs at least 1 cell (default 50000)"},
+		{[]string{"--label", "population", "--sigma", "1,2"}, "take lists only with --classifier"},
+		{[]string{"--label", "population", "--classifier", "tree"}, `--classifier "tree": want svm, krr or none`},
+	} {
+		_, errs, code := runCmd(t, append(slices.Clone(data), tc.args...)...)
+		require.Equal(t, 2, code, "%v: %s", tc.args, errs)
+		require.Contains(t, errs, tc.want, "%v", tc.args)
+		require.NoFileExists(t, filepath.Join(dir, "m.dica"))
+	}
 }
