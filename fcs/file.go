@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dicalab/dica/internal/atomicfile"
 	"github.com/dicalab/dica/internal/escape"
 )
 
@@ -186,28 +187,11 @@ func openRegular(path string) (*os.File, int64, error) {
 		var b [HeaderLen]byte
 		n, _ := io.ReadFull(f, b[:])
 		if _, err := parseHeader(b[:n]); err != nil && n > 0 {
-			return nil, 0, fmt.Errorf("%w (file %s, %s)", err, path, fileKind(st.Mode()))
+			return nil, 0, fmt.Errorf("%w (file %s, %s)", err, path, atomicfile.Kind(st.Mode()))
 		}
-		return nil, 0, fmt.Errorf("fcs: %s is not a regular file (%s): FCS files are read at offsets, copy it to a file first", path, fileKind(st.Mode()))
+		return nil, 0, fmt.Errorf("fcs: %s is not a regular file (%s): FCS files are read at offsets, copy it to a file first", path, atomicfile.Kind(st.Mode()))
 	}
 	return f, st.Size(), nil
-}
-
-// fileKind names the kind of a file that is not a regular file.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "mode " + m.String()
 }
 
 // openSet opens data set k (0-based) of the $NEXTDATA chain of the file at

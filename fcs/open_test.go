@@ -56,7 +56,7 @@ func TestNotFCSMessages(t *testing.T) {
 			w.Close()
 		}
 	}()
-	if _, err := OpenAll(fifo); err == nil || !strings.Contains(err.Error(), "pipe.fcs is not a regular file (a pipe): FCS files are read at offsets, copy it to a file first") {
+	if _, err := OpenAll(fifo); err == nil || !strings.Contains(err.Error(), "pipe.fcs is not a regular file (a named pipe (FIFO)): FCS files are read at offsets, copy it to a file first") {
 		t.Errorf("pipe: %v", err)
 	}
 }

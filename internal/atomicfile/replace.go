@@ -22,13 +22,14 @@ func checkReplace(path string) error {
 		return fmt.Errorf("%s is a directory; give a file name", path)
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is %s, not a regular file, and an output would replace it: give the name of a regular file", path, kindOf(fi.Mode()))
+		return fmt.Errorf("%s is %s, not a regular file, and an output would replace it: give the name of a regular file", path, Kind(fi.Mode()))
 	}
 	return Writable(path)
 }
 
-// kindOf names the kind of a file that is not a regular file.
-func kindOf(m fs.FileMode) string {
+// Kind names the kind of a file that is not a regular file ("a named pipe
+// (FIFO)", "a directory", ...), for messages that refuse it.
+func Kind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeCharDevice != 0:
 		return "a character device"
