@@ -145,7 +145,7 @@ func NewFamily(ctx context.Context, src dataset.Source, cfgs ...Config) (*Family
 		pt, cells := main.part(domains)
 		st.parts, st.cells = []Part{pt}, cells
 	}
-	st.acc.domHash = nil
+	st.acc.domHash, st.acc.fileHash = nil, nil
 	if first[1] == nil {
 		f.uns = st
 		return f, nil
@@ -168,7 +168,7 @@ func NewFamily(ctx context.Context, src dataset.Source, cfgs ...Config) (*Family
 	q.fp = fingerprint(e.b)
 	u := &Stats{plan: &q, acc: *second, Domains: slices.Clone(domains), parts: slices.Clone(st.parts)}
 	u.acc.gram, u.acc.gramSum = main.gram, main.gramSum
-	u.acc.domHash = nil
+	u.acc.domHash, u.acc.fileHash = nil, nil
 	f.uns = u
 	return f, nil
 }

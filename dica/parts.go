@@ -30,12 +30,13 @@ func (p Part) String() string {
 	return fmt.Sprintf("%d cells, digest %s", p.N, hex.EncodeToString(p.Digest[:6]))
 }
 
-// DomainPart identifies the cells of one domain that one pass of
-// Plan.Accumulate summarized: the part (the pass), the domain's name, the
-// number of its cells and a digest of them, the sum of a 64-bit hash of
-// each cell's input and target values (so it does not depend on the
-// order of the cells or on how the pass was split, and not on the
-// domain's name).
+// DomainPart identifies the cells of one domain in one source file
+// (Block.File; all of the domain's cells for sources that do not say) that
+// one pass of Plan.Accumulate summarized: the part (the pass), the
+// domain's name, the number of its cells and a digest of them, the sum of
+// a 64-bit hash of each cell's input and target values (so it does not
+// depend on the order of the cells or on how the pass was split, and not
+// on the domain's name).
 type DomainPart struct {
 	Part   Part
 	Domain string
@@ -112,9 +113,10 @@ func (s *Stats) Parts() []Part {
 	return slices.Clone(s.parts)
 }
 
-// DomainParts returns the cells of each domain of each part the statistics
-// summarize, in the order of the parts and, within a part, of the domains'
-// first appearance (nil when Parts is nil).
+// DomainParts returns the cells of each domain in each source file of each
+// part the statistics summarize, in the order of the parts, within a part
+// of the domains' first appearance and within a domain of the files (nil
+// when Parts is nil).
 func (s *Stats) DomainParts() []DomainPart {
 	if s == nil {
 		return nil
@@ -214,15 +216,32 @@ func (a *accum) part(domains []string) (Part, []DomainPart) {
 	var p Part
 	copy(p.Digest[:], h.Sum(nil))
 	p.N = a.n
+	// A domain's cells, file by file: a shard that holds the cells of a
+	// domain in one file is caught beside one that holds the whole domain
+	// from several files.
+	byDomain := map[int][]fileDomain{}
+	for k := range a.fileHash {
+		byDomain[k.domain] = append(byDomain[k.domain], k)
+	}
 	var cells []DomainPart
 	for i, name := range domains {
-		if i < len(a.domCount) && a.domCount[i] > 0 {
-			var hs uint64
-			if i < len(a.domHash) {
-				hs = a.domHash[i]
-			}
-			cells = append(cells, DomainPart{Part: p, Domain: name, N: a.domCount[i], Digest: hs})
+		if i >= len(a.domCount) || a.domCount[i] == 0 {
+			continue
 		}
+		if ks := byDomain[i]; len(ks) > 0 {
+			slices.SortFunc(ks, func(x, y fileDomain) int { return x.file - y.file })
+			for _, k := range ks {
+				if v := a.fileHash[k]; v.n > 0 {
+					cells = append(cells, DomainPart{Part: p, Domain: name, N: v.n, Digest: v.h})
+				}
+			}
+			continue
+		}
+		var hs uint64
+		if i < len(a.domHash) {
+			hs = a.domHash[i]
+		}
+		cells = append(cells, DomainPart{Part: p, Domain: name, N: a.domCount[i], Digest: hs})
 	}
 	return p, cells
 }

@@ -76,6 +76,20 @@ type accum struct {
 	sumPhiPsi  []float64 // mraw x rout
 	gramSum    []float64 // mraw x mraw, upper triangle
 	domHash    []uint64  // per domain: sum of rowHash of its rows (Accumulate only)
+	// fileHash holds the count and rowHash sum of the rows of each domain
+	// in each source file (Block.File; file -1 for sources that do not
+	// say), so that a file's cells are known apart from the other files'
+	// cells of its domain (Accumulate only).
+	fileHash map[fileDomain]fileSum
+}
+
+// fileDomain is the rows of one domain in one source file.
+type fileDomain struct{ file, domain int }
+
+// fileSum counts rows and sums their hashes.
+type fileSum struct {
+	n int64
+	h uint64
 }
 
 func newAccum(mraw, rout int, gram bool) *accum {
@@ -106,6 +120,7 @@ func (a *accum) reset() {
 	clear(a.sumPhiPsi)
 	clear(a.gramSum)
 	clear(a.domHash)
+	clear(a.fileHash)
 }
 
 func growSums(count []int64, sums [][]float64, n, m int) ([]int64, [][]float64) {
@@ -137,6 +152,16 @@ func (a *accum) add(o *accum, dmap, cmap []int) {
 			}
 			a.domHash[j] += o.domHash[i]
 		}
+	}
+	for k, v := range o.fileHash {
+		if dmap != nil {
+			k.domain = dmap[k.domain]
+		}
+		if a.fileHash == nil {
+			a.fileHash = map[fileDomain]fileSum{}
+		}
+		w := a.fileHash[k]
+		a.fileHash[k] = fileSum{w.n + v.n, w.h + v.h}
 	}
 	for i, c := range o.clsCount {
 		if c == 0 {
@@ -331,15 +356,27 @@ func checkBlock(b *dataset.Block, start int64, withTargets bool) error {
 	return nil
 }
 
-// hashRows adds the rows' hashes to their domains' sums (see Part).
+// hashRows adds the rows' hashes to their domains' sums and to those of
+// their domain in their file (see Part).
 func hashRows(a *accum, b *dataset.Block) {
 	d, t := b.D, b.T
+	files := len(b.File) >= b.Rows
+	if a.fileHash == nil {
+		a.fileHash = map[fileDomain]fileSum{}
+	}
 	for i := 0; i < b.Rows; i++ {
 		g := b.Domain[i]
 		for len(a.domHash) <= g {
 			a.domHash = append(a.domHash, 0)
 		}
-		a.domHash[g] += rowHash(b.X[i*d:(i+1)*d], b.Target[i*t:(i+1)*t])
+		h := rowHash(b.X[i*d:(i+1)*d], b.Target[i*t:(i+1)*t])
+		a.domHash[g] += h
+		k := fileDomain{-1, g}
+		if files {
+			k.file = b.File[i]
+		}
+		w := a.fileHash[k]
+		a.fileHash[k] = fileSum{w.n + 1, w.h + h}
 	}
 }
 
@@ -490,7 +527,7 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 		pt, cells := total.part(s.Domains)
 		s.parts, s.cells = []Part{pt}, cells
 	}
-	s.acc.domHash = nil // only the part is kept
+	s.acc.domHash, s.acc.fileHash = nil, nil // only the part is kept
 	if p.Config.supervised() && p.Schema.Labelled {
 		s.Classes = slices.Clone(r.Classes())
 	}

@@ -63,6 +63,55 @@ func TestMergeOverlappingShards(t *testing.T) {
 	require.FileExists(t, model)
 }
 
+// TestMergeOverlappingFiles: with the samples in a column, each file holds
+// part of every sample. A shard of files 1 and 2 and one of file 2 share
+// file 2's cells of every sample, though neither holds a whole sample the
+// other holds: their merge is refused; shards of files 1+2 and 3 merge.
+func TestMergeOverlappingFiles(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 60, Seed: 6})
+	var files []string
+	for f := range 3 {
+		var rows []int
+		for i := range ds.N() {
+			if i%3 == f {
+				rows = append(rows, i)
+			}
+		}
+		sub := ds.Subset(rows)
+		sdir := filepath.Join(dir, fmt.Sprint(f))
+		require.NoError(t, os.Mkdir(sdir, 0o755))
+		np := filepath.Join(dir, fmt.Sprintf("part%d.csv", f+1))
+		require.NoError(t, os.Rename(writeToyCSV(t, sdir, sub), np))
+		files = append(files, np)
+	}
+	plan := filepath.Join(dir, "fit.plan")
+	_, errs, code := runCmd(t, "plan", "--data", filepath.Join(dir, "part*.csv"), "--domain", "patient", "--label", "population", "--rank", "20", "--out", plan, "--quiet")
+	require.Equal(t, 0, code, errs)
+	acc := func(out string, data ...string) {
+		t.Helper()
+		args := []string{"accumulate", "--plan", plan, "--domain", "patient", "--label", "population", "--out", out, "--quiet"}
+		for _, d := range data {
+			args = append(args, "--data", d)
+		}
+		_, errs, code := runCmd(t, args...)
+		require.Equal(t, 0, code, errs)
+	}
+	a, b, c := filepath.Join(dir, "A.stats"), filepath.Join(dir, "B.stats"), filepath.Join(dir, "C.stats")
+	acc(a, files[0], files[1])
+	acc(b, files[1])
+	acc(c, files[2])
+	model := filepath.Join(dir, "m.dica")
+	_, errs, code = runCmd(t, "merge", a, b, "--out", model)
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, "each cell must be merged once")
+	require.NoFileExists(t, model)
+
+	_, errs, code = runCmd(t, "merge", a, c, "--out", model)
+	require.Equal(t, 0, code, errs)
+	require.FileExists(t, model)
+}
+
 // TestFitManyClassesRefused fits 12,000 cells with a label of their own
 // under --max-memory 500M: refused in the pass over the data, with the
 // number of classes that fit, and no model written.
