@@ -364,6 +364,15 @@ func hashRows(a *accum, b *dataset.Block) {
 	if a.fileHash == nil {
 		a.fileHash = map[fileDomain]fileSum{}
 	}
+	// Rows come in runs of one file and domain: their sums are added to
+	// the map once per run.
+	run, sum := fileDomain{}, fileSum{}
+	flush := func() {
+		if sum.n > 0 {
+			w := a.fileHash[run]
+			a.fileHash[run] = fileSum{w.n + sum.n, w.h + sum.h}
+		}
+	}
 	for i := 0; i < b.Rows; i++ {
 		g := b.Domain[i]
 		for len(a.domHash) <= g {
@@ -375,9 +384,14 @@ func hashRows(a *accum, b *dataset.Block) {
 		if files {
 			k.file = b.File[i]
 		}
-		w := a.fileHash[k]
-		a.fileHash[k] = fileSum{w.n + 1, w.h + h}
+		if k != run {
+			flush()
+			run, sum = k, fileSum{}
+		}
+		sum.n++
+		sum.h += h
 	}
+	flush()
 }
 
 // sumCells maps the rows of b to raw features and sums them per (domain,
