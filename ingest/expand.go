@@ -147,18 +147,26 @@ func regular(path string) error {
 	if fi.Mode().IsRegular() {
 		return nil
 	}
-	what := "not a regular file"
-	switch m := fi.Mode(); {
-	case m&os.ModeNamedPipe != 0:
-		what = "a pipe"
-	case m&os.ModeSocket != 0:
-		what = "a socket"
-	case m&os.ModeDevice != 0:
-		what = "a device"
-	case m.IsDir():
+	what := StreamKind(fi.Mode())
+	if fi.IsDir() {
 		what = "a folder without FCS files"
 	}
 	return fmt.Errorf("%s is %s: dica reads its data more than once, from files; save the stream to a file first (for example: cat > cells.csv)", path, what)
+}
+
+// StreamKind names what a file that is not a regular file is, for messages
+// that refuse to read it more than once: "a pipe", "a socket", "a device",
+// or "not a regular file".
+func StreamKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }
 
 // expandDirs replaces each folder among the patterns by the FCS files in it

@@ -262,16 +262,7 @@ func notStream(path string) error {
 	if err != nil || fi.IsDir() || fi.Mode().IsRegular() {
 		return nil
 	}
-	what := "not a regular file"
-	switch m := fi.Mode(); {
-	case m&os.ModeNamedPipe != 0:
-		what = "a pipe"
-	case m&os.ModeSocket != 0:
-		what = "a socket"
-	case m&os.ModeDevice != 0:
-		what = "a device"
-	}
-	return fmt.Errorf("%s is %s: dica info reads a file more than once (to learn its kind, then to describe it); save the stream to a file first (for example: cat > model.dica)", path, what)
+	return fmt.Errorf("%s is %s: dica info reads a file more than once (to learn its kind, then to describe it); save the stream to a file first (for example: cat > model.dica)", path, ingest.StreamKind(fi.Mode()))
 }
 
 // fileKind says what the file at path is: "model", "stats" or "plan" (by
