@@ -81,7 +81,7 @@ func codeNames(path string) (dom, lab map[int]string, err error) {
 			m      map[int]string
 		}{{KeywordDomain, dom}, {KeywordLabel, lab}} {
 			if rest, ok := strings.CutPrefix(key, t.prefix); ok {
-				if n, err := strconv.Atoi(rest); err == nil && n > 0 {
+				if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
 					t.m[n] = k.Value
 				}
 			}

@@ -18,6 +18,13 @@ import (
 // DICA_DOMAINk and DICA_SOURCEk name; the source files' keywords are kept
 // and DICA_* keywords record the model and the layout.
 //
+// DOMAIN codes 1..G are the model's G samples, in its order, in every file
+// (see domainCode); 0 is the first sample the model was not fitted on (a
+// new patient), named by DICA_DOMAIN0, so that files of new samples
+// written one by one carry the same code table; further new samples of the
+// same file take G+1, G+2, ... LABEL codes are the model's populations from
+// 1 (0 unlabelled), then the populations it does not know.
+//
 // The file is written in one pass (fcs.StreamWriter): the cells as they
 // come, then the TEXT with the number of cells, the ranges and the code
 // tables, into room reserved before the cells.
@@ -115,7 +122,7 @@ func (w *fcsWriter) dataSet() (*fcs.DataSet, error) {
 		params = append(params, fcs.Param{Name: "LABEL", Label: "label code (" + ingest.KeywordLabel + "k; 0 unlabelled)", Range: float64(len(j.cls.names) + 1)})
 	}
 	params = append(params,
-		fcs.Param{Name: "DOMAIN", Label: "domain code (" + ingest.KeywordDomain + "k)", Range: float64(len(j.doms.names) + 1)},
+		fcs.Param{Name: "DOMAIN", Label: "domain code (" + ingest.KeywordDomain + "k; 0 a new sample)", Range: float64(len(j.doms.names) + 1)},
 		fcs.Param{Name: "SOURCE", Label: "source file code (DICA_SOURCEk)", Range: float64(len(j.sources) + 1)},
 		fcs.Param{Name: "EVENT", Label: "row or event number in the source file", Range: float64(w.maxEvent + 1)})
 	if j.predNames != nil {
@@ -176,7 +183,7 @@ func (w *fcsWriter) keywords() ([]fcs.Keyword, error) {
 	}
 	add(ingest.KeywordLayout, string(l))
 	for i, d := range j.doms.names {
-		add(fmt.Sprintf("%s%d", ingest.KeywordDomain, i+1), d)
+		add(fmt.Sprintf("%s%d", ingest.KeywordDomain, domainCode(i, j.doms.known)), d)
 	}
 	if w.labelled {
 		for i, c := range j.cls.names {
@@ -192,6 +199,20 @@ func (w *fcsWriter) keywords() ([]fcs.Keyword, error) {
 	return kw, nil
 }
 
+// domainCode returns the DOMAIN code of domain number k of an output
+// whose model has g samples (numbers 0..g-1; the samples the model does
+// not know follow, in the order met): k+1 for the model's samples, 0 for
+// the first sample it does not know, k for the others (g+1, g+2, ...).
+func domainCode(k, g int) int {
+	switch {
+	case k < g:
+		return k + 1
+	case k == g:
+		return 0
+	}
+	return k
+}
+
 func (w *fcsWriter) write(c *cells) error {
 	cols := len(w.lo)
 	for i := 0; i < c.n; i++ {
@@ -202,7 +223,7 @@ func (w *fcsWriter) write(c *cells) error {
 		if c.lab != nil {
 			e = append(e, float64(c.lab[i]+1)) // 0: unlabelled
 		}
-		e = append(e, float64(c.dom[i]+1))
+		e = append(e, float64(domainCode(c.dom[i], w.j.doms.known)))
 		src, ev := 0, int64(0)
 		if c.b.HasOrigins() {
 			src, ev = c.b.File[i]+1, c.b.Event[i]

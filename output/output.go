@@ -677,13 +677,14 @@ func (j *job) addPredicted(add func(r ingest.Role, names ...string), predicted, 
 // the names it does not know, in the order they are met.
 type codes struct {
 	names []string
+	known int // the number of the model's names
 	index map[string]int
 	// of maps the numbers of a reader's names to codes (-1: not yet).
 	of []int
 }
 
 func newCodes(known []string) *codes {
-	c := &codes{names: slices.Clone(known), index: make(map[string]int, len(known))}
+	c := &codes{names: slices.Clone(known), known: len(known), index: make(map[string]int, len(known))}
 	for i, n := range known {
 		c.index[n] = i
 	}

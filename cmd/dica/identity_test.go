@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/fcs"
 	"github.com/dicalab/dica/ingest"
@@ -222,6 +225,100 @@ func TestStableCodes(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, src[e-1], r[4:8], "event %d", e)
 	}
+}
+
+// TestNewSampleCodes: files of samples the model was not fitted on,
+// written one by one, carry the same code tables for the model's samples
+// and populations; DOMAIN 0 marks the new sample (DICA_DOMAIN0 names it),
+// and a second new sample in the same file takes the code after the
+// model's. Read back, every cell gets its sample's name.
+func TestNewSampleCodes(t *testing.T) {
+	dir := t.TempDir()
+	panelSamples(t, dir, 5)
+	sample := func(s int) string { return filepath.Join(dir, fmt.Sprintf("sample%d.csv", s)) }
+	labels := func(s int) string { return filepath.Join(dir, fmt.Sprintf("labels%d.csv", s)) }
+	model := filepath.Join(dir, "m.dica")
+	_, errs, code := runCmd(t, "fit", "--data", sample(1)+","+sample(2)+","+sample(3), "--labels", labels(1)+","+labels(2)+","+labels(3),
+		"--labels-ignore", "0", "--rank", "30", "--transform", "log1p", "--out", model, "--quiet")
+	require.Equal(t, 0, code, errs)
+
+	read := func(path string) (map[string]string, *mat.Dense, []string) {
+		f, err := fcs.Open(path)
+		require.NoError(t, err)
+		defer f.Close()
+		kw := map[string]string{}
+		for _, k := range f.Keywords() {
+			if strings.HasPrefix(k.Key, "DICA_LABEL") || strings.HasPrefix(k.Key, "DICA_DOMAIN") {
+				kw[k.Key] = k.Value
+			}
+		}
+		ev, err := f.ReadAll(fcs.EventOptions{})
+		require.NoError(t, err)
+		return kw, ev, f.Names()
+	}
+	col := func(names []string, n string) int {
+		j := slices.Index(names, n)
+		require.GreaterOrEqual(t, j, 0, "no parameter %s in %v", n, names)
+		return j
+	}
+	tables := map[int]map[string]string{}
+	for _, s := range []int{4, 5} {
+		out := filepath.Join(dir, fmt.Sprintf("s%d.fcs", s))
+		_, errs, code = runCmd(t, "transform", "--model", model, "--data", sample(s), "--labels", labels(s), "--labels-ignore", "0", "--out", out, "--quiet")
+		require.Equal(t, 0, code, errs)
+		kw, ev, names := read(out)
+		r, _ := ev.Dims()
+		require.Equal(t, 109, r)
+		for i := range r {
+			require.Equal(t, 0.0, ev.At(i, col(names, "DOMAIN")), "cell %d", i)
+		}
+		require.Equal(t, fmt.Sprintf("sample%d", s), kw["DICA_DOMAIN0"])
+		delete(kw, "DICA_DOMAIN0")
+		tables[s] = kw
+	}
+	require.Equal(t, map[string]string{"DICA_DOMAIN1": "sample1", "DICA_DOMAIN2": "sample2", "DICA_DOMAIN3": "sample3",
+		"DICA_LABEL1": "1", "DICA_LABEL2": "2", "DICA_LABEL3": "3", "DICA_LABEL4": "4"}, tables[4])
+	require.Equal(t, tables[4], tables[5])
+
+	// Two new samples and a training one in one file.
+	both := filepath.Join(dir, "both.fcs")
+	_, errs, code = runCmd(t, "transform", "--model", model, "--data", sample(5)+","+sample(2)+","+sample(4),
+		"--labels", labels(5)+","+labels(2)+","+labels(4), "--labels-ignore", "0", "--out", both, "--quiet")
+	require.Equal(t, 0, code, errs)
+	kw, ev, names := read(both)
+	require.Equal(t, "sample5", kw["DICA_DOMAIN0"])
+	require.Equal(t, "sample4", kw["DICA_DOMAIN4"])
+	r, _ := ev.Dims()
+	require.Equal(t, 3*109, r)
+	for i := range r {
+		require.Equal(t, []float64{0, 2, 4}[i/109], ev.At(i, col(names, "DOMAIN")), "cell %d", i)
+	}
+
+	// Read back: each cell has its sample's name.
+	in, err := ingest.Open([]string{filepath.Join(dir, "s4.fcs"), filepath.Join(dir, "s5.fcs"), both}, ingest.Options{})
+	require.NoError(t, err)
+	rd, err := in.Source.Open(context.Background())
+	require.NoError(t, err)
+	defer rd.Close()
+	var got []string
+	var b dataset.Block
+	for {
+		n, err := rd.Read(&b, 1000)
+		if n == 0 {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		for i := range n {
+			got = append(got, rd.Domains()[b.Domain[i]])
+		}
+	}
+	var want []string
+	for _, s := range []string{"sample4", "sample5", "sample5", "sample2", "sample4"} {
+		for range 109 {
+			want = append(want, s)
+		}
+	}
+	require.Equal(t, want, got)
 }
 
 // TestRefitFromOutputs: a model fitted on dica's own CSV and FCS outputs

@@ -215,7 +215,7 @@ func TestFCSDirectory(t *testing.T) {
 	defer f.Close()
 	require.Equal(t, ds.N(), f.NumEvents())
 	require.Equal(t, []string{"FSC-A", "SSC-A", "FL1-A", "FL2-A", "FL3-A", "UDICA1", "UDICA2", "DOMAIN", "SOURCE", "EVENT"}, f.Names())
-	require.Equal(t, []string{"", "", "CD3", "CD4", "CD8", "UDICA component 1", "UDICA component 2", "domain code (DICA_DOMAINk)",
+	require.Equal(t, []string{"", "", "CD3", "CD4", "CD8", "UDICA component 1", "UDICA component 2", "domain code (DICA_DOMAINk; 0 a new sample)",
 		"source file code (DICA_SOURCEk)", "row or event number in the source file"}, f.Labels())
 	for i, d := range ds.DomainNames {
 		v, ok := f.Keyword(fmt.Sprintf("DICA_DOMAIN%d", i+1))

@@ -32,9 +32,11 @@ follow. The format follows the --out extension:
   .fcs      FCS 3.1, float32, readable by FlowJo, FlowKit and flowCore: every
             input channel with its keywords, the components, then LABEL,
             DOMAIN, SOURCE and EVENT parameters whose codes the keywords
-            DICA_LABELk, DICA_DOMAINk and DICA_SOURCEk name; the source files'
-            keywords are kept and DICA_* keywords record the model and the
-            layout
+            DICA_LABELk, DICA_DOMAINk and DICA_SOURCEk name (DOMAIN 0 is a
+            sample the model was not fitted on, named by DICA_DOMAIN0, so
+            new patients written one by one share one code table); the
+            source files' keywords are kept and DICA_* keywords record the
+            model and the layout
   .parquet  the CSV's columns, typed, in row groups (pandas, Arrow, Spark);
             the footer records the model and each column's role
   .zarr     an AnnData store (Zarr v2) for scanpy: X the model's inputs as
