@@ -250,3 +250,36 @@ func TestFileBlocks(t *testing.T) {
 		require.ErrorIs(t, err, io.EOF)
 	}
 }
+
+// BenchmarkAccumulateFiles measures the statistics pass (UDICA, m = 200,
+// with the Gram sum) over 16 files of 6,250 cells of 3 features, read in
+// blocks as large as asked (whole blocks, each file's last one running
+// into the next file) and in reads of 997 cells (every block regrouped);
+// it reports cells/s.
+func BenchmarkAccumulateFiles(b *testing.B) {
+	sizes := make([]int, 16)
+	for i := range sizes {
+		sizes[i] = 6250
+	}
+	src := newFilesSource(sizes, false, 3)
+	ctx := context.Background()
+	p, err := NewPlan(ctx, src, Config{Method: UDICA, Rank: 200, Sigma: 1.5, Seed: 1, Workers: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name  string
+		reads []int
+	}{{"whole", nil}, {"reads=997", []int{997}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := *src
+			s.reads = bc.reads
+			for b.Loop() {
+				if _, err := p.Accumulate(ctx, &s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(src.x)*b.N)/b.Elapsed().Seconds(), "cells/s")
+		})
+	}
+}
