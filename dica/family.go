@@ -301,7 +301,7 @@ func (p *Plan) accumulateFamily(ctx context.Context, src dataset.Source, gram, s
 	}
 	defer r.Close()
 	ps := newPass(p, p.Config.Workers, gram, second)
-	go ps.read(ctx, cancel, r)
+	go ps.read(ctx, cancel, newFileBlocks(r))
 	ps.startWorkers(ctx)
 	if main, sec, err = ps.merge(cancel); err != nil {
 		return nil, nil, nil, nil, err

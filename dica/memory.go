@@ -25,9 +25,10 @@ type Shape struct {
 
 // EstimateMemory returns an estimate, in bytes, of the peak memory a fit
 // with cfg takes on data of the given shape, beyond the data itself when
-// it is held in memory. With m = Rank, W = Workers, J = 2W + 3 the partial
-// statistics in flight, N the domains, c the classes (supervised methods
-// with class labels, else 0) and words of 8 bytes:
+// it is held in memory. With m = Rank, W = Workers, J = 2W + 4 the partial
+// statistics in flight (the 2W + 2 blocks', a file's and the total), N the
+// domains, c the classes (supervised methods with class labels, else 0)
+// and words of 8 bytes:
 //
 //	Nystrom, RFF:  7 m^2                    (feature map, solve)
 //	             + (J + 7) m^2              (Gram sums; KPCA, UDICA, lambda > 0)
@@ -69,7 +70,7 @@ func estimate(c Config, s Shape) int64 {
 	}
 	m := float64(c.Rank)
 	W := float64(c.Workers)
-	J := 2*W + 3
+	J := 2*W + 4
 	r := 0.0
 	if c.supervised() && s.T > 0 {
 		r = float64(c.OutputRank)

@@ -505,9 +505,20 @@ func reuseDense(m *mat.Dense, r, c int) *mat.Dense {
 }
 
 // Accumulate makes one streaming pass over src and returns its statistics.
-// The pass runs on Config.Workers goroutines; per-block partial sums are
-// added in block order, so the result is bit-identical whatever the number
-// of workers.
+// The pass runs on Config.Workers goroutines.
+//
+// Every sum follows one reduction order, so the result is bit-identical
+// whatever the number of workers and however the source's reads split the
+// rows: each source file's rows (Block.File; a source without file numbers
+// is one file) are cut into blocks of Config.BlockRows rows counted from
+// the file's first row; each block is summed into zeroed partial sums; a
+// file's partial sums are the sums of its blocks added in block order,
+// starting from zero; and the total is the sum of the files' partial sums
+// added in file order, starting from zero. The statistics of the source
+// therefore equal, bit for bit, those of each file accumulated alone
+// (a source of that file only) and merged in file order into a zero Stats
+// with Merge; a distributed fit that follows this order (one task per
+// file) gives the same model as Fit.
 func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, error) {
 	if p == nil || p.inMap == nil {
 		return nil, errNoPlan
@@ -527,7 +538,7 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 	}
 	defer r.Close()
 	ps := newPass(p, p.Config.Workers, p.Config.needsGram(), false)
-	go ps.read(ctx, cancel, r)
+	go ps.read(ctx, cancel, newFileBlocks(r))
 	ps.startWorkers(ctx)
 	total, _, err := ps.merge(cancel)
 	if err != nil {
@@ -549,9 +560,10 @@ func (p *Plan) Accumulate(ctx context.Context, src dataset.Source) (*Stats, erro
 }
 
 // pass is one streaming pass of Accumulate (and of a Family): a reader
-// fills blocks, W workers sum each block into its own partial sums, and
-// the partial sums are added in block order, so the result does not depend
-// on W.
+// fills blocks (of one file each, cut by fileBlocks), W workers sum each
+// block into its own zeroed partial sums, and merge adds the partial sums
+// in the order of Accumulate (blocks in order into their file's sums,
+// files in order into the total), so the result does not depend on W.
 type pass struct {
 	p                *Plan
 	workers          int
@@ -568,6 +580,7 @@ type pass struct {
 type job struct {
 	seq   int64
 	start int64 // the block's first row number in the pass
+	file  int   // the block's source file (Block.File), -1 when unknown
 	b     dataset.Block
 	part  *accum
 	sec   *accum // with pass.second: the unsupervised domain sums
@@ -624,7 +637,7 @@ func (ps *pass) read(ctx context.Context, cancel func(), r dataset.Reader) {
 			cancel()
 			return
 		}
-		j.seq, j.start = seq, start
+		j.seq, j.start, j.file = seq, start, blockFile(&j.b)
 		seq++
 		start += int64(k)
 		ps.work <- j
@@ -657,14 +670,24 @@ func (ps *pass) startWorkers(ctx context.Context) {
 	go func() { wg.Wait(); close(ps.done) }()
 }
 
-// merge adds the partial sums of the jobs in block order and returns the
-// totals (sec with pass.second, else nil), or the first error of the
-// reader or a worker.
+// merge adds the partial sums of the jobs in block order into their
+// file's sums, and the files' sums in file order into the totals, and
+// returns the totals (sec with pass.second, else nil), or the first error
+// of the reader or a worker.
+//
+// The first file's blocks are added into the totals directly (the totals
+// are zero until then, and 0 + x = x), so the sums of a second file only
+// are allocated when the source has one.
 func (ps *pass) merge(cancel func()) (total, sec *accum, err error) {
 	total = newAccum(ps.mraw, ps.rout, ps.gram)
 	if ps.second {
 		sec = newAccum(ps.mraw, 0, false)
 	}
+	// into and intoSec are the sums of the current file: the totals for
+	// the first file, else file and fileSec.
+	into, intoSec := total, sec
+	var file, fileSec *accum
+	cur, started := 0, false
 	pending := make(map[int64]*job)
 	var next int64
 	var firstErr error
@@ -681,14 +704,39 @@ func (ps *pass) merge(cancel func()) (total, sec *accum, err error) {
 			}
 			delete(pending, next)
 			if firstErr == nil {
-				total.add(q.part, nil, nil)
+				if started && q.file != cur {
+					// A new file: the current file's sums are complete.
+					if into != total {
+						total.add(into, nil, nil)
+						if sec != nil {
+							sec.add(intoSec, nil, nil)
+						}
+					}
+					if file == nil {
+						file = newAccum(ps.mraw, ps.rout, ps.gram)
+						if sec != nil {
+							fileSec = newAccum(ps.mraw, 0, false)
+						}
+					}
+					file.reset()
+					if fileSec != nil {
+						fileSec.reset()
+					}
+					into, intoSec = file, fileSec
+				}
+				cur, started = q.file, true
+				into.add(q.part, nil, nil)
 				if sec != nil {
-					sec.add(q.sec, nil, nil)
+					intoSec.add(q.sec, nil, nil)
 				}
 			}
 			next++
 			if ps.p.Config.Progress != nil {
-				ps.p.Config.Progress("accumulate", total.n)
+				n := total.n
+				if into != total {
+					n += into.n
+				}
+				ps.p.Config.Progress("accumulate", n)
 			}
 			ps.pool <- q
 		}
@@ -698,6 +746,12 @@ func (ps *pass) merge(cancel func()) (total, sec *accum, err error) {
 	}
 	if firstErr != nil {
 		return nil, nil, firstErr
+	}
+	if into != total {
+		total.add(into, nil, nil)
+		if sec != nil {
+			sec.add(intoSec, nil, nil)
+		}
 	}
 	return total, sec, nil
 }

@@ -16,7 +16,7 @@ func TestMemoryErrorWidth(t *testing.T) {
 	if !errors.As(err, &me) {
 		t.Fatalf("err = %v, want a *MemoryError", err)
 	}
-	const want = "dica: 200000 input columns need about 32 GB for the landmark sample of 20000 cells alone, more than the budget of 19 GB at any rank; about 115547 columns fit at rank 500: select fewer columns"
+	const want = "dica: 200000 input columns need about 32 GB for the landmark sample of 20000 cells alone, more than the budget of 19 GB at any rank; about 115535 columns fit at rank 500: select fewer columns"
 	if err.Error() != want {
 		t.Errorf("error %q\nwant  %q", err, want)
 	}

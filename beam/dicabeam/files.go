@@ -358,14 +358,29 @@ func fileTasks(s beam.Scope, o FileOptions) beam.PCollection {
 // FitFiles fits the cells of the files as Fit(ReadFiles(o)) does, but reads
 // the files twice, as dica.Fit does: once for the planning sample and once
 // for the statistics, each read fused with its step, so the runner never
-// holds the cells between the two steps. The model is the same. The
-// returned PCollection holds the *dica.Model.
+// holds the cells between the two steps. The returned PCollection holds
+// the *dica.Model.
 //
 // The cells are not elements of the pipeline: a file is one element, and the
 // DoFn that reads it offers its cells to the bundle's bottom-k sample (first
-// read) or adds them to the bundle's statistics (second read) directly. This
-// saves the runner's per-element work (about a microsecond a cell in the Go
-// SDK) on every cell.
+// read) or sums them (second read) directly. This saves the runner's
+// per-element work (about a microsecond a cell in the Go SDK) on every
+// cell.
+//
+// The statistics follow the reduction order of dica.Plan.Accumulate, so the
+// model is bit-identical to that of dica.Fit (and of the dica command) on a
+// source of the same files (ingest.Open, FileOptions.Source) with the same
+// plan, BlockRows and configuration, whatever the bundling, the number of
+// workers and the order of the combines: each file's statistics are
+// accumulated alone (dica.Plan.Accumulate on Options.Workers goroutines,
+// blocks of Options.BlockRows cells) and emitted tagged with the file's
+// index; the keyed combine adds them in file order, keeping a file's
+// statistics pending until those of every file before it have been added.
+// In the worst case (file 0 read last) a combine holds every file's
+// statistics: per Gram key about F m^2 / (2 GramParts) float64 for F files
+// and rank m (m = 2000, 8 parts, 100 files: 200 MB), and F times the small
+// statistics under the statistics key. Runners that run the files about
+// in order keep few pending.
 func FitFiles(s beam.Scope, o FileOptions, opts Options) (beam.PCollection, error) {
 	sc, pipe, err := o.schemaAndPipeline(context.Background())
 	if err != nil {
@@ -391,7 +406,7 @@ func FitFiles(s beam.Scope, o FileOptions, opts Options) (beam.PCollection, erro
 		return beam.PCollection{}, err
 	}
 	ss := s.Scope("statistics")
-	parts := beam.ParDo(ss, &accumFilesFn{Options: o, Acc: accumFn{BlockRows: opts.blockRows(), GramParts: opts.gramParts(), Workers: opts.workers()}},
+	parts := beam.ParDo(ss, &accumFilesFn{Options: o, BlockRows: opts.blockRows(), GramParts: opts.gramParts(), Workers: opts.workers()},
 		tasks, beam.SideInput{Input: plan})
 	return Solve(s, CombineParts(ss, parts)), nil
 }
@@ -418,36 +433,57 @@ func (f *sampleFilesFn) FinishBundle(emit func(sampleAcc)) {
 	f.smp = nil
 }
 
-// accumFilesFn is accumFn fed by files: each element is a file, read on the
-// worker, its cells added to the bundle's statistics as accumFn adds cells
-// that are elements. The parts it emits are accumFn's.
+// accumFilesFn accumulates the statistics of each file (a fileTask
+// element) alone, with dica.Plan.Accumulate on Workers goroutines in blocks
+// of BlockRows cells, and emits them as parts in file order (see FitFiles):
+// the small statistics under statsKey and the Gram sum in GramParts row
+// chunks keyed by chunk number, each tagged with the file's index.
 type accumFilesFn struct {
-	Options FileOptions
-	Acc     accumFn
+	Options   FileOptions
+	BlockRows int
+	GramParts int
+	Workers   int
+
+	plan *dica.Plan
 }
 
-func (f *accumFilesFn) StartBundle(plan func(*[]byte) bool, emit func(int, Part)) {
-	f.Acc.StartBundle(plan, emit)
-}
-
-func (f *accumFilesFn) ProcessElement(ctx context.Context, t fileTask, plan func(*[]byte) bool, emit func(int, Part)) error {
-	var err error
-	rerr := readFile(ctx, f.Options, t, func(c Cell) {
-		if err == nil {
-			err = f.Acc.ProcessElement(c, plan, emit)
+func (f *accumFilesFn) ProcessElement(ctx context.Context, t fileTask, planSide func(*[]byte) bool, emit func(int, Part)) error {
+	if f.plan == nil {
+		var b []byte
+		if !planSide(&b) {
+			return fmt.Errorf("dicabeam: no plan")
 		}
-	})
+		p := new(dica.Plan)
+		if err := p.UnmarshalBinary(b); err != nil {
+			return err
+		}
+		// The run settings, which the plan's encoding does not hold.
+		p.Config.Workers, p.Config.BlockRows = max(1, f.Workers), f.BlockRows
+		f.plan = p
+	}
+	local, cleanup, err := fetch(ctx, t.Path, t.Label)
 	if err != nil {
 		return err
 	}
-	return rerr
+	defer cleanup()
+	var labels []string
+	if t.Label != "" {
+		labels = local[1:]
+	}
+	in, err := f.Options.open(ctx, local[:1], labels)
+	if err != nil {
+		return err
+	}
+	st, err := f.plan.Accumulate(ctx, in.Source)
+	if err != nil {
+		return fmt.Errorf("dicabeam: %s: %w", t.Path, err)
+	}
+	for k, g := range st.SplitGram(f.GramParts) {
+		emit(k, Part{Pending: []FilePart{{File: t.Index, Gram: g}}})
+	}
+	emit(statsKey, Part{Pending: []FilePart{{File: t.Index, Stats: st}}})
+	return nil
 }
-
-func (f *accumFilesFn) FinishBundle(plan func(*[]byte) bool, emit func(int, Part)) error {
-	return f.Acc.FinishBundle(plan, emit)
-}
-
-func (f *accumFilesFn) Teardown() { f.Acc.Teardown() }
 
 // Cells reads a source in process into cells with keys 0, 1, 2, ... in
 // stream order (for tests and small data: beam.CreateList of the result

@@ -3,6 +3,7 @@ package dicabeam
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"reflect"
 	"sync"
 
@@ -37,12 +38,15 @@ type Options struct {
 	Plan *dica.Plan
 	// BlockRows is the number of cells a worker buffers before adding them
 	// to its statistics (Config.BlockRows, else dica.DefaultBlockRows).
+	// FitFiles gives the model of an in-process fit bit for bit when the
+	// two use the same BlockRows.
 	BlockRows int
 	// GramParts is the number of row chunks of the m x m Gram sum, each
 	// combined under its own key (DefaultGramParts).
 	GramParts int
 	// Workers is the number of goroutines a bundle adds blocks on (default
-	// 1). Runners run bundles in parallel on the cores of a worker: more
+	// 1; with FitFiles, the goroutines that accumulate each file; the
+	// result does not depend on it). Runners run bundles in parallel on the cores of a worker: more
 	// goroutines per bundle only help runners that do not, such as Prism
 	// on one machine.
 	Workers int
@@ -280,18 +284,50 @@ const statsKey = -1
 // Part is a piece of statistics in the combines of Accumulate: the small
 // statistics (counts, domain and class sums, output sums; Stats) or one row
 // chunk of the Gram sum (Gram). Its coder uses the core binary encodings.
+//
+// The parts of FitFiles are in file order (see FitFiles): Stats or Gram
+// then hold the sum of the partial sums of files 0 to Files-1, added in
+// file order, and Pending holds the partial sums of later files that
+// cannot be added yet because a file before them has not come; adding
+// parts adds every pending file whose predecessors are all in. Parts of
+// Accumulate (cells without a file order) have Files 0 and no Pending, and
+// are added in the order the runner gives.
 type Part struct {
+	Stats *dica.Stats
+	Gram  *dica.GramPart
+	// Files is the number of files whose partial sums Stats or Gram hold
+	// (parts in file order).
+	Files int
+	// Pending holds the partial sums of files after the first Files, in
+	// increasing file order (parts in file order).
+	Pending []FilePart
+}
+
+// FilePart is the partial sums of one file of FitFiles: its small
+// statistics or one row chunk of its Gram sum.
+type FilePart struct {
+	File  int
 	Stats *dica.Stats
 	Gram  *dica.GramPart
 }
 
+// empty reports whether p holds nothing.
+func (p Part) empty() bool {
+	return p.Stats == nil && p.Gram == nil && p.Files == 0 && len(p.Pending) == 0
+}
+
+// ordered reports whether p is a part of FitFiles, in file order.
+func (p Part) ordered() bool { return p.Files > 0 || len(p.Pending) > 0 }
+
 // add adds o into p (parts of the same kind and rows).
 func (p Part) add(o Part) (Part, error) {
 	switch {
-	case p.Stats == nil && p.Gram == nil:
+	case p.empty():
 		return o, nil
-	case o.Stats == nil && o.Gram == nil:
+	case o.empty():
 		return p, nil
+	case p.ordered() || o.ordered():
+		return p.addOrdered(o)
 	case p.Stats != nil && o.Stats != nil:
 		return p, p.Stats.Merge(o.Stats)
 	case p.Gram != nil && o.Gram != nil:
@@ -300,7 +336,86 @@ func (p Part) add(o Part) (Part, error) {
 	return p, fmt.Errorf("dicabeam: cannot add statistics and a Gram part")
 }
 
+// addOrdered adds the parts in file order: the pending files of both, and
+// then every pending file that follows the files added, in turn.
+func (p Part) addOrdered(o Part) (Part, error) {
+	if !p.ordered() || !o.ordered() {
+		return p, fmt.Errorf("dicabeam: cannot add statistics of files in order and statistics of cells")
+	}
+	if p.Files > 0 && o.Files > 0 {
+		return p, fmt.Errorf("dicabeam: two parts both hold the statistics of file 0: a file was read twice")
+	}
+	if o.Files > 0 {
+		p, o = o, p
+	}
+	pending := make([]FilePart, 0, len(p.Pending)+len(o.Pending))
+	i, j := 0, 0
+	for i < len(p.Pending) || j < len(o.Pending) {
+		switch {
+		case j == len(o.Pending) || i < len(p.Pending) && p.Pending[i].File < o.Pending[j].File:
+			pending = append(pending, p.Pending[i])
+			i++
+		case i == len(p.Pending) || o.Pending[j].File < p.Pending[i].File:
+			pending = append(pending, o.Pending[j])
+			j++
+		default:
+			return p, fmt.Errorf("dicabeam: two parts hold the statistics of file %d: a file was read twice", o.Pending[j].File)
+		}
+	}
+	for len(pending) > 0 && pending[0].File <= p.Files {
+		f := pending[0]
+		if f.File < p.Files {
+			return p, fmt.Errorf("dicabeam: two parts hold the statistics of file %d: a file was read twice", f.File)
+		}
+		switch {
+		case f.Stats != nil && p.Stats == nil && p.Gram == nil:
+			p.Stats = f.Stats // the sum of no files is zero, and 0 + x = x
+		case f.Gram != nil && p.Stats == nil && p.Gram == nil:
+			p.Gram = f.Gram
+		case f.Stats != nil && p.Stats != nil:
+			if err := p.Stats.Merge(f.Stats); err != nil {
+				return p, err
+			}
+		case f.Gram != nil && p.Gram != nil:
+			if err := p.Gram.Add(f.Gram); err != nil {
+				return p, err
+			}
+		default:
+			return p, fmt.Errorf("dicabeam: cannot add statistics and a Gram part")
+		}
+		p.Files++
+		pending = pending[1:]
+	}
+	p.Pending = pending
+	if len(p.Pending) == 0 {
+		p.Pending = nil
+	}
+	return p, nil
+}
+
+// Part encodings: a tag byte ('s' small statistics, 'g' a Gram chunk, 'o'
+// a part in file order), empty for an empty part.
 func encodePart(p Part) ([]byte, error) {
+	if p.ordered() {
+		out := binary.AppendUvarint([]byte{'o'}, uint64(p.Files))
+		add := func(q Part) error {
+			b, err := encodePart(q)
+			out = binary.AppendUvarint(out, uint64(len(b)))
+			out = append(out, b...)
+			return err
+		}
+		if err := add(Part{Stats: p.Stats, Gram: p.Gram}); err != nil {
+			return nil, err
+		}
+		out = binary.AppendUvarint(out, uint64(len(p.Pending)))
+		for _, f := range p.Pending {
+			out = binary.AppendUvarint(out, uint64(f.File))
+			if err := add(Part{Stats: f.Stats, Gram: f.Gram}); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
 	switch {
 	case p.Stats != nil:
 		b, err := p.Stats.MarshalBinary()
@@ -313,11 +428,60 @@ func encodePart(p Part) ([]byte, error) {
 	return []byte{}, nil
 }
 
+// decodeOrdered decodes the encoding of a part in file order, after its
+// tag.
+func decodeOrdered(b []byte) (Part, error) {
+	r := &reader{b: b}
+	next := func() Part {
+		n := r.uvarint()
+		if r.err != nil || n > uint64(len(r.b)) {
+			r.err = fmt.Errorf("dicabeam: truncated statistics part")
+			return Part{}
+		}
+		q, err := decodePart(r.b[:n])
+		if err == nil && q.ordered() {
+			err = fmt.Errorf("dicabeam: a part in file order within another")
+		}
+		if err != nil {
+			r.err = err
+		}
+		r.b = r.b[n:]
+		return q
+	}
+	files := r.uvarint()
+	if files > math.MaxInt32 {
+		return Part{}, fmt.Errorf("dicabeam: statistics of %d files", files)
+	}
+	head := next()
+	p := Part{Stats: head.Stats, Gram: head.Gram, Files: int(files)}
+	n := r.uvarint()
+	if r.err == nil && n > uint64(len(r.b)) {
+		return Part{}, fmt.Errorf("dicabeam: truncated statistics part")
+	}
+	for k := uint64(0); k < n && r.err == nil; k++ {
+		f := r.uvarint()
+		q := next()
+		if r.err == nil && (f > math.MaxInt32 || int(f) < p.Files || len(p.Pending) > 0 && int(f) <= p.Pending[len(p.Pending)-1].File) {
+			return Part{}, fmt.Errorf("dicabeam: pending statistics of file %d out of order", f)
+		}
+		p.Pending = append(p.Pending, FilePart{File: int(f), Stats: q.Stats, Gram: q.Gram})
+	}
+	if err := r.done(); err != nil {
+		return Part{}, err
+	}
+	if !p.ordered() {
+		return Part{}, fmt.Errorf("dicabeam: a part in file order holds no file")
+	}
+	return p, nil
+}
+
 func decodePart(b []byte) (Part, error) {
 	if len(b) == 0 {
 		return Part{}, nil
 	}
 	switch b[0] {
+	case 'o':
+		return decodeOrdered(b[1:])
 	case 's':
 		r := &reader{b: b[1:]}
 		n := r.uvarint()
@@ -407,6 +571,11 @@ func dropKey(_ int, p Part) Part { return p }
 // worker adds the whole m x m sum of every bundle. The combined parts are
 // then gathered on one worker: the result holds one Gathered element, for
 // Solve.
+//
+// The sums are added in the order the runner gives the bundles and the
+// parts, so the model equals that of dica.Fit on the same cells to about
+// 1e-15 relative, not bit for bit: cells carry no file order. FitFiles
+// follows dica.Plan.Accumulate's order and is bit-identical.
 func Accumulate(s beam.Scope, cells, plan beam.PCollection, o Options) beam.PCollection {
 	s = s.Scope("dica.Accumulate")
 	parts := beam.ParDo(s, &accumFn{BlockRows: o.blockRows(), GramParts: o.gramParts(), Workers: o.workers()}, cells, beam.SideInput{Input: plan})
@@ -428,7 +597,17 @@ func CombineParts(s beam.Scope, parts beam.PCollection) beam.PCollection {
 func (g Gathered) Solve() (*dica.Model, error) {
 	var st *dica.Stats
 	var parts []*dica.GramPart
+	files := -1
 	for _, p := range g.Parts {
+		if p.ordered() {
+			if len(p.Pending) > 0 {
+				return nil, fmt.Errorf("dicabeam: the statistics of file %d are missing (those of %d later files came)", p.Files, len(p.Pending))
+			}
+			if files >= 0 && p.Files != files {
+				return nil, fmt.Errorf("dicabeam: the gathered parts hold the statistics of %d and of %d files", files, p.Files)
+			}
+			files = p.Files
+		}
 		switch {
 		case p.Stats != nil && st != nil:
 			return nil, fmt.Errorf("dicabeam: two sets of small statistics gathered")
