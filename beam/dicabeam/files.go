@@ -494,6 +494,38 @@ func Cells(ctx context.Context, src dataset.Source) ([]Cell, error) {
 	return out, err
 }
 
+// PlanLikeFit draws in process the plan that dica.Fit
+// (and the dica command) draws on the same files and configuration: the
+// seeded reservoir sample of the in-process stream (FileOptions.Source)
+// and dica.NewPlan on it. FitFiles given it as Options.Plan gives the
+// model of dica.Fit bit for bit (the sums follow dica.Fit's order, see
+// FitFiles). The plan a pipeline draws itself, and PlanFiles, come from a
+// bottom-k sample instead, which workers draw in pieces: on data of more
+// than Config.Sample cells it is another uniform sample, so another plan
+// and a model that differs from dica.Fit's as fits with two seeds do.
+// Remote files are copied to a local temporary folder while the sample is
+// drawn.
+func PlanLikeFit(ctx context.Context, o FileOptions, cfg dica.Config) (*dica.Plan, error) {
+	_, pipe, err := o.schemaAndPipeline(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Preprocessing == nil {
+		cfg.Preprocessing = pipe
+	}
+	all := slices.Concat(o.Files, o.Options.LabelFiles)
+	local, cleanup, err := fetch(ctx, all...)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	in, err := o.open(ctx, local[:len(o.Files)], local[len(o.Files):])
+	if err != nil {
+		return nil, err
+	}
+	return dica.NewPlan(ctx, in.Source, cfg)
+}
+
 // PlanFiles computes in process the plan that NewPlan draws on a pipeline
 // from ReadFiles(o): the same bottom-k sample (the same keys and hash) and
 // dica.NewPlan on it. Passing it as Options.Plan skips the sampling step of

@@ -87,7 +87,7 @@ var (
 	blockRows  = flag.Int("block-rows", dica.DefaultBlockRows, "cells per block of the statistics pass")
 	gramParts  = flag.Int("gram-parts", dicabeam.DefaultGramParts, "row chunks (keys) of the Gram sum combine")
 	workers    = flag.Int("bundle-workers", 1, "goroutines per bundle for the statistics (more than 1 helps on prism, whose bundles run one at a time)")
-	planLocal  = flag.Bool("plan-local", false, "draw the plan's sample here, before submitting, instead of on the pipeline")
+	planLocal  = flag.Bool("plan-local", false, "draw the plan here, before submitting, as dica fit does (local files: the model is dica fit's, bit for bit), instead of on the pipeline")
 
 	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile (pprof) of this process to `file` (with prism it includes the workers)")
 
@@ -179,7 +179,7 @@ func run(ctx context.Context) error {
 	p, s := beam.NewPipelineWithRoot()
 	opts := dicabeam.Options{Config: cfg, BlockRows: *blockRows, GramParts: *gramParts, Workers: *workers}
 	if *planLocal {
-		if opts.Plan, err = dicabeam.PlanFiles(ctx, o, cfg); err != nil {
+		if opts.Plan, err = dicabeam.PlanLikeFit(ctx, o, cfg); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dicalab/dica/csvio"
 	"github.com/dicalab/dica/dica"
+	"github.com/dicalab/dica/ingest"
 	"github.com/dicalab/dica/toy"
 )
 
@@ -113,5 +114,67 @@ func TestSelfWorker(t *testing.T) {
 			tc.want = tc.given
 		}
 		require.Equal(t, tc.want, flag.Lookup("worker_binary").Value.String(), "%+v", tc)
+	}
+}
+
+// TestCommandPlanLocal: with --plan-local on more cells than the plan's
+// sample, the command writes the model file of ingest.Open + dica.Fit (the
+// dica command's) byte for byte; the plan the pipeline draws itself comes
+// from another sample, and so another model.
+func TestCommandPlanLocal(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 8000, Seed: 22})
+	require.Greater(t, ds.N(), 20000, "more cells than the default sample")
+	var files, labels []string
+	for g, name := range ds.DomainNames {
+		var data, lab strings.Builder
+		for p := range ds.N() {
+			if ds.Domain[p] != g {
+				continue
+			}
+			for j, v := range ds.X.RawRowView(p) {
+				if j > 0 {
+					data.WriteByte(',')
+				}
+				data.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+			}
+			data.WriteByte('\n')
+			fmt.Fprintln(&lab, ds.ClassNames[ds.Label[p]])
+		}
+		f, l := filepath.Join(dir, "sample"+name+".csv"), filepath.Join(dir, "labels"+name+".csv")
+		require.NoError(t, os.WriteFile(f, []byte(data.String()), 0o644))
+		require.NoError(t, os.WriteFile(l, []byte(lab.String()), 0o644))
+		files, labels = append(files, f), append(labels, l)
+	}
+	in, err := ingest.Open(files, ingest.Options{LabelFiles: labels, Transform: "asinh:2"})
+	require.NoError(t, err)
+	want, err := dica.Fit(context.Background(), in.Source, dica.Config{Method: dica.UDICA, Rank: 30, Components: 3, Seed: 5, Preprocessing: in.Pipeline})
+	require.NoError(t, err)
+	wb, err := want.MarshalBinary()
+	require.NoError(t, err)
+
+	defer func() {
+		for k, v := range map[string]string{"plan-local": "false", "transform": "none", "method": "dica"} {
+			require.NoError(t, flag.Set(k, v))
+		}
+	}()
+	for _, local := range []bool{true, false} {
+		out := filepath.Join(dir, fmt.Sprintf("m-%v.dica", local))
+		data, labelFiles = nil, nil
+		for k, v := range map[string]string{
+			"data": filepath.Join(dir, "sample*.csv"), "label-files": filepath.Join(dir, "labels*.csv"), "transform": "asinh:2",
+			"method": "udica", "rank": "30", "components": "3", "seed": "5", "out": out, "z": "",
+			"bundle-workers": "2", "plan-local": strconv.FormatBool(local),
+		} {
+			require.NoError(t, flag.Set(k, v))
+		}
+		require.NoError(t, run(context.Background()))
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		if local {
+			require.Equal(t, wb, got, "--plan-local: the model of dica fit")
+		} else {
+			require.NotEqual(t, wb, got, "the pipeline's own plan comes from a bottom-k sample")
+		}
 	}
 }
