@@ -2,7 +2,10 @@
 // sampled for the plan, accumulated into sufficient statistics and solved
 // on the runner named by --runner (prism in process by default; flink,
 // spark, dataflow or universal with a job server). The model is the one
-// `dica fit` writes, readable by `dica transform` and dica.Load.
+// `dica fit` writes, readable by `dica transform` and dica.Load: on local
+// files byte for byte (the plan is drawn here, as dica fit draws it, and
+// the sums follow dica fit's order); on remote files (gs://...) the plan
+// comes from a sample drawn on the workers (--plan pipeline).
 //
 // Usage:
 //
@@ -21,6 +24,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,7 +91,7 @@ var (
 	blockRows  = flag.Int("block-rows", dica.DefaultBlockRows, "cells per block of the statistics pass")
 	gramParts  = flag.Int("gram-parts", dicabeam.DefaultGramParts, "row chunks (keys) of the Gram sum combine")
 	workers    = flag.Int("bundle-workers", 1, "goroutines per bundle for the statistics (more than 1 helps on prism, whose bundles run one at a time)")
-	planLocal  = flag.Bool("plan-local", false, "draw the plan here, before submitting, as dica fit does (local files: the model is dica fit's, bit for bit), instead of on the pipeline")
+	planWhere  = flag.String("plan", "auto", "where the plan's sample is drawn: local (here, before submitting, as dica fit draws it: the model is dica fit's, bit for bit), pipeline (a bottom-k sample on the workers), auto (local when every file is local)")
 
 	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile (pprof) of this process to `file` (with prism it includes the workers)")
 
@@ -178,7 +182,11 @@ func run(ctx context.Context) error {
 	start := time.Now()
 	p, s := beam.NewPipelineWithRoot()
 	opts := dicabeam.Options{Config: cfg, BlockRows: *blockRows, GramParts: *gramParts, Workers: *workers}
-	if *planLocal {
+	local, err := planHere(*planWhere, append(slices.Clone(files), o.Options.LabelFiles...))
+	if err != nil {
+		return err
+	}
+	if local {
 		if opts.Plan, err = dicabeam.PlanLikeFit(ctx, o, cfg); err != nil {
 			return err
 		}
@@ -226,4 +234,24 @@ func selfWorker() {
 	if exe, err := os.Executable(); err == nil {
 		*jobopts.WorkerBinary = exe
 	}
+}
+
+// planHere reports whether the plan is drawn in this process (--plan):
+// local, pipeline, or auto (local when no file has a scheme such as gs://,
+// so that the model is that of dica fit on the same files).
+func planHere(where string, files []string) (bool, error) {
+	switch where {
+	case "local":
+		return true, nil
+	case "pipeline":
+		return false, nil
+	case "auto":
+		for _, f := range files {
+			if strings.Contains(f, "://") {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("dicabeam: --plan %q: want auto, local or pipeline", where)
 }

@@ -117,10 +117,11 @@ func TestSelfWorker(t *testing.T) {
 	}
 }
 
-// TestCommandPlanLocal: with --plan-local on more cells than the plan's
-// sample, the command writes the model file of ingest.Open + dica.Fit (the
-// dica command's) byte for byte; the plan the pipeline draws itself comes
-// from another sample, and so another model.
+// TestCommandPlanLocal: on local files of more cells than the plan's
+// sample, the command (--plan auto, its default) writes the model file of
+// ingest.Open + dica.Fit (the dica command's) byte for byte; the plan the
+// pipeline draws itself (--plan pipeline) comes from another sample, and so
+// another model.
 func TestCommandPlanLocal(t *testing.T) {
 	dir := t.TempDir()
 	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 8000, Seed: 22})
@@ -154,7 +155,7 @@ func TestCommandPlanLocal(t *testing.T) {
 	require.NoError(t, err)
 
 	defer func() {
-		for k, v := range map[string]string{"plan-local": "false", "transform": "none", "method": "dica"} {
+		for k, v := range map[string]string{"plan": "auto", "transform": "none", "method": "dica"} {
 			require.NoError(t, flag.Set(k, v))
 		}
 	}()
@@ -164,7 +165,7 @@ func TestCommandPlanLocal(t *testing.T) {
 		for k, v := range map[string]string{
 			"data": filepath.Join(dir, "sample*.csv"), "label-files": filepath.Join(dir, "labels*.csv"), "transform": "asinh:2",
 			"method": "udica", "rank": "30", "components": "3", "seed": "5", "out": out, "z": "",
-			"bundle-workers": "2", "plan-local": strconv.FormatBool(local),
+			"bundle-workers": "2", "plan": map[bool]string{true: "auto", false: "pipeline"}[local],
 		} {
 			require.NoError(t, flag.Set(k, v))
 		}
@@ -172,7 +173,7 @@ func TestCommandPlanLocal(t *testing.T) {
 		got, err := os.ReadFile(out)
 		require.NoError(t, err)
 		if local {
-			require.Equal(t, wb, got, "--plan-local: the model of dica fit")
+			require.Equal(t, wb, got, "--plan auto on local files: the model of dica fit")
 		} else {
 			require.NotEqual(t, wb, got, "the pipeline's own plan comes from a bottom-k sample")
 		}
