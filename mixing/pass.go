@@ -65,6 +65,7 @@ func (p *pass) run(ctx context.Context) error {
 			defer wg.Done()
 			var sq mat.Dense
 			buf := make([]float64, n)
+			acc := make([]float64, sumLanes*p.ngroups)
 			h := make(nbHeap, 0, p.k)
 			for ctx.Err() == nil {
 				mu.Lock()
@@ -78,7 +79,7 @@ func (p *pass) run(ctx context.Context) error {
 				sq.Reset()
 				kernel.SqDistBlock(&sq, p.x.Slice(lo, hi, 0, d), p.x)
 				for i := lo; i < hi; i++ {
-					p.row(i, sq.RawRowView(i-lo), buf, &h)
+					p.row(i, sq.RawRowView(i-lo), buf, acc, &h)
 				}
 			}
 		}()
@@ -88,8 +89,8 @@ func (p *pass) run(ctx context.Context) error {
 }
 
 // row fills the results of point i from its squared distances d2 to all
-// points.
-func (p *pass) row(i int, d2, buf []float64, h *nbHeap) {
+// points; buf (n values) and acc (sumLanes ngroups values) are scratch.
+func (p *pass) row(i int, d2, buf, acc []float64, h *nbHeap) {
 	if p.k > 0 {
 		*h = (*h)[:0]
 		worst := math.Inf(1)
@@ -120,21 +121,55 @@ func (p *pass) row(i int, d2, buf []float64, h *nbHeap) {
 		}
 	}
 	if p.distSums {
-		s := p.dist[i*p.ngroups : (i+1)*p.ngroups]
-		for j, v := range d2 {
-			s[p.groups[j]] += math.Sqrt(v)
-		}
 		// The point itself is at distance 0 and adds nothing.
+		p.groupSums(p.dist[i*p.ngroups:(i+1)*p.ngroups], d2, acc, true)
 	}
 	if p.gamma > 0 {
 		for j, v := range d2 {
 			buf[j] = -p.gamma * v
 		}
 		kernel.ExpSlice(buf, buf)
-		s := p.kern[i*p.ngroups : (i+1)*p.ngroups]
-		for j, v := range buf {
-			s[p.groups[j]] += v
+		p.groupSums(p.kern[i*p.ngroups:(i+1)*p.ngroups], buf, acc, false)
+	}
+}
+
+// sumLanes is the number of partial sums per group in groupSums.
+const sumLanes = 4
+
+// groupSums stores in s[g] the sum of the values v[j] (their square roots
+// with sqrt) of the points j of group g. Point j adds to partial sum
+// j mod sumLanes of its group, so that consecutive points of one group do
+// not wait on each other's sum; the partial sums are added at the end. acc
+// is scratch for sumLanes ngroups values.
+func (p *pass) groupSums(s, v, acc []float64, sqrt bool) {
+	ng := p.ngroups
+	clear(acc)
+	a0, a1, a2, a3 := acc[:ng], acc[ng:2*ng], acc[2*ng:3*ng], acc[3*ng:4*ng]
+	g := p.groups[:len(v)]
+	j := 0
+	if sqrt {
+		for ; j+sumLanes <= len(v); j += sumLanes {
+			a0[g[j]] += math.Sqrt(v[j])
+			a1[g[j+1]] += math.Sqrt(v[j+1])
+			a2[g[j+2]] += math.Sqrt(v[j+2])
+			a3[g[j+3]] += math.Sqrt(v[j+3])
 		}
+		for ; j < len(v); j++ {
+			a0[g[j]] += math.Sqrt(v[j])
+		}
+	} else {
+		for ; j+sumLanes <= len(v); j += sumLanes {
+			a0[g[j]] += v[j]
+			a1[g[j+1]] += v[j+1]
+			a2[g[j+2]] += v[j+2]
+			a3[g[j+3]] += v[j+3]
+		}
+		for ; j < len(v); j++ {
+			a0[g[j]] += v[j]
+		}
+	}
+	for k := range s {
+		s[k] = (a0[k] + a1[k]) + (a2[k] + a3[k])
 	}
 }
 
