@@ -86,7 +86,7 @@ func TestLineSearch(t *testing.T) {
 			continue
 		}
 		a0, b0 := activeSums(z, dz, c2)
-		got, evals, visited := lineSearch(w, s, z, dz, c2, a0, b0, make([]int, 0, n), make([]int, 0, n))
+		got, evals, visited := lineSearch(w, s, z, dz, c2, a0, b0, newLineScratch(n))
 		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
 			t.Fatalf("step %v, exact %v", got, want)
 		}
@@ -120,7 +120,7 @@ func TestLineSearch(t *testing.T) {
 	}
 	want := exactStep(w, s, z, dz, 20)
 	a0, b0 := activeSums(z, dz, 20)
-	got, evals, _ := lineSearch(w, s, z, dz, 20, a0, b0, make([]int, 0, len(z)), make([]int, 0, len(z)))
+	got, evals, _ := lineSearch(w, s, z, dz, 20, a0, b0, newLineScratch(len(z)))
 	if math.Abs(got-want) > 1e-12*want || evals > 8 {
 		t.Errorf("one piece: step %v in %d passes, want %v in <= 8", got, evals, want)
 	}
