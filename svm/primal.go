@@ -65,8 +65,9 @@ func maskIf(b bool, x float64) float64 {
 // active). One pass over the terms lists those that switch inside the
 // first bracket [0, 1], with their breakpoints and corrections in
 // contiguous arrays, and those that may switch later, the only ones the
-// bracket's doublings (while phi' < 0 at its end) visit again. Each
-// evaluation of phi' then sums the corrections of the listed terms whose
+// bracket's doublings (while phi' < 0 at its end) visit again; phi' at
+// the end of a bracket, where every listed term has switched, is summed
+// while listing them. Each later evaluation of phi' sums the corrections of the listed terms whose
 // breakpoint lies below t, without branches, and drops from the list the
 // terms whose breakpoint lies outside the narrowed bracket (those below it
 // folded into the sums), so that the list shrinks with the bracket. It
@@ -95,42 +96,41 @@ func lineSearch(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch) (t f
 		k += b2i(!sw) & later(in, d)
 	}
 	cand = cand[:k]
-	// list stores the breakpoints and corrections of the terms of idx.
+	// list stores the breakpoints and corrections of the terms of idx, all
+	// of which switch before t (the end of the bracket), and returns phi'
+	// and phi'' at t.
 	var bt, ba, bb []float64
-	list := func(idx []int) {
+	list := func(idx []int, t float64) (d1, d2 float64) {
+		evals++
+		visited += len(idx)
 		bt, ba, bb = sc.bt[:len(idx)], sc.ba[:len(idx)], sc.bb[:len(idx)]
+		var e1, e2 float64
 		for j, i := range idx {
 			u, d := 1-z[i], dz[i]
 			sg := c2
 			if u > 0 {
 				sg = -c2
 			}
-			bt[j] = -u / d
-			ba[j] = sg * u * d
-			bb[j] = sg * d * d
-		}
-	}
-	list(br[:nb])
-	// eval evaluates phi' and phi'' at t over the listed terms, first
-	// (with compact) folding those whose breakpoint is at or below lo and
-	// dropping those at or above hi (lo < t < hi).
-	eval := func(t float64, compact bool) (d1, d2 float64) {
-		evals++
-		visited += len(bt)
-		var e1, e2 float64
-		if compact {
-			var g1, g2 float64
-			var k int
-			k, e1, e2, g1, g2 = sumCompact(bt, ba, bb, lo, hi, t)
-			bt, ba, bb = bt[:k], ba[:k], bb[:k]
-			a += g1
-			b += g2
-		} else {
-			e1, e2 = sumBelow(bt, ba, bb, t)
+			al, be := sg*u*d, sg*d*d
+			bt[j], ba[j], bb[j] = -u/d, al, be
+			e1 += al + t*be
+			e2 += be
 		}
 		return t*ss - ws + a + t*b + e1, ss + b + e2
 	}
-	d1, d2 := eval(hi, false)
+	d1, d2 := list(br[:nb], hi)
+	// eval evaluates phi' and phi'' at t over the listed terms, first
+	// folding those whose breakpoint is at or below lo and dropping those
+	// at or above hi (lo < t < hi).
+	eval := func(t float64) (d1, d2 float64) {
+		evals++
+		visited += len(bt)
+		k, e1, e2, g1, g2 := sumCompact(bt, ba, bb, lo, hi, t)
+		bt, ba, bb = bt[:k], ba[:k], bb[:k]
+		a += g1
+		b += g2
+		return t*ss - ws + a + t*b + e1, ss + b + e2
+	}
 	for d1 < 0 && hi < 1e6 {
 		// Every listed term switched below hi: fold them, and list the
 		// candidates that switch inside the doubled bracket.
@@ -150,8 +150,7 @@ func lineSearch(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch) (t f
 			k += b2i(!sw)
 		}
 		cand = cand[:k]
-		list(br[:nb])
-		d1, d2 = eval(hi, false)
+		d1, d2 = list(br[:nb], hi)
 	}
 	t = hi
 	for range 60 {
@@ -174,33 +173,15 @@ func lineSearch(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch) (t f
 			nt = (lo + hi) / 2
 		}
 		t = nt
-		d1, d2 = eval(t, true)
+		d1, d2 = eval(t)
 	}
 	return t, evals, visited
 }
 
-// sumBelow returns the sums of ba_j + t bb_j and of bb_j over the terms
-// with bt_j < t.
-func sumBelow(bt, ba, bb []float64, t float64) (e1, e2 float64) {
-	ba, bb = ba[:len(bt)], bb[:len(bt)]
-	var f1, f2 float64
-	j := 0
-	for ; j+1 < len(bt); j += 2 {
-		e1 += maskIf(bt[j] < t, ba[j]+t*bb[j])
-		e2 += maskIf(bt[j] < t, bb[j])
-		f1 += maskIf(bt[j+1] < t, ba[j+1]+t*bb[j+1])
-		f2 += maskIf(bt[j+1] < t, bb[j+1])
-	}
-	if j < len(bt) {
-		e1 += maskIf(bt[j] < t, ba[j]+t*bb[j])
-		e2 += maskIf(bt[j] < t, bb[j])
-	}
-	return e1 + f1, e2 + f2
-}
-
-// sumCompact is sumBelow over the terms with lo < bt_j < hi, which it
-// moves to the front (k of them) in order; it also returns the sums g1 of
-// ba_j and g2 of bb_j over the terms with bt_j <= lo.
+// sumCompact returns the sums e1 of ba_j + t bb_j and e2 of bb_j over
+// the terms with lo < bt_j < t, and the sums g1 of ba_j and g2 of bb_j over
+// those with bt_j <= lo; it moves the terms with lo < bt_j < hi to the
+// front (k of them), in order.
 func sumCompact(bt, ba, bb []float64, lo, hi, t float64) (k int, e1, e2, g1, g2 float64) {
 	ba, bb = ba[:len(bt)], bb[:len(bt)]
 	for j := range bt {
