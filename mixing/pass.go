@@ -65,6 +65,7 @@ func (p *pass) run(ctx context.Context) error {
 			defer wg.Done()
 			var sq mat.Dense
 			buf := make([]float64, n)
+			cand := make([]int, n)
 			acc := make([]float64, sumLanes*p.ngroups)
 			h := make(nbHeap, 0, p.k)
 			for ctx.Err() == nil {
@@ -79,7 +80,7 @@ func (p *pass) run(ctx context.Context) error {
 				sq.Reset()
 				kernel.SqDistBlock(&sq, p.x.Slice(lo, hi, 0, d), p.x)
 				for i := lo; i < hi; i++ {
-					p.row(i, sq.RawRowView(i-lo), buf, acc, &h)
+					p.row(i, sq.RawRowView(i-lo), buf, cand, acc, &h)
 				}
 			}
 		}()
@@ -89,21 +90,44 @@ func (p *pass) run(ctx context.Context) error {
 }
 
 // row fills the results of point i from its squared distances d2 to all
-// points; buf (n values) and acc (sumLanes ngroups values) are scratch.
-func (p *pass) row(i int, d2, buf, acc []float64, h *nbHeap) {
+// points; buf (n values), cand (n indices) and acc (sumLanes ngroups
+// values) are scratch.
+func (p *pass) row(i int, d2, buf []float64, cand []int, acc []float64, h *nbHeap) {
 	if p.k > 0 {
 		*h = (*h)[:0]
-		worst := math.Inf(1)
-		for j, v := range d2 {
-			// Once k candidates are held, one at the distance of the
-			// worst of them or farther loses: at equal distance the
-			// smaller index wins, and every index held is smaller than j.
-			if v >= worst || j == i {
-				continue
+		// The k nearest are those of the candidates at most a threshold
+		// away when at least k candidates are: the threshold is the
+		// distance below which a strided sample of the points holds
+		// about twice the share of k, so the heap sees few points
+		// beyond the k nearest. Else every point is a candidate.
+		all := true
+		if t, ok := sampleThreshold(d2, i, p.k, buf); ok {
+			m := 0
+			for j, v := range d2 {
+				cand[m] = j
+				m += b2i(v <= t && j != i)
 			}
-			h.offer(nb{d2: v, j: j}, p.k)
-			if len(*h) == p.k {
-				worst = (*h)[0].d2
+			if m >= p.k {
+				all = false
+				for _, j := range cand[:m] {
+					h.offer(nb{d2: d2[j], j: j}, p.k)
+				}
+			}
+		}
+		if all {
+			worst := math.Inf(1)
+			for j, v := range d2 {
+				// Once k candidates are held, one at the distance of
+				// the worst of them or farther loses: at equal distance
+				// the smaller index wins, and every index held is
+				// smaller than j.
+				if v >= worst || j == i {
+					continue
+				}
+				h.offer(nb{d2: v, j: j}, p.k)
+				if len(*h) == p.k {
+					worst = (*h)[0].d2
+				}
 			}
 		}
 		slices.SortFunc(*h, func(a, b nb) int {
@@ -227,4 +251,83 @@ func (h *nbHeap) offer(e nb, k int) {
 		s[big], s[c] = s[c], s[big]
 		c = big
 	}
+}
+
+// Settings of sampleThreshold: the stride of its sample, and the least
+// number of points per neighbour kept for it to be used.
+const (
+	thresholdStride   = 8
+	thresholdMinRatio = 16
+)
+
+// sampleThreshold returns the q-th smallest of the squared distances d2[j]
+// at j = 0, thresholdStride, 2 thresholdStride, ... (j != i), with q about
+// twice k / thresholdStride, so that about 2 k of all the points lie at
+// or below it; ok is false when there are too few points for the sample
+// to pay. s is scratch for len(d2) values.
+func sampleThreshold(d2 []float64, i, k int, s []float64) (t float64, ok bool) {
+	if len(d2) < thresholdMinRatio*k {
+		return 0, false
+	}
+	m := 0
+	for j := 0; j < len(d2); j += thresholdStride {
+		if j != i {
+			s[m] = d2[j]
+			m++
+		}
+	}
+	q := 2*k/thresholdStride + 1
+	if q >= m {
+		return 0, false
+	}
+	return nth(s[:m], q-1), true
+}
+
+// nth returns the value at position q of s in increasing order (quickselect
+// with a median-of-3 pivot, a sort after 64 rounds), reordering s. s must
+// not hold NaNs.
+func nth(s []float64, q int) float64 {
+	lo, hi := 0, len(s)-1
+	for round := 0; lo < hi; round++ {
+		if round == 64 {
+			// An input that defeats the pivot: sort.
+			slices.Sort(s[lo : hi+1])
+			return s[q]
+		}
+		mid := lo + (hi-lo)/2
+		a, b, c := s[lo], s[mid], s[hi]
+		pv := max(min(a, b), min(max(a, b), c))
+		i, j := lo, hi
+		for i <= j {
+			for s[i] < pv {
+				i++
+			}
+			for s[j] > pv {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case q <= j:
+			hi = j
+		case q >= i:
+			lo = i
+		default:
+			return s[q]
+		}
+	}
+	return s[q]
+}
+
+// b2i returns 1 for true and 0 for false, without a branch.
+func b2i(b bool) int {
+	var x int
+	if b {
+		x = 1
+	}
+	return x
 }
