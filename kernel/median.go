@@ -62,12 +62,16 @@ func MedianDistance(x *mat.Dense) float64 {
 	return math.Sqrt(med)
 }
 
-// middle returns the values at positions k/2 - 1 and k/2 (k = len(d) >= 2)
-// of d in sorted order (slices.Sort's order, NaNs first), reordering d. It
+// middle returns the values at positions k/2 - 1 and k/2 of d in sorted
+// order (slices.Sort's order, NaNs first; both d[0] when k = len(d) = 1),
+// reordering d. It
 // selects them in linear expected time (quickselect with a median-of-3
 // pivot), falling back to a sort for NaNs or after too many rounds.
 func middle(d []float64) (lower, upper float64) {
 	k := len(d)
+	if k == 1 {
+		return d[0], d[0]
+	}
 	m := k / 2
 	sorted := func() (float64, float64) {
 		slices.Sort(d)

@@ -24,6 +24,7 @@ func TestMedianDistance(t *testing.T) {
 		{"2-D", mat.NewDense(3, 2, []float64{0, 0, 3, 0, 0, 4}), 4},
 		{"coincident points", line(2, 2, 2), 1},
 		{"one point", line(5), 1},
+		{"two points", line(5, 7.5), 2.5},
 	} {
 		if got := MedianDistance(c.x); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("%s: MedianDistance = %g, want %g", c.name, got, c.want)
@@ -150,7 +151,7 @@ func TestBlockPoints(t *testing.T) {
 // sort, on random values, many ties, sorted and reversed input and NaNs.
 func TestMiddle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	for _, n := range []int{2, 3, 4, 5, 10, 101, 1000, 4096} {
+	for _, n := range []int{1, 2, 3, 4, 5, 10, 101, 1000, 4096} {
 		for kind := range 5 {
 			d := make([]float64, n)
 			for i := range d {
@@ -173,7 +174,7 @@ func TestMiddle(t *testing.T) {
 			want := slices.Clone(d)
 			slices.Sort(want)
 			lo, hi := middle(d)
-			wl, wh := want[n/2-1], want[n/2]
+			wl, wh := want[max(n/2-1, 0)], want[n/2]
 			if !(lo == wl || lo != lo && wl != wl) || !(hi == wh || hi != hi && wh != wh) {
 				t.Errorf("n = %d, kind %d: middle = %v, %v, want %v, %v", n, kind, lo, hi, wl, wh)
 			}
