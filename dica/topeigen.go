@@ -17,7 +17,7 @@ const (
 	// depend on rounding (its error is about eps ||T|| / gap for any
 	// backward-stable method), so the caller uses the full
 	// decomposition and keeps its choice of basis.
-	tridiagGap = 1e-8
+	tridiagGap = 1e-6
 	// tridiagCluster is the distance, relative to ||T||_1, within which
 	// inverse iteration orthogonalizes a vector against those already
 	// computed (LAPACK's Dstein uses 1e-3).
