@@ -299,20 +299,21 @@ func largest(hi int64, fits func(k int64) bool) int64 {
 // seen bounds their number.
 type groupLimit struct {
 	cfg              Config
+	budget           int64 // cfg.MemoryBudget(), read once per pass
 	shape            Shape
 	domains, classes int // seen so far
 	withClass        bool
 }
 
 func newGroupLimit(p *Plan) *groupLimit {
-	return &groupLimit{cfg: p.Config, shape: Shape{D: p.Schema.D(), T: len(p.Schema.Targets)},
+	return &groupLimit{cfg: p.Config, budget: p.Config.MemoryBudget(), shape: Shape{D: p.Schema.D(), T: len(p.Schema.Targets)},
 		withClass: p.Config.supervised() && p.Schema.Labelled}
 }
 
 // check returns a *MemoryError (More set) when the domain or class
 // indices of b make the fit exceed the budget.
 func (g *groupLimit) check(b *dataset.Block) error {
-	if g == nil || g.cfg.MemoryBudget() <= 0 {
+	if g == nil || g.budget <= 0 {
 		return nil
 	}
 	nd, nc := g.domains, g.classes

@@ -629,7 +629,10 @@ func topEigenFinite(a *mat.SymDense, k int) ([]float64, *mat.Dense, error) {
 // than k nonzero eigenvalues, whose missing pairs are genuinely zero
 // (returned as zero values and zero vectors). Any other outcome (an error,
 // BudgetExceeded, ResidualCheckFailed) falls back to the dense symmetric
-// eigendecomposition.
+// eigendecomposition. The dense path computes only the k wanted vectors
+// (tridiagTop: the same eigenvalues as mat.EigenSym, vectors by inverse
+// iteration) when 2 k <= n and the wanted eigenvalues are separated, else
+// all of them (mat.EigenSym).
 func topEigen(a *mat.SymDense, k int) ([]float64, *mat.Dense) {
 	n := a.SymmetricDim()
 	k = min(k, n)
@@ -663,6 +666,20 @@ func topEigen(a *mat.SymDense, k int) ([]float64, *mat.Dense) {
 	}
 	if eigenTrace != nil {
 		eigenTrace("dense", status, ran)
+	}
+	if 2*k <= n {
+		if vals, vecs, ok := tridiagTop(a, k); ok {
+			for j := range k {
+				col := vecs.RawMatrix().Data
+				v := make([]float64, n)
+				for i := range n {
+					v[i] = col[i*k+j]
+				}
+				fixSign(v)
+				vecs.SetCol(j, v)
+			}
+			return vals, vecs
+		}
 	}
 	var es mat.EigenSym
 	if !es.Factorize(a, true) {

@@ -43,12 +43,14 @@ func MedianDistance(x *mat.Dense) float64 {
 			d = append(d, SqDist(xi, x.RawRowView(j)))
 		}
 	}
-	slices.Sort(d)
+	// The middle order statistics, by selection rather than a sort.
+	k := len(d)
+	lower, upper := middle(d)
 	var med float64
-	if k := len(d); k%2 == 1 {
-		med = d[k/2]
+	if k%2 == 1 {
+		med = upper
 	} else {
-		med = (math.Sqrt(d[k/2-1]) + math.Sqrt(d[k/2])) / 2
+		med = (math.Sqrt(lower) + math.Sqrt(upper)) / 2
 		if med == 0 {
 			return 1
 		}
@@ -58,6 +60,64 @@ func MedianDistance(x *mat.Dense) float64 {
 		return 1
 	}
 	return math.Sqrt(med)
+}
+
+// middle returns the values at positions k/2 - 1 and k/2 of d in sorted
+// order (slices.Sort's order, NaNs first; both d[0] when k = len(d) = 1),
+// reordering d. It
+// selects them in linear expected time (quickselect with a median-of-3
+// pivot), falling back to a sort for NaNs or after too many rounds.
+func middle(d []float64) (lower, upper float64) {
+	k := len(d)
+	if k == 1 {
+		return d[0], d[0]
+	}
+	m := k / 2
+	sorted := func() (float64, float64) {
+		slices.Sort(d)
+		return d[m-1], d[m]
+	}
+	for _, v := range d {
+		if v != v {
+			return sorted()
+		}
+	}
+	lo, hi := 0, k-1
+	for round := 0; lo < hi; round++ {
+		if round == 64 {
+			return sorted()
+		}
+		// Median of three as the pivot.
+		mid := lo + (hi-lo)/2
+		a, b, c := d[lo], d[mid], d[hi]
+		p := max(min(a, b), min(max(a, b), c))
+		// Hoare partition of d[lo:hi+1] around p.
+		i, j := lo, hi
+		for i <= j {
+			for d[i] < p {
+				i++
+			}
+			for d[j] > p {
+				j--
+			}
+			if i <= j {
+				d[i], d[j] = d[j], d[i]
+				i++
+				j--
+			}
+		}
+		// d[lo:j+1] <= p <= d[i:hi+1], and d[j+1:i] == p.
+		switch {
+		case m <= j:
+			hi = j
+		case m >= i:
+			lo = i
+		default:
+			lo, hi = m, m
+		}
+	}
+	// d[:m] <= d[m] <= d[m+1:].
+	return slices.Max(d[:m]), d[m]
 }
 
 // SampleRows returns min(k, n) distinct indices in [0, n), in increasing

@@ -24,6 +24,7 @@ func TestMedianDistance(t *testing.T) {
 		{"2-D", mat.NewDense(3, 2, []float64{0, 0, 3, 0, 0, 4}), 4},
 		{"coincident points", line(2, 2, 2), 1},
 		{"one point", line(5), 1},
+		{"two points", line(5, 7.5), 2.5},
 	} {
 		if got := MedianDistance(c.x); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("%s: MedianDistance = %g, want %g", c.name, got, c.want)
@@ -143,5 +144,55 @@ func TestBlockPoints(t *testing.T) {
 				t.Errorf("%v: Points did not keep a copy of %d points", k, s)
 			}
 		}
+	}
+}
+
+// TestMiddle checks the selection of the middle order statistics against a
+// sort, on random values, many ties, sorted and reversed input and NaNs.
+func TestMiddle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{1, 2, 3, 4, 5, 10, 101, 1000, 4096} {
+		for kind := range 5 {
+			d := make([]float64, n)
+			for i := range d {
+				switch kind {
+				case 0:
+					d[i] = rng.NormFloat64()
+				case 1:
+					d[i] = float64(rng.IntN(3)) // many ties
+				case 2:
+					d[i] = float64(i)
+				case 3:
+					d[i] = float64(n - i)
+				case 4:
+					d[i] = rng.Float64()
+					if i%7 == 3 {
+						d[i] = math.NaN()
+					}
+				}
+			}
+			want := slices.Clone(d)
+			slices.Sort(want)
+			lo, hi := middle(d)
+			wl, wh := want[max(n/2-1, 0)], want[n/2]
+			if !(lo == wl || lo != lo && wl != wl) || !(hi == wh || hi != hi && wh != wh) {
+				t.Errorf("n = %d, kind %d: middle = %v, %v, want %v, %v", n, kind, lo, hi, wl, wh)
+			}
+		}
+	}
+}
+
+// BenchmarkMedianSigma times the heuristic on 5,000 points in 10
+// dimensions (the default subsample of 1,000: 499,500 distances).
+func BenchmarkMedianSigma(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := mat.NewDense(5000, 10, nil)
+	for i := range 5000 {
+		for j := range 10 {
+			x.Set(i, j, rng.NormFloat64())
+		}
+	}
+	for b.Loop() {
+		MedianSigma(x, 0, 1)
 	}
 }

@@ -50,11 +50,16 @@ func LISI(nb *Neighbors, labels []int, perplexity float64, squared bool) ([]floa
 	if err != nil {
 		return nil, err
 	}
+	return lisiIndex(nb, lisiWeights(nb, perplexity, squared), labels, c), nil
+}
+
+// lisiWeights returns the calibrated weights of LISI (n x K, the weights
+// of point i's neighbours at [i*K, (i+1)*K)), which depend on the
+// distances only: every labelling of the points shares them.
+func lisiWeights(nb *Neighbors, perplexity float64, squared bool) []float64 {
 	n, k := nb.Len(), nb.K
-	out := make([]float64, n)
+	ws := make([]float64, n*k)
 	d := make([]float64, k)
-	w := make([]float64, k)
-	p := make([]float64, c)
 	target := math.Log(perplexity)
 	for i := range n {
 		copy(d, nb.Dist[i*k:(i+1)*k])
@@ -67,7 +72,19 @@ func LISI(nb *Neighbors, labels []int, perplexity float64, squared bool) ([]floa
 		for t := range d {
 			d[t] -= d0
 		}
-		calibrate(d, w, target)
+		calibrate(d, ws[i*k:(i+1)*k], target)
+	}
+	return ws
+}
+
+// lisiIndex returns LISI of every point from its weights ws (lisiWeights)
+// and the labels (c categories).
+func lisiIndex(nb *Neighbors, ws []float64, labels []int, c int) []float64 {
+	n, k := nb.Len(), nb.K
+	out := make([]float64, n)
+	p := make([]float64, c)
+	for i := range n {
+		w := ws[i*k : (i+1)*k]
 		clear(p)
 		for t, j := range nb.Index[i*k : (i+1)*k] {
 			p[labels[j]] += w[t]
@@ -78,7 +95,7 @@ func LISI(nb *Neighbors, labels []int, perplexity float64, squared bool) ([]floa
 		}
 		out[i] = 1 / s
 	}
-	return out, nil
+	return out
 }
 
 // calibrate sets w to the normalized weights exp(-beta d) whose entropy is

@@ -165,8 +165,9 @@ func Measure(ctx context.Context, x *mat.Dense, domains, classes []int, o Option
 	if err != nil {
 		return nil, err
 	}
+	var nclass int
 	if classes != nil {
-		if _, err := checkLabels(classes, n, "class"); err != nil {
+		if nclass, err = checkLabels(classes, n, "class"); err != nil {
 			return nil, err
 		}
 	}
@@ -191,17 +192,12 @@ func Measure(ctx context.Context, x *mat.Dense, domains, classes []int, o Option
 	}
 	r := &Report{Cells: n, Domains: nonEmpty(sizes), Perplexity: perp, Neighbors: p.k, Sigma: sigma, CLISI: math.NaN()}
 	nb := p.neighbors()
-	il, err := LISI(nb, domains, perp, o.Squared)
-	if err != nil {
-		return nil, err
-	}
-	r.ILISI = mean(il)
+	// iLISI and cLISI share the neighbours' weights (LISI computes them
+	// for each labelling).
+	ws := lisiWeights(nb, perp, o.Squared)
+	r.ILISI = mean(lisiIndex(nb, ws, domains, ndom))
 	if classes != nil {
-		cl, err := LISI(nb, classes, perp, o.Squared)
-		if err != nil {
-			return nil, err
-		}
-		r.CLISI = mean(cl)
+		r.CLISI = mean(lisiIndex(nb, ws, classes, nclass))
 	}
 	sil := silhouettes(p.dist, domains, sizes)
 	r.Silhouette = mean(sil)

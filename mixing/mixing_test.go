@@ -82,11 +82,30 @@ func TestNearestNeighbors(t *testing.T) {
 		xi.Set(i, 0, float64(rng.IntN(5)))
 		xi.Set(i, 1, float64(rng.IntN(5)))
 	}
+	// Many points with ties (the candidates below a sampled threshold),
+	// and points whose every 8th lies in a cluster of its own (the
+	// threshold of the strided sample leaves fewer than k candidates
+	// around the clustered points: all points are searched).
+	xm := mat.NewDense(1200, 2, nil)
+	for i := range 1200 {
+		xm.Set(i, 0, float64(rng.IntN(9)))
+		xm.Set(i, 1, float64(rng.IntN(9)))
+	}
+	xs := mat.NewDense(800, 2, nil)
+	for i := range 800 {
+		off := 0.0
+		if i%8 != 0 {
+			off = 50
+		}
+		xs.Set(i, 0, off+rng.NormFloat64())
+		xs.Set(i, 1, rng.NormFloat64())
+	}
 	for _, c := range []struct {
 		name string
 		x    *mat.Dense
 		k    int
-	}{{"real", xr, 10}, {"real all", xr, 299}, {"ties", xi, 30}, {"one", xi, 1}} {
+	}{{"real", xr, 10}, {"real all", xr, 299}, {"ties", xi, 30}, {"one", xi, 1},
+		{"many ties", xm, 40}, {"strided", xs, 30}} {
 		nb, err := NearestNeighbors(context.Background(), c.x, c.k)
 		if err != nil {
 			t.Fatal(err)

@@ -65,6 +65,8 @@ func (p *pass) run(ctx context.Context) error {
 			defer wg.Done()
 			var sq mat.Dense
 			buf := make([]float64, n)
+			cand := make([]int, n)
+			acc := make([]float64, sumLanes*p.ngroups)
 			h := make(nbHeap, 0, p.k)
 			for ctx.Err() == nil {
 				mu.Lock()
@@ -78,7 +80,7 @@ func (p *pass) run(ctx context.Context) error {
 				sq.Reset()
 				kernel.SqDistBlock(&sq, p.x.Slice(lo, hi, 0, d), p.x)
 				for i := lo; i < hi; i++ {
-					p.row(i, sq.RawRowView(i-lo), buf, &h)
+					p.row(i, sq.RawRowView(i-lo), buf, cand, acc, &h)
 				}
 			}
 		}()
@@ -88,21 +90,44 @@ func (p *pass) run(ctx context.Context) error {
 }
 
 // row fills the results of point i from its squared distances d2 to all
-// points.
-func (p *pass) row(i int, d2, buf []float64, h *nbHeap) {
+// points; buf (n values), cand (n indices) and acc (sumLanes ngroups
+// values) are scratch.
+func (p *pass) row(i int, d2, buf []float64, cand []int, acc []float64, h *nbHeap) {
 	if p.k > 0 {
 		*h = (*h)[:0]
-		worst := math.Inf(1)
-		for j, v := range d2 {
-			// Once k candidates are held, one at the distance of the
-			// worst of them or farther loses: at equal distance the
-			// smaller index wins, and every index held is smaller than j.
-			if v >= worst || j == i {
-				continue
+		// The k nearest are those of the candidates at most a threshold
+		// away when at least k candidates are: the threshold is the
+		// distance below which a strided sample of the points holds
+		// about twice the share of k, so the heap sees few points
+		// beyond the k nearest. Else every point is a candidate.
+		all := true
+		if t, ok := sampleThreshold(d2, i, p.k, buf); ok {
+			m := 0
+			for j, v := range d2 {
+				cand[m] = j
+				m += b2i(v <= t && j != i)
 			}
-			h.offer(nb{d2: v, j: j}, p.k)
-			if len(*h) == p.k {
-				worst = (*h)[0].d2
+			if m >= p.k {
+				all = false
+				for _, j := range cand[:m] {
+					h.offer(nb{d2: d2[j], j: j}, p.k)
+				}
+			}
+		}
+		if all {
+			worst := math.Inf(1)
+			for j, v := range d2 {
+				// Once k candidates are held, one at the distance of
+				// the worst of them or farther loses: at equal distance
+				// the smaller index wins, and every index held is
+				// smaller than j.
+				if v >= worst || j == i {
+					continue
+				}
+				h.offer(nb{d2: v, j: j}, p.k)
+				if len(*h) == p.k {
+					worst = (*h)[0].d2
+				}
 			}
 		}
 		slices.SortFunc(*h, func(a, b nb) int {
@@ -120,21 +145,55 @@ func (p *pass) row(i int, d2, buf []float64, h *nbHeap) {
 		}
 	}
 	if p.distSums {
-		s := p.dist[i*p.ngroups : (i+1)*p.ngroups]
-		for j, v := range d2 {
-			s[p.groups[j]] += math.Sqrt(v)
-		}
 		// The point itself is at distance 0 and adds nothing.
+		p.groupSums(p.dist[i*p.ngroups:(i+1)*p.ngroups], d2, acc, true)
 	}
 	if p.gamma > 0 {
 		for j, v := range d2 {
 			buf[j] = -p.gamma * v
 		}
 		kernel.ExpSlice(buf, buf)
-		s := p.kern[i*p.ngroups : (i+1)*p.ngroups]
-		for j, v := range buf {
-			s[p.groups[j]] += v
+		p.groupSums(p.kern[i*p.ngroups:(i+1)*p.ngroups], buf, acc, false)
+	}
+}
+
+// sumLanes is the number of partial sums per group in groupSums.
+const sumLanes = 4
+
+// groupSums stores in s[g] the sum of the values v[j] (their square roots
+// with sqrt) of the points j of group g. Point j adds to partial sum
+// j mod sumLanes of its group, so that consecutive points of one group do
+// not wait on each other's sum; the partial sums are added at the end. acc
+// is scratch for sumLanes ngroups values.
+func (p *pass) groupSums(s, v, acc []float64, sqrt bool) {
+	ng := p.ngroups
+	clear(acc)
+	a0, a1, a2, a3 := acc[:ng], acc[ng:2*ng], acc[2*ng:3*ng], acc[3*ng:4*ng]
+	g := p.groups[:len(v)]
+	j := 0
+	if sqrt {
+		for ; j+sumLanes <= len(v); j += sumLanes {
+			a0[g[j]] += math.Sqrt(v[j])
+			a1[g[j+1]] += math.Sqrt(v[j+1])
+			a2[g[j+2]] += math.Sqrt(v[j+2])
+			a3[g[j+3]] += math.Sqrt(v[j+3])
 		}
+		for ; j < len(v); j++ {
+			a0[g[j]] += math.Sqrt(v[j])
+		}
+	} else {
+		for ; j+sumLanes <= len(v); j += sumLanes {
+			a0[g[j]] += v[j]
+			a1[g[j+1]] += v[j+1]
+			a2[g[j+2]] += v[j+2]
+			a3[g[j+3]] += v[j+3]
+		}
+		for ; j < len(v); j++ {
+			a0[g[j]] += v[j]
+		}
+	}
+	for k := range s {
+		s[k] = (a0[k] + a1[k]) + (a2[k] + a3[k])
 	}
 }
 
@@ -192,4 +251,83 @@ func (h *nbHeap) offer(e nb, k int) {
 		s[big], s[c] = s[c], s[big]
 		c = big
 	}
+}
+
+// Settings of sampleThreshold: the stride of its sample, and the least
+// number of points per neighbour kept for it to be used.
+const (
+	thresholdStride   = 8
+	thresholdMinRatio = 16
+)
+
+// sampleThreshold returns the q-th smallest of the squared distances d2[j]
+// at j = 0, thresholdStride, 2 thresholdStride, ... (j != i), with q about
+// twice k / thresholdStride, so that about 2 k of all the points lie at
+// or below it; ok is false when there are too few points for the sample
+// to pay. s is scratch for len(d2) values.
+func sampleThreshold(d2 []float64, i, k int, s []float64) (t float64, ok bool) {
+	if len(d2) < thresholdMinRatio*k {
+		return 0, false
+	}
+	m := 0
+	for j := 0; j < len(d2); j += thresholdStride {
+		if j != i {
+			s[m] = d2[j]
+			m++
+		}
+	}
+	q := 2*k/thresholdStride + 1
+	if q >= m {
+		return 0, false
+	}
+	return nth(s[:m], q-1), true
+}
+
+// nth returns the value at position q of s in increasing order (quickselect
+// with a median-of-3 pivot, a sort after 64 rounds), reordering s. s must
+// not hold NaNs.
+func nth(s []float64, q int) float64 {
+	lo, hi := 0, len(s)-1
+	for round := 0; lo < hi; round++ {
+		if round == 64 {
+			// An input that defeats the pivot: sort.
+			slices.Sort(s[lo : hi+1])
+			return s[q]
+		}
+		mid := lo + (hi-lo)/2
+		a, b, c := s[lo], s[mid], s[hi]
+		pv := max(min(a, b), min(max(a, b), c))
+		i, j := lo, hi
+		for i <= j {
+			for s[i] < pv {
+				i++
+			}
+			for s[j] > pv {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case q <= j:
+			hi = j
+		case q >= i:
+			lo = i
+		default:
+			return s[q]
+		}
+	}
+	return s[q]
+}
+
+// b2i returns 1 for true and 0 for false, without a branch.
+func b2i(b bool) int {
+	var x int
+	if b {
+		x = 1
+	}
+	return x
 }

@@ -86,7 +86,7 @@ func TestLineSearch(t *testing.T) {
 			continue
 		}
 		a0, b0 := activeSums(z, dz, c2)
-		got, evals, visited := lineSearch(w, s, z, dz, c2, a0, b0, make([]int, 0, n), make([]int, 0, n))
+		got, evals, visited := lineSearch(w, s, z, dz, c2, a0, b0, newLineScratch(n))
 		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
 			t.Fatalf("step %v, exact %v", got, want)
 		}
@@ -110,6 +110,36 @@ func TestLineSearch(t *testing.T) {
 	}
 	t.Logf("%d searches, %.2f passes and %.2f x n terms each", searches, mean, perSearch)
 
+	// Steps beyond 1 (s a fraction of w, few terms): the terms that
+	// switch beyond the first bracket are listed and searched too.
+	long := 0
+	for range 40 {
+		const n, p, c2 = 2000, 6, 0.02
+		w, s := make([]float64, p), make([]float64, p)
+		for j := range w {
+			w[j] = rng.NormFloat64()
+			s[j] = (0.2 + 0.2*rng.Float64()) * w[j]
+		}
+		z, dz := make([]float64, n), make([]float64, n)
+		for i := range z {
+			z[i] = 1 + 0.5*rng.NormFloat64()
+			dz[i] = 0.1 * rng.NormFloat64()
+		}
+		want := exactStep(w, s, z, dz, c2)
+		if !(want > 1) {
+			continue
+		}
+		long++
+		a0, b0 := activeSums(z, dz, c2)
+		got, _, _ := lineSearch(w, s, z, dz, c2, a0, b0, newLineScratch(n))
+		if math.Abs(got-want) > 1e-9*want {
+			t.Fatalf("long step %v, exact %v", got, want)
+		}
+	}
+	if long < 20 {
+		t.Fatalf("only %d problems with a step beyond 1", long)
+	}
+
 	// One linear piece with a steep phi' (every term active on [0, 11)):
 	// Newton lands on the root, where its next step is below the rounding
 	// of t, so the old code bisected its way back from the far end.
@@ -120,7 +150,7 @@ func TestLineSearch(t *testing.T) {
 	}
 	want := exactStep(w, s, z, dz, 20)
 	a0, b0 := activeSums(z, dz, 20)
-	got, evals, _ := lineSearch(w, s, z, dz, 20, a0, b0, make([]int, 0, len(z)), make([]int, 0, len(z)))
+	got, evals, _ := lineSearch(w, s, z, dz, 20, a0, b0, newLineScratch(len(z)))
 	if math.Abs(got-want) > 1e-12*want || evals > 8 {
 		t.Errorf("one piece: step %v in %d passes, want %v in <= 8", got, evals, want)
 	}

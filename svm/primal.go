@@ -22,6 +22,33 @@ func later(in bool, d float64) int {
 	return pos ^ (pos^neg)&-act // neg when active, else pos
 }
 
+// lineScratch is the scratch space of lineSearch for n terms: the indices
+// cand and br, and the breakpoints of the terms that switch inside the
+// bracket with their corrections (bt, ba, bb).
+type lineScratch struct {
+	cand, br   []int
+	bt, ba, bb []float64
+}
+
+func newLineScratch(n int) *lineScratch {
+	return &lineScratch{cand: make([]int, n), br: make([]int, n),
+		bt: make([]float64, n), ba: make([]float64, n), bb: make([]float64, n)}
+}
+
+// b2i returns 1 for true and 0 for false, without a branch.
+func b2i(b bool) int {
+	var x int
+	if b {
+		x = 1
+	}
+	return x
+}
+
+// maskIf returns x when b holds and 0 otherwise, without a branch.
+func maskIf(b bool, x float64) float64 {
+	return math.Float64frombits(math.Float64bits(x) & -uint64(b2i(b)))
+}
+
 // lineSearch returns the minimizer over t >= 0 of
 // phi(t) = 1/2 ||w - t s||^2 + C sum_i max(0, 1 - z_i + t dz_i)^2, whose
 // derivative is phi'(t) = t s's - w's + 2C sum_{active} (1 - z_i + t dz_i) dz_i.
@@ -32,117 +59,98 @@ func later(in bool, d float64) int {
 // a0 = 2C sum (1 - z_i) dz_i and b0 = 2C sum dz_i^2, which the Newton
 // solver has at hand (s'(w - grad f) and 2C s'Hs less s's): phi' is then
 // a0 + t b0 plus a correction for the terms whose activity at t differs
-// from that at 0. A term switches at most once, at t = (z_i - 1) / dz_i,
-// so one pass over the terms lists those that switch inside the first
-// bracket [0, 1] and those that may switch later, the only ones the
-// bracket's doublings (while phi' < 0 at its end) visit again. A term
-// whose switch lies below the bracket is folded into the sums (its
-// correction is linear there) and dropped, so each evaluation of phi'
-// visits only the terms that switch inside the current bracket, a list
-// that shrinks with the bracket. It also returns the number of evaluations
-// of phi' and the number of terms they visited. cand and br are scratch
-// space for n indices each.
-func lineSearch(w, s, z, dz []float64, c2, a0, b0 float64, cand, br []int) (t float64, evals, visited int) {
+// from that at 0. A term switches at most once, at its breakpoint
+// t_i = (z_i - 1) / dz_i, after which its correction is the linear
+// alpha_i + t beta_i = -+2C (1 - z_i + t dz_i) dz_i (+ when it turns
+// active). One pass over the terms lists those that switch inside the
+// first bracket [0, 1], with their breakpoints and corrections in
+// contiguous arrays, and those that may switch later, the only ones the
+// bracket's doublings (while phi' < 0 at its end) visit again; phi' at
+// the end of a bracket, where every listed term has switched, is summed
+// while listing them. Each later evaluation of phi' sums the corrections of the listed terms whose
+// breakpoint lies below t, without branches, and drops from the list the
+// terms whose breakpoint lies outside the narrowed bracket (those below it
+// folded into the sums), so that the list shrinks with the bracket. It
+// also returns the number of evaluations of phi' and the number of terms
+// they visited.
+func lineSearch(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch) (t float64, evals, visited int) {
 	ss, ws := floats.Dot(s, s), floats.Dot(w, s)
-	// phi'(t) = t ss - ws + a + t b + the corrections of the terms of br
-	// switched at t (br lists the terms that switch inside [lo, hi]; the
-	// corrections of those that switched below lo are in a and b).
+	// phi'(t) = t ss - ws + a + t b + the corrections of the listed terms
+	// switched at t (the corrections of those that switched below lo are
+	// in a and b).
 	a, b := a0, b0
 	lo, hi := 0.0, 1.0
-	// fold adds to a and b the correction of term i, switched on all of
-	// the bracket: +2C (1 - z_i + t dz_i) dz_i if it turned active, minus
-	// that if it turned inactive.
-	fold := func(i int) {
-		u, d := 1-z[i], dz[i]
-		if u > 0 {
-			a -= c2 * u * d
-			b -= c2 * d * d
-		} else {
-			a += c2 * u * d
-			b += c2 * d * d
-		}
-	}
-	// at evaluates phi' and phi'' at t over the terms of br.
-	at := func(t float64) (d1, d2 float64) {
-		evals++
-		visited += len(br)
-		var e1, e2 float64
-		for _, i := range br {
-			u, d := 1-z[i], dz[i]
-			m := u + t*d
-			if act := m > 0; act != (u > 0) {
-				if act {
-					e1 += c2 * m * d
-					e2 += c2 * d * d
-				} else {
-					e1 -= c2 * m * d
-					e2 -= c2 * d * d
-				}
-			}
-		}
-		return t*ss - ws + a + t*b + e1, ss + b + e2
-	}
+	cand, br := sc.cand[:len(z)], sc.br[:len(z)]
 	// The first pass: the terms that switch inside [0, 1] go to br, those
 	// that may switch later (active with dz_i < 0, inactive with
-	// dz_i > 0) to cand.
+	// dz_i > 0) to cand; without branches, which would be mispredicted.
 	visited += len(z)
-	br, cand = br[:0], cand[:cap(cand)]
-	k := 0
+	nb, k := 0, 0
 	for i, zi := range z {
 		u, d := 1-zi, dz[i]
 		in := u > 0
-		if in != (u+d > 0) {
-			br = append(br, i)
-			continue
-		}
-		// Kept when it may switch later; counted without a branch, which
-		// would be mispredicted about half the time.
+		sw := in != (u+d > 0)
+		br[nb] = i
+		nb += b2i(sw)
 		cand[k] = i
-		k += later(in, d)
+		k += b2i(!sw) & later(in, d)
 	}
 	cand = cand[:k]
-	d1, d2 := at(hi)
+	// list stores the breakpoints and corrections of the terms of idx, all
+	// of which switch before t (the end of the bracket), and returns phi'
+	// and phi'' at t.
+	var bt, ba, bb []float64
+	list := func(idx []int, t float64) (d1, d2 float64) {
+		evals++
+		visited += len(idx)
+		bt, ba, bb = sc.bt[:len(idx)], sc.ba[:len(idx)], sc.bb[:len(idx)]
+		var e1, e2 float64
+		for j, i := range idx {
+			u, d := 1-z[i], dz[i]
+			sg := c2
+			if u > 0 {
+				sg = -c2
+			}
+			al, be := sg*u*d, sg*d*d
+			bt[j], ba[j], bb[j] = -u/d, al, be
+			e1 += al + t*be
+			e2 += be
+		}
+		return t*ss - ws + a + t*b + e1, ss + b + e2
+	}
+	d1, d2 := list(br[:nb], hi)
+	// eval evaluates phi' and phi'' at t over the listed terms, first
+	// folding those whose breakpoint is at or below lo and dropping those
+	// at or above hi (lo < t < hi).
+	eval := func(t float64) (d1, d2 float64) {
+		evals++
+		visited += len(bt)
+		k, e1, e2, g1, g2 := sumCompact(bt, ba, bb, lo, hi, t)
+		bt, ba, bb = bt[:k], ba[:k], bb[:k]
+		a += g1
+		b += g2
+		return t*ss - ws + a + t*b + e1, ss + b + e2
+	}
 	for d1 < 0 && hi < 1e6 {
-		for _, i := range br {
-			fold(i)
+		// Every listed term switched below hi: fold them, and list the
+		// candidates that switch inside the doubled bracket.
+		for j := range bt {
+			a += ba[j]
+			b += bb[j]
 		}
 		lo, hi = hi, 2*hi
-		br = br[:0]
-		k := 0
+		nb, k := 0, 0
 		visited += len(cand)
 		for _, i := range cand {
 			u, d := 1-z[i], dz[i]
-			if (u+hi*d > 0) != (u > 0) {
-				br = append(br, i)
-			} else {
-				cand[k] = i
-				k++
-			}
+			sw := (u+hi*d > 0) != (u > 0)
+			br[nb] = i
+			nb += b2i(sw)
+			cand[k] = i
+			k += b2i(!sw)
 		}
 		cand = cand[:k]
-		d1, d2 = at(hi)
-	}
-	// deriv evaluates phi' at t in [lo, hi] over the terms of br, folding
-	// those that switch below the (narrowed) bracket and dropping those
-	// that switch above it.
-	deriv := func(t float64) (d1, d2 float64) {
-		k := 0
-		for _, i := range br {
-			u, d := 1-z[i], dz[i]
-			in := u > 0
-			s0, s1 := (u+lo*d > 0) != in, (u+hi*d > 0) != in
-			switch {
-			case s0 && s1:
-				fold(i)
-				continue
-			case !s0 && !s1:
-				continue
-			}
-			br[k] = i
-			k++
-		}
-		br = br[:k]
-		return at(t)
+		d1, d2 = list(br[:nb], hi)
 	}
 	t = hi
 	for range 60 {
@@ -165,7 +173,27 @@ func lineSearch(w, s, z, dz []float64, c2, a0, b0 float64, cand, br []int) (t fl
 			nt = (lo + hi) / 2
 		}
 		t = nt
-		d1, d2 = deriv(t)
+		d1, d2 = eval(t)
 	}
 	return t, evals, visited
+}
+
+// sumCompact returns the sums e1 of ba_j + t bb_j and e2 of bb_j over
+// the terms with lo < bt_j < t, and the sums g1 of ba_j and g2 of bb_j over
+// those with bt_j <= lo; it moves the terms with lo < bt_j < hi to the
+// front (k of them), in order.
+func sumCompact(bt, ba, bb []float64, lo, hi, t float64) (k int, e1, e2, g1, g2 float64) {
+	ba, bb = ba[:len(bt)], bb[:len(bt)]
+	for j := range bt {
+		x, al, be := bt[j], ba[j], bb[j]
+		below := x <= lo
+		g1 += maskIf(below, al)
+		g2 += maskIf(below, be)
+		on := b2i(x < t) &^ b2i(below)
+		e1 += maskIf(on == 1, al+t*be)
+		e2 += maskIf(on == 1, be)
+		bt[k], ba[k], bb[k] = x, al, be
+		k += b2i(x < hi) &^ b2i(below)
+	}
+	return k, e1, e2, g1, g2
 }

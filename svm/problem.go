@@ -48,10 +48,11 @@ type Problem struct {
 
 // primalScratch holds the per-row buffers of one solvePrimal.
 type primalScratch struct {
-	z, dz, coef               []float64
-	idx, br, chg, plus, minus []int
-	in                        []bool
-	block, outer              []float64 // rows gathered for addOuters, and their sum
+	z, dz, coef      []float64
+	line             *lineScratch
+	chg, plus, minus []int
+	in               []bool
+	block, outer     []float64 // rows gathered for addOuters, and their sum
 }
 
 // getScratch returns zeroed buffers for n rows.
@@ -63,7 +64,7 @@ func (pb *Problem) getScratch() *primalScratch {
 	}
 	n := pb.n
 	return &primalScratch{z: make([]float64, n), dz: make([]float64, n), coef: make([]float64, n),
-		idx: make([]int, 0, n), br: make([]int, 0, n), chg: make([]int, 0, n), in: make([]bool, n),
+		line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
 		plus: make([]int, 0, n), minus: make([]int, 0, n),
 		block: make([]float64, outerBlock*pb.p), outer: make([]float64, pb.p*pb.p)}
 }
@@ -343,9 +344,8 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 	z := sc.z   // y_i w'x~_i
 	dz := sc.dz // y_i s'x~_i
 	coef := sc.coef
-	idx, br := sc.idx, sc.br // line search scratch
-	in := sc.in              // the rows summed in sum
-	changed := sc.chg        // the rows whose membership differs from in
+	in := sc.in       // the rows summed in sum
+	changed := sc.chg // the rows whose membership differs from in
 	g := make([]float64, p)
 	sum := make([]float64, p*p) // sum_{in} x~_i x~_i' (upper triangle)
 	h := mat.NewSymDense(p, nil)
@@ -451,10 +451,9 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 			}
 			quad += sa * q
 		}
-		t, _, _ := lineSearch(w, s, z, dz, c2, a0, c2*quad, idx, br)
+		t, _, _ := lineSearch(w, s, z, dz, c2, a0, c2*quad, sc.line)
 		floats.AddScaled(w, -t, s)
-		floats.AddScaled(z, -t, dz)
-		active = pb.memberships(z, y, coef, in, &changed)
+		active = pb.stepMemberships(z, dz, -t, y, coef, in, &changed)
 	}
 	res.Epochs = it
 	res.W = w[:pb.d:pb.d]
@@ -491,6 +490,28 @@ func (pb *Problem) memberships(z, y, coef []float64, in []bool, changed *[]int) 
 		}
 	}
 	*changed = ch
+	return active
+}
+
+// stepMemberships is memberships after the step z_i += mt dz_i, in the
+// same pass over the rows.
+// The rows that changed are listed without a branch, which would be
+// mispredicted about as often as rows change.
+func (pb *Problem) stepMemberships(z, dz []float64, mt float64, y, coef []float64, in []bool, changed *[]int) int {
+	ch := (*changed)[:len(z)]
+	nc, active := 0, 0
+	dz, y, coef, in = dz[:len(z)], y[:len(z)], coef[:len(z)], in[:len(z)]
+	for i := range z {
+		zi := z[i] + mt*dz[i]
+		z[i] = zi
+		u := 1 - zi
+		coef[i] = 0.5 * (u + math.Abs(u)) * y[i]
+		act := u > 0
+		active += b2i(act)
+		ch[nc] = i
+		nc += b2i(act != in[i])
+	}
+	*changed = ch[:nc]
 	return active
 }
 

@@ -66,3 +66,35 @@ func BenchmarkCyTOF(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrimalPath trains the primal solver along the costs C = 0.1, 1,
+// 10 on one Problem of 20,000 labelled cells of samples 1-6 (8 markers, 4
+// classes), as an inner fold of the evaluation's grid does.
+func BenchmarkPrimalPath(b *testing.B) {
+	x, y := loadCyTOF(b, 1, 2, 3, 4, 5, 6)
+	n, d := x.Dims()
+	const keep = 20000
+	sub := mat.NewDense(keep, d, nil)
+	ys := make([]int, keep)
+	for i := range keep {
+		r := i * (n / keep)
+		sub.SetRow(i, x.RawRowView(r))
+		ys[i] = y[r]
+	}
+	sc, err := Standardize(sub)
+	if err != nil {
+		b.Fatal(err)
+	}
+	z := ok[*mat.Dense](b)(sc.Apply(sub))
+	for b.Loop() {
+		pb, err := NewProblem(z, ys, 4, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range []float64{0.1, 1, 10} {
+			if _, err := pb.Train(context.Background(), Options{C: c}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -490,12 +490,20 @@ func (m *Model) Decision(x *mat.Dense) (*mat.Dense, error) {
 	if d != m.Dim {
 		return nil, fmt.Errorf("svm: input has %d columns, model expects %d", d, m.Dim)
 	}
+	// Row by row: the product has only NClass columns, too thin for a
+	// blocked (and parallel) matrix product to pay.
 	out := mat.NewDense(n, m.NClass, nil)
-	out.Mul(x, m.W.T())
+	xr, wr := x.RawMatrix(), m.W.RawMatrix()
 	for i := range n {
+		xi := xr.Data[i*xr.Stride : i*xr.Stride+d]
 		row := out.RawRowView(i)
 		for k := range row {
-			row[k] += m.Intercept[k]
+			wk := wr.Data[k*wr.Stride : k*wr.Stride+d]
+			var v float64
+			for j, xv := range xi {
+				v += xv * wk[j]
+			}
+			row[k] = v + m.Intercept[k]
 		}
 	}
 	return out, nil

@@ -606,3 +606,27 @@ func BenchmarkTrainPrimal700kx50(b *testing.B) {
 	}
 	b.ReportMetric(acc, "acc")
 }
+
+// TestDecisionProduct checks Decision against the dense product X W^T
+// plus the intercepts (gonum), on a strided input.
+func TestDecisionProduct(t *testing.T) {
+	x, y := blobs([][]float64{{0, 0, 0}, {1, 1, 0}, {0, 1, 1}, {1, 0, 1}}, 60, 0.6, 17)
+	m, err := Train(context.Background(), x, y, 4, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := mat.NewDense(240, 5, nil)
+	wide.Slice(0, 240, 1, 4).(*mat.Dense).Copy(x)
+	xs := wide.Slice(0, 240, 1, 4).(*mat.Dense)
+	dec := ok[*mat.Dense](t)(m.Decision(xs))
+	var want mat.Dense
+	want.Mul(x, m.W.T())
+	for i := range 240 {
+		for k := range 4 {
+			w := want.At(i, k) + m.Intercept[k]
+			if d := math.Abs(dec.At(i, k) - w); d > 1e-12*math.Max(1, math.Abs(w)) {
+				t.Fatalf("decision (%d, %d) = %v, want %v", i, k, dec.At(i, k), w)
+			}
+		}
+	}
+}
