@@ -640,7 +640,11 @@ const mergeUsage = `Usage: dica merge PART.stats... --out MODEL [--report json]
 
 Merge statistics written by 'dica accumulate' (with one plan) and solve:
 the model equals the fit of all shards at once. Statistics of another plan,
-and shards that hold the same cells, are refused.
+and shards that hold the same cells, are refused. The files are merged in
+the natural order of their names (part2 before part10), whatever the order
+given: shards named in the order of their data files (part1.stats for
+sample1.csv, ...) give the model of 'dica fit' on those files byte for
+byte, since the fit adds its files' sums in that order.
 `
 
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -667,6 +671,9 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(files) == 0 {
 		return usageErr("no statistics files")
 	}
+	// Sums are added in one order whatever the order given: the natural
+	// order of the names, that of the fit's files.
+	slices.SortStableFunc(files, dataset.NaturalCompare)
 	outs := []string{out}
 	if rep != "" {
 		outs = append(outs, "-")

@@ -151,8 +151,21 @@ func TestAccumulateMergeEqualsFit(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "unknown flag --rank")
 	// Files first, then flags, as 'dica merge part*.stats --out MODEL' is
-	// documented.
-	out, errs, code = runCmd(t, append(append([]string{"merge"}, parts...), "--report", "json", "--out", filepath.Join(dir, "m.dica"))...)
+	// documented; the shards are merged in the natural order of their
+	// names, that of the fit's files, whatever the order given: the fit's
+	// model byte for byte.
+	wholeModel := filepath.Join(dir, "whole.dica")
+	_, errs, code = runCmd(t, append([]string{"fit", "--data", all, "--out", wholeModel}, common...)...)
+	require.Equal(t, 0, code, errs)
+	reversed := slices.Clone(parts)
+	slices.Reverse(reversed)
+	out, errs, code = runCmd(t, append(append([]string{"merge"}, reversed...), "--report", "json", "--out", filepath.Join(dir, "m.dica"))...)
+	require.Equal(t, 0, code, errs)
+	wb, err := os.ReadFile(wholeModel)
+	require.NoError(t, err)
+	mb, err := os.ReadFile(filepath.Join(dir, "m.dica"))
+	require.NoError(t, err)
+	require.Equal(t, wb, mb, "the merged model's bytes")
 	require.Equal(t, 0, code, errs)
 	var merged map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &merged))
@@ -169,7 +182,8 @@ func TestAccumulateMergeEqualsFit(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	_, errs, code = runCmd(t, "merge", parts[0], other, "--out", filepath.Join(dir, "never.dica"))
 	require.Equal(t, 1, code)
-	require.Contains(t, errs, "different configurations: seed: 1 vs 9")
+	// other.stats comes first in natural order.
+	require.Contains(t, errs, "part0.stats: cannot merge statistics of different configurations: seed: 9 vs 1")
 	require.NoFileExists(t, filepath.Join(dir, "never.dica"))
 }
 
