@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 
@@ -234,3 +235,72 @@ func centerColumns(z *mat.Dense) {
 
 // cores returns GOMAXPROCS.
 func cores() int { return runtime.GOMAXPROCS(0) }
+
+// scaledTol is the largest relative residual of a model's component on
+// another model's same component that makes them the same direction (see
+// scaledCopies): far below the sameInputTol the projections would then be
+// compared to, far above the rounding of the solves.
+const scaledTol = 1e-10
+
+// scaledCopies returns, for each model of ms, the index of an earlier
+// model with the same group and the same number of components whose every
+// component it equals up to a factor (scaled), or -1: such a model's
+// projection is the earlier one's with each column multiplied by a
+// nonzero factor and shifted, so its standardized features are the same
+// up to the signs of the columns and rounding. KPCA at every lambda is
+// such a case (the ridge only rescales its components). ms[i] may be nil;
+// group[i] tells which models may be compared.
+func scaledCopies(ms []*dica.Model, group []int) []int {
+	out := make([]int, len(ms))
+	for i, m := range ms {
+		out[i] = -1
+		if m == nil {
+			continue
+		}
+		for j, o := range ms[:i] {
+			if o != nil && out[j] < 0 && group[j] == group[i] && scaled(m.W, o.W, scaledTol) {
+				out[i] = j
+				break
+			}
+		}
+	}
+	return out
+}
+
+// scaled reports whether the matrices a and b have the same shape and
+// every column of a is a multiple of the same column of b to tol
+// relative: ||a_j - s_j b_j|| <= tol ||a_j|| in the Euclidean norm, with
+// s_j = a_j^T b_j / b_j^T b_j the least-squares factor, and a_j and b_j
+// not zero.
+func scaled(a, b *mat.Dense, tol float64) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ar, ac := a.Dims()
+	br, bc := b.Dims()
+	if ar != br || ac != bc || ac == 0 {
+		return false
+	}
+	for j := range ac {
+		var ab, bb, aa float64
+		for i := range ar {
+			x, y := a.At(i, j), b.At(i, j)
+			ab += x * y
+			bb += y * y
+			aa += x * x
+		}
+		if aa == 0 || bb == 0 || math.IsNaN(ab) || math.IsInf(aa, 0) || math.IsInf(bb, 0) {
+			return false
+		}
+		s := ab / bb
+		var rr float64
+		for i := range ar {
+			d := a.At(i, j) - s*b.At(i, j)
+			rr += d * d
+		}
+		if !(math.Sqrt(rr) <= tol*math.Sqrt(aa)) {
+			return false
+		}
+	}
+	return true
+}

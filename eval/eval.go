@@ -34,7 +34,10 @@
 // earlier point's to rounding (standardized features within 1e-9, up to
 // column signs: a k above the components a model returned, or KPCA at any
 // lambda, whose ridge only rescales its components) takes that point's
-// scores instead of training the same learners again. The final fits of
+// scores instead of training the same learners again; a fit whose every
+// component is an earlier fit's of the same method times a factor (weights
+// within 1e-10 relative: KPCA at every lambda) is not even projected. The
+// final fits of
 // methods with the same bandwidths share one pass and the test cells'
 // kernel rows. Scores are summed in fold order: the result does not depend
 // on GOMAXPROCS.
