@@ -185,7 +185,7 @@ const (
 	DefaultRidge = 0.1
 	// DefaultMixingCells is the number of test cells the mixing measures
 	// are computed on: at 5,000 cells one method's measures take about
-	// half a second on two cores (mixing.BenchmarkMeasure).
+	// 0.2 s on two cores (mixing.BenchmarkMeasure).
 	DefaultMixingCells = 5000
 )
 
