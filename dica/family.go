@@ -395,6 +395,9 @@ func (m *Model) ProjectRaw(dst, f *mat.Dense) error {
 	return p.Project([]*mat.Dense{dst}, f)
 }
 
+// projectBuffers holds the products of Projector.Project for reuse.
+var projectBuffers = sync.Pool{New: func() any { return new([]float64) }}
+
 // Projector projects rows given by their raw input features by several
 // models of one input map at once: one matrix product for all of them,
 // whose every element equals the one Model.ProjectRaw (and Transform)
@@ -471,7 +474,16 @@ func (p *Projector) Project(dst []*mat.Dense, f *mat.Dense) error {
 			clear(zr.Data[i*zr.Stride : i*zr.Stride+p.cols])
 		}
 	} else {
-		zr = blas64.General{Rows: r, Cols: p.cols, Stride: p.cols, Data: make([]float64, r*p.cols)}
+		// The models' columns side by side, in a buffer that successive
+		// calls reuse.
+		buf := projectBuffers.Get().(*[]float64)
+		defer projectBuffers.Put(buf)
+		if cap(*buf) < r*p.cols {
+			*buf = make([]float64, r*p.cols)
+		}
+		*buf = (*buf)[:r*p.cols]
+		clear(*buf)
+		zr = blas64.General{Rows: r, Cols: p.cols, Stride: p.cols, Data: *buf}
 	}
 	gemm.Gemm(blas.NoTrans, blas.Trans, 1, f.RawMatrix(), blas64.General{Rows: p.cols, Cols: c, Stride: c, Data: p.w},
 		blas64.General{Rows: r, Cols: p.cols, Stride: zr.Stride, Data: zr.Data}, 1)
