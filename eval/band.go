@@ -49,13 +49,18 @@ type band struct {
 	plan   *dica.Plan // the family's plan; nil for the exact solver
 	models []*dica.Model
 	errs   []error
+	// features holds the raw input features of the fitting cells when
+	// fitBand was asked to keep them (dica.NewFamilyFeatures), else nil.
+	features *mat.Dense
 }
 
 // fitBand fits the transformations of specs, which share their
-// bandwidths, on ds with workers goroutines per pass. A spec that fails
+// bandwidths, on ds with workers goroutines per pass, and with keep set
+// keeps the raw input features of ds's cells that the pass computes (8
+// bytes per cell and raw feature) for their projection. A spec that fails
 // (or returns no component) has its error in errs; an error of the shared
 // pass is every spec's. Only a cancelled ctx is returned as an error.
-func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fitSpec, workers int) (*band, error) {
+func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fitSpec, workers int, keep bool) (*band, error) {
 	b := &band{models: make([]*dica.Model, len(specs)), errs: make([]error, len(specs))}
 	cfgs := make([]dica.Config, len(specs))
 	for i, s := range specs {
@@ -65,7 +70,11 @@ func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fi
 	var fam *dica.Family
 	if e.o.Solver != dica.Exact {
 		var err error
-		fam, err = dica.NewFamily(ctx, ds.Source(), cfgs...)
+		if keep {
+			fam, err = dica.NewFamilyFeatures(ctx, ds.Source(), cfgs...)
+		} else {
+			fam, err = dica.NewFamily(ctx, ds.Source(), cfgs...)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -75,7 +84,7 @@ func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fi
 			}
 			return b, nil
 		}
-		b.plan = fam.Plan()
+		b.plan, b.features = fam.Plan(), fam.Features()
 	}
 	for i, s := range specs {
 		if err := ctx.Err(); err != nil {
@@ -108,10 +117,11 @@ const projectChunk = 256
 // project returns the projection of the rows of x (the data set's rows
 // rows, in runs of equal domain) by each fitted model of the band (nil for
 // a failed one), all its components, as transformer.apply projects them.
-// The kernel rows of each chunk of rows are computed once for all models,
-// on workers goroutines; with BatchCenter each domain's rows are projected
-// and centered on their own.
-func (b *band) project(e *evaluator, x *mat.Dense, rows []int, workers int) ([]*mat.Dense, error) {
+// The kernel rows of each chunk of rows are computed once for all models
+// (or taken from features, the raw input features of the rows of x, when
+// not nil), on workers goroutines; with BatchCenter each domain's rows are
+// projected and centered on their own.
+func (b *band) project(e *evaluator, x *mat.Dense, rows []int, workers int, features *mat.Dense) ([]*mat.Dense, error) {
 	out := make([]*mat.Dense, len(b.models))
 	n, d := x.Dims()
 	if b.plan == nil {
@@ -182,15 +192,20 @@ func (b *band) project(e *evaluator, x *mat.Dense, rows []int, workers int) ([]*
 			raw := b.plan.RawDim()
 			dst := make([]*mat.Dense, len(live))
 			for c := range next {
-				f.ReuseAs(c.hi-c.lo, raw)
-				if err := b.plan.MapRaw(&f, x.Slice(c.lo, c.hi, 0, d).(*mat.Dense)); err != nil {
-					errs[w] = err
-					return
+				fc := &f
+				if features != nil {
+					fc = features.Slice(c.lo, c.hi, 0, raw).(*mat.Dense)
+				} else {
+					f.ReuseAs(c.hi-c.lo, raw)
+					if err := b.plan.MapRaw(&f, x.Slice(c.lo, c.hi, 0, d).(*mat.Dense)); err != nil {
+						errs[w] = err
+						return
+					}
 				}
 				for j, i := range idx {
 					dst[j] = out[i].Slice(c.lo, c.hi, 0, live[j].Components()).(*mat.Dense)
 				}
-				if err := pr.Project(dst, &f); err != nil {
+				if err := pr.Project(dst, fc); err != nil {
 					errs[w] = err
 					return
 				}

@@ -27,8 +27,9 @@
 // inner fold and one pair of bandwidths (input sigma, target sigma), on all
 // cores: one pass over the fold's fitting cells serves every method,
 // lambda, epsilon and k of the pair (dica.Family, with the models Fit would
-// give bit for bit), each fitting and held-out cell's kernel row is
-// computed once for all its models (dica.Projector), a projection on the
+// give bit for bit), each fitting cell's kernel row is kept from that pass
+// and each held-out cell's computed once, for all its models
+// (dica.Projector), a projection on the
 // largest k serves the smaller ones, and the linear SVMs of all costs share
 // one prepared problem (svm.Problem). A point whose learner input equals an
 // earlier point's to rounding (standardized features within 1e-9, up to

@@ -19,8 +19,9 @@ import (
 // Its unit of work is a task: one inner fold and, for the DICA family, one
 // pair of bandwidths (input sigma, target sigma). A task makes one pass
 // over the fold's fitting cells for every method, lambda, epsilon and k of
-// its bandwidths (dica.Family), computes each fitting and held-out cell's
-// kernel row once for all the models (dica.Model.ProjectRaw), projects on
+// its bandwidths (dica.Family), keeps the fitting cells' kernel rows from
+// that pass (dica.NewFamilyFeatures) and computes each held-out cell's once,
+// for all the models (dica.Projector), projects on
 // the largest k and takes the first columns for the others, trains each
 // distinct learner input once (a k above the components a model returned
 // gives the input of its last k) and the linear SVMs of all costs on one
@@ -297,7 +298,7 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 			}
 		}
 	}
-	b, err := e.fitBand(ctx, fd.fitDS, specs, workers)
+	b, err := e.fitBand(ctx, fd.fitDS, specs, workers, true)
 	if err != nil {
 		return err
 	}
@@ -325,11 +326,12 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 			live[i] = nil
 		}
 	}
-	zfit, err := proj.project(e, fd.fitDS.X, fd.fitRows, workers)
+	zfit, err := proj.project(e, fd.fitDS.X, fd.fitRows, workers, b.features)
 	if err != nil {
 		return err
 	}
-	zval, err := proj.project(e, fd.validX, fd.validRows, workers)
+	b.features = nil
+	zval, err := proj.project(e, fd.validX, fd.validRows, workers, nil)
 	if err != nil {
 		return err
 	}
