@@ -59,6 +59,12 @@ func TestNilAndZero(t *testing.T) {
 		{Name: "Family.Stats", Call: func() error {
 			return apitest.WantZero((*Family)(nil).Stats(DICA) == nil && (&Family{}).Stats(KPCA) == nil, nil)
 		}},
+		{Name: "Family.Features", Call: func() error {
+			return apitest.WantZero((*Family)(nil).Features() == nil && (&Family{}).Features() == nil, nil)
+		}},
+		{Name: "NewFamilyFeatures/nil ctx", Call: func() error { return two(NewFamilyFeatures(nil, ds.Source(), Config{Method: DICA})) }},
+		{Name: "NewFamilyFeatures/nil src", Call: func() error { return two(NewFamilyFeatures(ctx, nil, Config{Method: DICA})) }},
+		{Name: "NewFamilyFeatures/no config", Call: func() error { return two(NewFamilyFeatures(ctx, ds.Source())) }},
 		{Name: "NewFamily/nil ctx", Call: func() error { return two(NewFamily(nil, ds.Source(), Config{Method: DICA})) }},
 		{Name: "NewFamily/nil src", Call: func() error { return two(NewFamily(ctx, nil, Config{Method: DICA})) }},
 		{Name: "NewFamily/no config", Call: func() error { return two(NewFamily(ctx, ds.Source())) }},

@@ -191,8 +191,11 @@ type worker struct {
 	hash       bool // sum row hashes per domain (Accumulate)
 	f, psi, ky *mat.Dense
 	f32        []float32 // the rows in float32 (Precision 32)
-	cells      []cell
-	cellSums   [][]float64
+	// keep, when not nil, receives the raw features of row start + i of
+	// the pass in its row start + i (Precision 64 only).
+	keep     *mat.Dense
+	cells    []cell
+	cellSums [][]float64
 }
 
 // cell is the running sum of the rows of one (domain, class) pair in a block.
@@ -241,7 +244,7 @@ func (w *worker) block(a *accum, b *dataset.Block, start int64) error {
 	if rows32 {
 		w.sumCells32(a, b, keepShifted, withClass)
 	} else {
-		w.sumCells(a, b, keepShifted, withClass)
+		w.sumCells(a, b, keepShifted, withClass, start)
 	}
 	w.foldCells(a, withClass)
 	// With float32 rows, the float64 shifted rows that the cross sums and
@@ -401,7 +404,7 @@ func hashRows(a *accum, b *dataset.Block) {
 // shifted row stays in w.f for the Gram and cross sums, otherwise every
 // chunk reuses the first chunk's rows of the buffer, which stay in cache
 // instead of streaming through memory.
-func (w *worker) sumCells(a *accum, b *dataset.Block, keepShifted, withClass bool) {
+func (w *worker) sumCells(a *accum, b *dataset.Block, keepShifted, withClass bool, start int64) {
 	rows, d := b.Rows, b.D
 	x := mat.NewDense(rows, d, b.X[:rows*d])
 	neg := w.plan.negInShift
@@ -422,6 +425,9 @@ func (w *worker) sumCells(a *accum, b *dataset.Block, keepShifted, withClass boo
 				base = i
 			}
 			rawMap(w.plan.inMap, w.f.Slice(base, base+hi-i, 0, a.mraw).(*mat.Dense), x.Slice(i, hi, 0, d).(*mat.Dense))
+			if at := int(start) + i; w.keep != nil && at+hi-i <= w.keep.RawMatrix().Rows {
+				w.keep.Slice(at, at+hi-i, 0, a.mraw).(*mat.Dense).Copy(w.f.Slice(base, base+hi-i, 0, a.mraw))
+			}
 		}
 		r := base + i%chunk
 		frow := fr.Data[r*fr.Stride : r*fr.Stride+a.mraw]
@@ -574,6 +580,7 @@ type pass struct {
 	readErr          error
 	limit            *groupLimit // domains and classes within the budget
 	reach            *reachCheck // the kernel relates the first cells
+	keep             *mat.Dense  // when not nil, receives every row's raw features
 }
 
 // job is one block of a pass and its partial sums.
@@ -652,7 +659,7 @@ func (ps *pass) startWorkers(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{plan: ps.p, hash: true}
+			w := &worker{plan: ps.p, hash: true, keep: ps.keep}
 			u := &worker{plan: ps.p}
 			for j := range ps.work {
 				if ctx.Err() == nil {

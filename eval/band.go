@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 
@@ -48,13 +49,18 @@ type band struct {
 	plan   *dica.Plan // the family's plan; nil for the exact solver
 	models []*dica.Model
 	errs   []error
+	// features holds the raw input features of the fitting cells when
+	// fitBand was asked to keep them (dica.NewFamilyFeatures), else nil.
+	features *mat.Dense
 }
 
 // fitBand fits the transformations of specs, which share their
-// bandwidths, on ds with workers goroutines per pass. A spec that fails
+// bandwidths, on ds with workers goroutines per pass, and with keep set
+// keeps the raw input features of ds's cells that the pass computes (8
+// bytes per cell and raw feature) for their projection. A spec that fails
 // (or returns no component) has its error in errs; an error of the shared
 // pass is every spec's. Only a cancelled ctx is returned as an error.
-func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fitSpec, workers int) (*band, error) {
+func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fitSpec, workers int, keep bool) (*band, error) {
 	b := &band{models: make([]*dica.Model, len(specs)), errs: make([]error, len(specs))}
 	cfgs := make([]dica.Config, len(specs))
 	for i, s := range specs {
@@ -64,7 +70,11 @@ func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fi
 	var fam *dica.Family
 	if e.o.Solver != dica.Exact {
 		var err error
-		fam, err = dica.NewFamily(ctx, ds.Source(), cfgs...)
+		if keep {
+			fam, err = dica.NewFamilyFeatures(ctx, ds.Source(), cfgs...)
+		} else {
+			fam, err = dica.NewFamily(ctx, ds.Source(), cfgs...)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -74,7 +84,7 @@ func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fi
 			}
 			return b, nil
 		}
-		b.plan = fam.Plan()
+		b.plan, b.features = fam.Plan(), fam.Features()
 	}
 	for i, s := range specs {
 		if err := ctx.Err(); err != nil {
@@ -99,16 +109,19 @@ func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fi
 }
 
 // projectChunk is the number of rows whose raw features are held at a
-// time.
-const projectChunk = 4096
+// time by one worker: few enough for the features and the product to stay
+// in the core's L2 cache between their computation and their use
+// (dica.BenchmarkProjector).
+const projectChunk = 256
 
 // project returns the projection of the rows of x (the data set's rows
 // rows, in runs of equal domain) by each fitted model of the band (nil for
 // a failed one), all its components, as transformer.apply projects them.
-// The kernel rows of each chunk of rows are computed once for all models,
-// on workers goroutines; with BatchCenter each domain's rows are projected
-// and centered on their own.
-func (b *band) project(e *evaluator, x *mat.Dense, rows []int, workers int) ([]*mat.Dense, error) {
+// The kernel rows of each chunk of rows are computed once for all models
+// (or taken from features, the raw input features of the rows of x, when
+// not nil), on workers goroutines; with BatchCenter each domain's rows are
+// projected and centered on their own.
+func (b *band) project(e *evaluator, x *mat.Dense, rows []int, workers int, features *mat.Dense) ([]*mat.Dense, error) {
 	out := make([]*mat.Dense, len(b.models))
 	n, d := x.Dims()
 	if b.plan == nil {
@@ -179,15 +192,20 @@ func (b *band) project(e *evaluator, x *mat.Dense, rows []int, workers int) ([]*
 			raw := b.plan.RawDim()
 			dst := make([]*mat.Dense, len(live))
 			for c := range next {
-				f.ReuseAs(c.hi-c.lo, raw)
-				if err := b.plan.MapRaw(&f, x.Slice(c.lo, c.hi, 0, d).(*mat.Dense)); err != nil {
-					errs[w] = err
-					return
+				fc := &f
+				if features != nil {
+					fc = features.Slice(c.lo, c.hi, 0, raw).(*mat.Dense)
+				} else {
+					f.ReuseAs(c.hi-c.lo, raw)
+					if err := b.plan.MapRaw(&f, x.Slice(c.lo, c.hi, 0, d).(*mat.Dense)); err != nil {
+						errs[w] = err
+						return
+					}
 				}
 				for j, i := range idx {
 					dst[j] = out[i].Slice(c.lo, c.hi, 0, live[j].Components()).(*mat.Dense)
 				}
-				if err := pr.Project(dst, &f); err != nil {
+				if err := pr.Project(dst, fc); err != nil {
 					errs[w] = err
 					return
 				}
@@ -234,3 +252,72 @@ func centerColumns(z *mat.Dense) {
 
 // cores returns GOMAXPROCS.
 func cores() int { return runtime.GOMAXPROCS(0) }
+
+// scaledTol is the largest relative residual of a model's component on
+// another model's same component that makes them the same direction (see
+// scaledCopies): far below the sameInputTol the projections would then be
+// compared to, far above the rounding of the solves.
+const scaledTol = 1e-10
+
+// scaledCopies returns, for each model of ms, the index of an earlier
+// model with the same group and the same number of components whose every
+// component it equals up to a factor (scaled), or -1: such a model's
+// projection is the earlier one's with each column multiplied by a
+// nonzero factor and shifted, so its standardized features are the same
+// up to the signs of the columns and rounding. KPCA at every lambda is
+// such a case (the ridge only rescales its components). ms[i] may be nil;
+// group[i] tells which models may be compared.
+func scaledCopies(ms []*dica.Model, group []int) []int {
+	out := make([]int, len(ms))
+	for i, m := range ms {
+		out[i] = -1
+		if m == nil {
+			continue
+		}
+		for j, o := range ms[:i] {
+			if o != nil && out[j] < 0 && group[j] == group[i] && scaled(m.W, o.W, scaledTol) {
+				out[i] = j
+				break
+			}
+		}
+	}
+	return out
+}
+
+// scaled reports whether the matrices a and b have the same shape and
+// every column of a is a multiple of the same column of b to tol
+// relative: ||a_j - s_j b_j|| <= tol ||a_j|| in the Euclidean norm, with
+// s_j = a_j^T b_j / b_j^T b_j the least-squares factor, and a_j and b_j
+// not zero.
+func scaled(a, b *mat.Dense, tol float64) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ar, ac := a.Dims()
+	br, bc := b.Dims()
+	if ar != br || ac != bc || ac == 0 {
+		return false
+	}
+	for j := range ac {
+		var ab, bb, aa float64
+		for i := range ar {
+			x, y := a.At(i, j), b.At(i, j)
+			ab += x * y
+			bb += y * y
+			aa += x * x
+		}
+		if aa == 0 || bb == 0 || math.IsNaN(ab) || math.IsInf(aa, 0) || math.IsInf(bb, 0) {
+			return false
+		}
+		s := ab / bb
+		var rr float64
+		for i := range ar {
+			d := a.At(i, j) - s*b.At(i, j)
+			rr += d * d
+		}
+		if !(math.Sqrt(rr) <= tol*math.Sqrt(aa)) {
+			return false
+		}
+	}
+	return true
+}

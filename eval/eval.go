@@ -27,14 +27,18 @@
 // inner fold and one pair of bandwidths (input sigma, target sigma), on all
 // cores: one pass over the fold's fitting cells serves every method,
 // lambda, epsilon and k of the pair (dica.Family, with the models Fit would
-// give bit for bit), each fitting and held-out cell's kernel row is
-// computed once for all its models (dica.Projector), a projection on the
+// give bit for bit), each fitting cell's kernel row is kept from that pass
+// and each held-out cell's computed once, for all its models
+// (dica.Projector), a projection on the
 // largest k serves the smaller ones, and the linear SVMs of all costs share
 // one prepared problem (svm.Problem). A point whose learner input equals an
 // earlier point's to rounding (standardized features within 1e-9, up to
 // column signs: a k above the components a model returned, or KPCA at any
 // lambda, whose ridge only rescales its components) takes that point's
-// scores instead of training the same learners again. The final fits of
+// scores instead of training the same learners again; a fit whose every
+// component is an earlier fit's of the same method times a factor (weights
+// within 1e-10 relative: KPCA at every lambda) is not even projected. The
+// final fits of
 // methods with the same bandwidths share one pass and the test cells'
 // kernel rows. Scores are summed in fold order: the result does not depend
 // on GOMAXPROCS.
@@ -182,7 +186,7 @@ const (
 	DefaultRidge = 0.1
 	// DefaultMixingCells is the number of test cells the mixing measures
 	// are computed on: at 5,000 cells one method's measures take about
-	// half a second on two cores (mixing.BenchmarkMeasure).
+	// 0.2 s on two cores (mixing.BenchmarkMeasure).
 	DefaultMixingCells = 5000
 )
 

@@ -195,7 +195,7 @@ func (e *evaluator) finalFit(ctx context.Context, si int, names []string, srs ma
 			for _, name := range g.names {
 				specs = append(specs, fitSpec{name: name, p: srs[name].Params, k: srs[name].Params.Components})
 			}
-			b, err := e.fitBand(ctx, fitDS[g.trans], specs, cores())
+			b, err := e.fitBand(ctx, fitDS[g.trans], specs, cores(), false)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -256,7 +256,7 @@ func (e *evaluator) projectFinal(fms []*finalMethod, groups []*finalGroup, x *ma
 	zs := make(map[*finalGroup][]*mat.Dense, len(groups))
 	for _, g := range groups {
 		start := time.Now()
-		z, err := g.band.project(e, x, rows, cores())
+		z, err := g.band.project(e, x, rows, cores(), nil)
 		if err != nil {
 			return nil, err
 		}

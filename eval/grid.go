@@ -12,14 +12,16 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/dataset"
+	"github.com/dicalab/dica/dica"
 )
 
 // The inner cross-validation of a split runs every method's grid at once.
 // Its unit of work is a task: one inner fold and, for the DICA family, one
 // pair of bandwidths (input sigma, target sigma). A task makes one pass
 // over the fold's fitting cells for every method, lambda, epsilon and k of
-// its bandwidths (dica.Family), computes each fitting and held-out cell's
-// kernel row once for all the models (dica.Model.ProjectRaw), projects on
+// its bandwidths (dica.Family), keeps the fitting cells' kernel rows from
+// that pass (dica.NewFamilyFeatures) and computes each held-out cell's once,
+// for all the models (dica.Projector), projects on
 // the largest k and takes the first columns for the others, trains each
 // distinct learner input once (a k above the components a model returned
 // gives the input of its last k) and the linear SVMs of all costs on one
@@ -296,15 +298,40 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 			}
 		}
 	}
-	b, err := e.fitBand(ctx, fd.fitDS, specs, workers)
+	b, err := e.fitBand(ctx, fd.fitDS, specs, workers, true)
 	if err != nil {
 		return err
 	}
-	zfit, err := b.project(e, fd.fitDS.X, fd.fitRows, workers)
+	// A fit whose components are those of an earlier fit of the same
+	// method up to a factor each (KPCA at every lambda) would give the
+	// same learner inputs: it is not projected and takes that fit's
+	// scores.
+	live := make([]*dica.Model, len(refs))
+	group := make([]int, len(refs))
+	for i, r := range refs {
+		if b.errs[i] == nil {
+			live[i] = b.models[i]
+		}
+		group[i] = slices.Index(t.methods, r.cm)
+	}
+	copyOf := scaledCopies(live, group)
+	if projectAll {
+		for i := range copyOf {
+			copyOf[i] = -1
+		}
+	}
+	proj := &band{plan: b.plan, models: live}
+	for i, j := range copyOf {
+		if j >= 0 {
+			live[i] = nil
+		}
+	}
+	zfit, err := proj.project(e, fd.fitDS.X, fd.fitRows, workers, b.features)
 	if err != nil {
 		return err
 	}
-	zval, err := b.project(e, fd.validX, fd.validRows, workers)
+	b.features = nil
+	zval, err := proj.project(e, fd.validX, fd.validRows, workers, nil)
 	if err != nil {
 		return err
 	}
@@ -316,6 +343,10 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 			cv.fail(r.cm, t.fold, r.fi, err)
 			continue
 		}
+		if j := copyOf[i]; j >= 0 {
+			cv.copyScores(r.cm, t.fold, refs[j].fi, r.fi)
+			continue
+		}
 		if err := cv.learners(ctx, r.cm, t.fold, r.fi, zfit[i], zval[i], &seen); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -325,6 +356,18 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 		cv.charge([]*cvMethod{r.cm}, time.Since(start))
 	}
 	return nil
+}
+
+// projectAll, set by tests, projects every fit, scaled copies too.
+var projectAll = false
+
+// copyScores gives every point of fit fi of method cm in fold f the scores
+// and errors of the same point of fit from.
+func (cv *cvSplit) copyScores(cm *cvMethod, f, from, fi int) {
+	per := len(cm.grid.components) * len(cm.grid.learn)
+	for p := range per {
+		cm.vals[f][fi*per+p], cm.errs[f][fi*per+p] = cm.vals[f][from*per+p], cm.errs[f][from*per+p]
+	}
 }
 
 // fail records err for every point of fit fi of method cm in fold f.

@@ -41,8 +41,10 @@ func (e *MemoryError) Error() string {
 //     16 m^2 values (the statistics of a supervised and an unsupervised
 //     method, their feature statistics and the solve), the projections of
 //     2 MaxFitCells cells by its models (f k values a cell, f the fits of a
-//     bandwidth pair and k the largest number of components), 4096 rows of
-//     kernel rows and the planning sample of max(20000, 20 m) x d;
+//     bandwidth pair and k the largest number of components), the kernel
+//     rows of the MaxFitCells fitting cells (kept from the pass for their
+//     projection) and of 256 held-out cells, and the planning sample of
+//     max(20000, 20 m) x d;
 //   - the learner on at most MaxTrainCells cells n_l: 3 n_l (f + 1) values
 //     for the linear SVM on f features; n_l D (f + 1) for the
 //     distributional SVM with D domain features; 3 n_r^2 for the exact
@@ -139,11 +141,13 @@ func memoryPlan(ds *dataset.Dataset, o Options) memPlan {
 			fits := dicaMethods * int64(len(o.Grid.Lambda)*len(o.Grid.Epsilon))
 			sample := max(int64(dica.DefaultSample), 20*m)
 			inner := min(n, 2*int64(o.MaxFitCells))
-			p.task = w * (16*m*m + inner*fits*k + 4096*m + sample*d)
+			// The fitting cells' raw features kept from the pass for
+			// their projection, and a chunk of the held-out cells'.
+			p.task = w * (16*m*m + inner*fits*k + (min(n, int64(o.MaxFitCells))+projectChunk)*m + sample*d)
 			p.tasks = max(1, min(int64(runtime.GOMAXPROCS(0)), int64(o.InnerFolds)*(b+1)))
 			// The final fit: one family, and kernel rows on all cores.
 			cores := int64(runtime.GOMAXPROCS(0))
-			steps = append(steps, step{w * (16*m*m + sample*d + cores*4096*m), fmt.Sprintf("the final fits of rank %d", m)})
+			steps = append(steps, step{w * (16*m*m + sample*d + cores*projectChunk*m), fmt.Sprintf("the final fits of rank %d", m)})
 		}
 	}
 	nl := min(n, int64(o.MaxTrainCells))

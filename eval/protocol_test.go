@@ -455,7 +455,7 @@ func TestMemoryRefusal(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refusal took %v", d)
 	}
-	if !strings.Contains(err.Error(), "TB (the final fits of rank 100000), more than the memory budget of 16 GB") {
+	if !strings.Contains(err.Error(), "TB (the inner fits of rank 100000, 1 at once), more than the memory budget of 16 GB") {
 		t.Errorf("message %q", err)
 	}
 	// The exact path: 4 n^2 values.

@@ -32,6 +32,10 @@ type pass struct {
 	distSums bool
 	gamma    float64
 
+	// runs lists the maximal runs of consecutive points of one group
+	// when they are long enough for runSums to pay (else nil).
+	runs []groupRun
+
 	nbIdx  []int     // n*k: neighbours of row i, nearest first
 	nbDist []float64 // n*k: their Euclidean distances
 	dist   []float64 // n*ngroups: sums of distances by group
@@ -52,6 +56,9 @@ func (p *pass) run(ctx context.Context) error {
 	}
 	if p.gamma > 0 {
 		p.kern = make([]float64, n*p.ngroups)
+	}
+	if p.distSums || p.gamma > 0 {
+		p.runs = groupRuns(p.groups[:n])
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), (n+passBlock-1)/passBlock))
 	var (
@@ -146,51 +153,116 @@ func (p *pass) row(i int, d2, buf []float64, cand []int, acc []float64, h *nbHea
 	}
 	if p.distSums {
 		// The point itself is at distance 0 and adds nothing.
-		p.groupSums(p.dist[i*p.ngroups:(i+1)*p.ngroups], d2, acc, true)
+		sqrtSlice(buf, d2)
+		p.sums(p.dist[i*p.ngroups:(i+1)*p.ngroups], buf, acc)
 	}
 	if p.gamma > 0 {
 		for j, v := range d2 {
 			buf[j] = -p.gamma * v
 		}
 		kernel.ExpSlice(buf, buf)
-		p.groupSums(p.kern[i*p.ngroups:(i+1)*p.ngroups], buf, acc, false)
+		p.sums(p.kern[i*p.ngroups:(i+1)*p.ngroups], buf, acc)
 	}
 }
 
 // sumLanes is the number of partial sums per group in groupSums.
 const sumLanes = 4
 
-// groupSums stores in s[g] the sum of the values v[j] (their square roots
-// with sqrt) of the points j of group g. Point j adds to partial sum
-// j mod sumLanes of its group, so that consecutive points of one group do
-// not wait on each other's sum; the partial sums are added at the end. acc
-// is scratch for sumLanes ngroups values.
-func (p *pass) groupSums(s, v, acc []float64, sqrt bool) {
+// groupSums stores in s[g] the sum of the values v[j] of the points j of
+// group g. Point j adds to partial sum j mod sumLanes of its group, so
+// that consecutive points of one group do not wait on each other's sum;
+// the partial sums are added at the end. acc is scratch for sumLanes
+// ngroups values.
+func (p *pass) groupSums(s, v, acc []float64) {
 	ng := p.ngroups
 	clear(acc)
 	a0, a1, a2, a3 := acc[:ng], acc[ng:2*ng], acc[2*ng:3*ng], acc[3*ng:4*ng]
 	g := p.groups[:len(v)]
 	j := 0
-	if sqrt {
-		for ; j+sumLanes <= len(v); j += sumLanes {
-			a0[g[j]] += math.Sqrt(v[j])
-			a1[g[j+1]] += math.Sqrt(v[j+1])
-			a2[g[j+2]] += math.Sqrt(v[j+2])
-			a3[g[j+3]] += math.Sqrt(v[j+3])
+	for ; j+sumLanes <= len(v); j += sumLanes {
+		a0[g[j]] += v[j]
+		a1[g[j+1]] += v[j+1]
+		a2[g[j+2]] += v[j+2]
+		a3[g[j+3]] += v[j+3]
+	}
+	for ; j < len(v); j++ {
+		a0[g[j]] += v[j]
+	}
+	for k := range s {
+		s[k] = (a0[k] + a1[k]) + (a2[k] + a3[k])
+	}
+}
+
+// groupRun is a run of consecutive points lo..hi-1 of group g.
+type groupRun struct{ lo, hi, g int }
+
+// minRunLength is the least mean length of the runs of points of one
+// group for which runSums replaces groupSums.
+const minRunLength = 16
+
+// groupRuns returns the maximal runs of equal groups, or nil when their
+// mean length is below minRunLength.
+func groupRuns(groups []int) []groupRun {
+	var runs []groupRun
+	for lo := 0; lo < len(groups); {
+		hi := lo + 1
+		for hi < len(groups) && groups[hi] == groups[lo] {
+			hi++
 		}
-		for ; j < len(v); j++ {
-			a0[g[j]] += math.Sqrt(v[j])
+		if (len(runs)+1)*minRunLength > len(groups) {
+			return nil
 		}
-	} else {
-		for ; j+sumLanes <= len(v); j += sumLanes {
-			a0[g[j]] += v[j]
-			a1[g[j+1]] += v[j+1]
-			a2[g[j+2]] += v[j+2]
-			a3[g[j+3]] += v[j+3]
+		runs = append(runs, groupRun{lo, hi, groups[lo]})
+		lo = hi
+	}
+	return runs
+}
+
+// sums stores in s[g] the sum of the values v[j] of the points j of group
+// g, as groupSums does (through runSums when the groups come in long
+// runs).
+func (p *pass) sums(s, v, acc []float64) {
+	if p.runs != nil {
+		p.runSums(s, v, acc)
+		return
+	}
+	p.groupSums(s, v, acc)
+}
+
+// runSums computes the sums of groupSums, bit for bit, from the runs of
+// equal groups: each partial sum (group g, lane l) adds the same values in
+// the same order (point j < len(v) rounded down to a multiple of sumLanes
+// to lane j mod sumLanes, the points after it to lane 0), but within a
+// run the partial sums stay in registers instead of going through memory
+// at every point.
+func (p *pass) runSums(s, v, acc []float64) {
+	ng := p.ngroups
+	clear(acc)
+	a0, a1, a2, a3 := acc[:ng], acc[ng:2*ng], acc[2*ng:3*ng], acc[3*ng:4*ng]
+	main := len(v) &^ (sumLanes - 1)
+	for _, r := range p.runs {
+		g := r.g
+		l := [sumLanes]float64{a0[g], a1[g], a2[g], a3[g]}
+		j, hi := r.lo, min(r.hi, main)
+		for ; j < hi && j%sumLanes != 0; j++ {
+			l[j%sumLanes] += v[j]
 		}
-		for ; j < len(v); j++ {
-			a0[g[j]] += v[j]
+		s0, s1, s2, s3 := l[0], l[1], l[2], l[3]
+		for ; j+sumLanes <= hi; j += sumLanes {
+			w := v[j : j+sumLanes : j+sumLanes]
+			s0 += w[0]
+			s1 += w[1]
+			s2 += w[2]
+			s3 += w[3]
 		}
+		l = [sumLanes]float64{s0, s1, s2, s3}
+		for ; j < hi; j++ {
+			l[j%sumLanes] += v[j]
+		}
+		for ; j < r.hi; j++ {
+			l[0] += v[j]
+		}
+		a0[g], a1[g], a2[g], a3[g] = l[0], l[1], l[2], l[3]
 	}
 	for k := range s {
 		s[k] = (a0[k] + a1[k]) + (a2[k] + a3[k])
