@@ -48,7 +48,7 @@ type Problem struct {
 
 // primalScratch holds the per-row buffers of one solvePrimal.
 type primalScratch struct {
-	z, dz, coef      []float64
+	z, dz            []float64
 	line             *lineScratch
 	chg, plus, minus []int
 	in               []bool
@@ -63,7 +63,7 @@ func (pb *Problem) getScratch() *primalScratch {
 		return sc
 	}
 	n := pb.n
-	return &primalScratch{z: make([]float64, n), dz: make([]float64, n), coef: make([]float64, n),
+	return &primalScratch{z: make([]float64, n), dz: make([]float64, n),
 		line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
 		plus: make([]int, 0, n), minus: make([]int, 0, n),
 		block: make([]float64, outerBlock*pb.p), outer: make([]float64, pb.p*pb.p)}
@@ -316,9 +316,11 @@ func (pb *Problem) initWeights(k int, o Options) []float64 {
 // the convex piecewise-quadratic f(w - t s) (lineSearch). It starts from
 // o.Init's weights or zero and stops when ||grad f(w)|| <= Tol *
 // max(1, min(#pos, #neg)) / n * ||grad f(0)|| (LIBLINEAR's rule for -s 2,
-// which LIBLINEAR also applies to warm starts). The sum over I in H is kept
-// from one iteration to the next and updated with the rows that enter or
-// leave I.
+// which LIBLINEAR also applies to warm starts). The sums over I,
+// S = sum_{i in I} x~_i x~_i' and v = sum_{i in I} y_i x~_i, are kept from
+// one iteration to the next and updated with the rows that enter or leave
+// I; since y_i (1 - y_i w'x~_i) = y_i - w'x~_i, they give the gradient
+// w - 2C (v - S w) without a pass over the rows.
 func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Options) (*Binary, error) {
 	n, p := pb.n, pb.p
 	c2 := 2 * o.C
@@ -341,21 +343,22 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 	cold := floats.Norm(w, 2) == 0
 	sc := pb.getScratch()
 	defer pb.scratch.Put(sc)
-	z := sc.z   // y_i w'x~_i
-	dz := sc.dz // y_i s'x~_i
-	coef := sc.coef
+	z := sc.z         // y_i w'x~_i
+	dz := sc.dz       // y_i s'x~_i
 	in := sc.in       // the rows summed in sum
 	changed := sc.chg // the rows whose membership differs from in
 	g := make([]float64, p)
 	sum := make([]float64, p*p) // sum_{in} x~_i x~_i' (upper triangle)
+	v := make([]float64, p)     // sum_{in} y_i x~_i
+	vall := make([]float64, p)  // sum_i y_i x~_i
+	for j := range p {
+		vall[j] = 2*pb.sums[k][j] - pb.total[j]
+	}
 	h := mat.NewSymDense(p, nil)
 	active := n
-	if cold {
-		// At w = 0 every row is in I and coef = y.
-		copy(coef, y)
-	} else {
+	if !cold {
 		pb.margins(z, w, y)
-		active = pb.memberships(z, y, coef, in, &changed)
+		active = pb.memberships(z, in, &changed)
 	}
 	var chol mat.Cholesky
 	var sv mat.VecDense
@@ -365,27 +368,14 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Gradient: w - 2C X~' coef, coef_i = (1 - z_i) y_i on I.
-		if it == 0 && cold {
-			for j := range p {
-				g[j] = -c2 * (2*pb.sums[k][j] - pb.total[j])
-			}
-		} else {
-			for j := range p {
-				g[j] = w[j] - c2*floats.Dot(coef, pb.col(j))
-			}
-		}
-		if floats.Norm(g, 2) <= eps*g0 {
-			res.Converged = true
-			break
-		}
-		// The sum over I: the Gram matrix at a cold start (every row is
-		// in I), else the cheapest of the previous sum updated with the
-		// rows whose membership changed, the sum over I, and the Gram
-		// matrix less the sum over the rows not in I.
+		// The sums over I: the Gram matrix and sum_i y_i x~_i at a cold
+		// start (every row is in I), else the cheapest of the previous sums
+		// updated with the rows whose membership changed, the sums over I,
+		// and the sums over all rows less those over the rows not in I.
 		switch {
 		case it == 0 && cold:
 			copy(sum, pb.gramMatrix())
+			copy(v, vall)
 			for i := range in {
 				in[i] = true
 			}
@@ -401,8 +391,11 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 			}
 			pb.addOuters(sum, plus, 1, sc)
 			pb.addOuters(sum, minus, -1, sc)
+			pb.addLabelled(v, plus, y, 1)
+			pb.addLabelled(v, minus, y, -1)
 		case active <= n-active:
 			clear(sum)
+			clear(v)
 			plus := sc.plus[:0]
 			for i, zi := range z {
 				in[i] = zi < 1
@@ -411,8 +404,10 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 				}
 			}
 			pb.addOuters(sum, plus, 1, sc)
+			pb.addLabelled(v, plus, y, 1)
 		default:
 			copy(sum, pb.gramMatrix())
+			copy(v, vall)
 			minus := sc.minus[:0]
 			for i, zi := range z {
 				in[i] = zi < 1
@@ -421,6 +416,25 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 				}
 			}
 			pb.addOuters(sum, minus, -1, sc)
+			pb.addLabelled(v, minus, y, -1)
+		}
+		// Gradient: w - 2C sum_{i in I} (1 - z_i) y_i x~_i
+		// = w - 2C (v - S w), with v = sum_{i in I} y_i x~_i and
+		// S = sum_{i in I} x~_i x~_i', since y_i z_i = w'x~_i.
+		for a := range p {
+			row := sum[a*p : a*p+p]
+			var sw float64
+			for b := range a {
+				sw += sum[b*p+a] * w[b]
+			}
+			for b := a; b < p; b++ {
+				sw += row[b] * w[b]
+			}
+			g[a] = w[a] - c2*(v[a]-sw)
+		}
+		if floats.Norm(g, 2) <= eps*g0 {
+			res.Converged = true
+			break
 		}
 		for a := range p {
 			for b := a; b < p; b++ {
@@ -453,7 +467,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 		}
 		t, _, _ := lineSearch(w, s, z, dz, c2, a0, c2*quad, sc.line)
 		floats.AddScaled(w, -t, s)
-		active = pb.stepMemberships(z, dz, -t, y, coef, in, &changed)
+		active = pb.stepMemberships(z, dz, -t, in, &changed)
 	}
 	res.Epochs = it
 	res.W = w[:pb.d:pb.d]
@@ -467,24 +481,14 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 	return res, nil
 }
 
-// memberships stores the gradient coefficients coef_i = (1 - z_i) y_i of
-// the rows in I = {z_i < 1} (0 for the others), lists in changed the rows
-// whose membership differs from in, and returns the size of I.
-func (pb *Problem) memberships(z, y, coef []float64, in []bool, changed *[]int) int {
+// memberships lists in changed the rows whose membership of
+// I = {i : z_i < 1} differs from in, and returns the size of I.
+func (pb *Problem) memberships(z []float64, in []bool, changed *[]int) int {
 	ch := (*changed)[:0]
 	active := 0
 	for i, zi := range z {
-		// Without a branch on the membership, which would be mispredicted
-		// about as often as rows alternate: (u + |u|) / 2 is u when
-		// u = 1 - z_i > 0 and 0 otherwise, exactly.
-		u := 1 - zi
-		coef[i] = 0.5 * (u + math.Abs(u)) * y[i]
-		act := u > 0
-		var a int
-		if act {
-			a = 1
-		}
-		active += a
+		act := zi < 1
+		active += b2i(act)
 		if act != in[i] {
 			ch = append(ch, i)
 		}
@@ -497,22 +501,28 @@ func (pb *Problem) memberships(z, y, coef []float64, in []bool, changed *[]int) 
 // same pass over the rows.
 // The rows that changed are listed without a branch, which would be
 // mispredicted about as often as rows change.
-func (pb *Problem) stepMemberships(z, dz []float64, mt float64, y, coef []float64, in []bool, changed *[]int) int {
+func (pb *Problem) stepMemberships(z, dz []float64, mt float64, in []bool, changed *[]int) int {
 	ch := (*changed)[:len(z)]
 	nc, active := 0, 0
-	dz, y, coef, in = dz[:len(z)], y[:len(z)], coef[:len(z)], in[:len(z)]
+	dz, in = dz[:len(z)], in[:len(z)]
 	for i := range z {
 		zi := z[i] + mt*dz[i]
 		z[i] = zi
-		u := 1 - zi
-		coef[i] = 0.5 * (u + math.Abs(u)) * y[i]
-		act := u > 0
+		act := zi < 1
 		active += b2i(act)
 		ch[nc] = i
 		nc += b2i(act != in[i])
 	}
 	*changed = ch[:nc]
 	return active
+}
+
+// addLabelled adds sign sum_{i in rows} y_i x~_i to v.
+func (pb *Problem) addLabelled(v []float64, rows []int, y []float64, sign float64) {
+	p := pb.p
+	for _, i := range rows {
+		floats.AddScaled(v, sign*y[i], pb.rows[i*p:(i+1)*p])
+	}
 }
 
 // margins stores y_i w'x~_i in dst for every row.

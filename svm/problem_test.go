@@ -219,3 +219,97 @@ func TestAddOuters(t *testing.T) {
 		}
 	}
 }
+
+// TestPrimalStoppingGradient checks the gradient the primal solver takes
+// from its sums over the margin violators against the gradient computed
+// directly from the rows, at the default tolerance, for cold and warm
+// starts: a machine that stops after e Newton iterations has a gradient at
+// most the stopping bound there, and above it after e - 1 iterations (the
+// iterates of a run limited to e - 1 iterations, which are the same).
+func TestPrimalStoppingGradient(t *testing.T) {
+	const bias = 1
+	ctx := context.Background()
+	var checked, warmChecked int
+	for _, tc := range []struct {
+		n, d, nc int
+		seed     uint64
+		c        []float64
+	}{
+		{250, 5, 4, 3, []float64{0.05, 1, 20}},
+		{400, 3, 3, 8, []float64{0.01, 0.1, 1, 10, 100}},
+		{300, 6, 5, 5, []float64{0.1, 1, 10}},
+		{100, 8, 2, 11, []float64{1, 3}},
+	} {
+		x, y := overlapping(tc.n, tc.d, tc.nc, tc.seed)
+		xa := augment(x, bias)
+		pb, err := NewProblem(x, y, tc.nc, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev *Model
+		for _, c := range tc.c {
+			for _, init := range []*Model{nil, prev} {
+				if init == nil && prev != nil {
+					continue
+				}
+				m, err := pb.Train(ctx, Options{C: c, Init: init})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, b := range m.Machines {
+					if b == nil {
+						continue
+					}
+					yk := make([]float64, len(y))
+					npos := 0
+					for i, l := range y {
+						yk[i] = -1
+						if l == k {
+							yk[i] = 1
+							npos++
+						}
+					}
+					eps := DefaultPrimalTol * math.Max(1, float64(min(npos, len(y)-npos))) / float64(len(y))
+					bound := eps * gradNorm(xa, yk, make([]float64, tc.d+1), c)
+					if !b.Converged {
+						t.Errorf("n=%d C=%g warm=%t class %d: not converged", tc.n, c, init != nil, k)
+						continue
+					}
+					if g := gradNorm(xa, yk, weights(b, bias), c); g > bound*(1+1e-9) {
+						t.Errorf("n=%d C=%g warm=%t class %d: stopped after %d iterations at gradient %v, above the bound %v", tc.n, c, init != nil, k, b.Epochs, g, bound)
+					}
+					// The iterate before the last: the starting point after
+					// one iteration (MaxEpochs 0 is the default).
+					var before []float64
+					switch {
+					case b.Epochs == 0 || b.Epochs == 1 && init == nil:
+						continue
+					case b.Epochs == 1:
+						before = weights(init.Machines[k], bias)
+					default:
+						early, err := pb.Train(ctx, Options{C: c, Init: init, MaxEpochs: b.Epochs - 1})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if early.Machines[k].Converged {
+							t.Errorf("n=%d C=%g warm=%t class %d: converged within %d iterations, but took %d without the limit", tc.n, c, init != nil, k, b.Epochs-1, b.Epochs)
+						}
+						before = weights(early.Machines[k], bias)
+					}
+					checked++
+					if init != nil {
+						warmChecked++
+					}
+					if g := gradNorm(xa, yk, before, c); g <= bound*(1-1e-9) {
+						t.Errorf("n=%d C=%g warm=%t class %d: did not stop after %d iterations at gradient %v, below the bound %v", tc.n, c, init != nil, k, b.Epochs-1, g, bound)
+					}
+				}
+				prev = m
+			}
+		}
+	}
+	t.Logf("%d machines checked before their last iteration, %d warm-started", checked, warmChecked)
+	if checked < 20 || warmChecked < 8 {
+		t.Errorf("%d machines checked before their last iteration, %d warm-started; want at least 20 and 8", checked, warmChecked)
+	}
+}
