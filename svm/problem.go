@@ -520,8 +520,12 @@ func (pb *Problem) stepMemberships(z, dz []float64, mt float64, in []bool, chang
 // addLabelled adds sign sum_{i in rows} y_i x~_i to v.
 func (pb *Problem) addLabelled(v []float64, rows []int, y []float64, sign float64) {
 	p := pb.p
+	v = v[:p]
 	for _, i := range rows {
-		floats.AddScaled(v, sign*y[i], pb.rows[i*p:(i+1)*p])
+		r, yi := pb.rows[i*p:i*p+p], sign*y[i]
+		for j, x := range r {
+			v[j] += yi * x
+		}
 	}
 }
 
