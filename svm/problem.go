@@ -40,10 +40,9 @@ type Problem struct {
 	gram     []float64 // p x p, X~^T X~ (both triangles)
 
 	// labels holds, per class, the labels y_i in {-1, +1} of its machine
-	// (made on first use); scratch the buffers of solvePrimal.
+	// (made on first use).
 	labelsMu sync.Mutex
 	labels   [][]float64
-	scratch  sync.Pool
 }
 
 // primalScratch holds the per-row buffers of one solvePrimal.
@@ -55,19 +54,33 @@ type primalScratch struct {
 	block, outer     []float64 // rows gathered for addOuters, and their sum
 }
 
-// getScratch returns zeroed buffers for n rows.
+// primalPool holds the buffers of solvePrimal, shared by all problems:
+// a grid trains many problems of about the same size.
+var primalPool sync.Pool
+
+// getScratch returns buffers for the n rows and p columns of the problem,
+// with z and in zeroed; putScratch gives them back.
 func (pb *Problem) getScratch() *primalScratch {
-	if sc, ok := pb.scratch.Get().(*primalScratch); ok {
-		clear(sc.z)
-		clear(sc.in)
-		return sc
+	n, p := pb.n, pb.p
+	sc, _ := primalPool.Get().(*primalScratch)
+	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*p || cap(sc.outer) < p*p {
+		sc = &primalScratch{z: make([]float64, n), dz: make([]float64, n),
+			line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
+			plus: make([]int, 0, n), minus: make([]int, 0, n),
+			block: make([]float64, outerBlock*p), outer: make([]float64, p*p)}
 	}
-	n := pb.n
-	return &primalScratch{z: make([]float64, n), dz: make([]float64, n),
-		line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
-		plus: make([]int, 0, n), minus: make([]int, 0, n),
-		block: make([]float64, outerBlock*pb.p), outer: make([]float64, pb.p*pb.p)}
+	sc.z, sc.dz, sc.in = sc.z[:n], sc.dz[:n], sc.in[:n]
+	l := sc.line
+	l.cand, l.br, l.bt, l.ba, l.bb = l.cand[:n], l.br[:n], l.bt[:n], l.ba[:n], l.bb[:n]
+	sc.chg, sc.plus, sc.minus = sc.chg[:0], sc.plus[:0], sc.minus[:0]
+	sc.block, sc.outer = sc.block[:outerBlock*p], sc.outer[:p*p]
+	clear(sc.z)
+	clear(sc.in)
+	return sc
 }
+
+// putScratch returns the buffers of getScratch to the pool.
+func putScratch(sc *primalScratch) { primalPool.Put(sc) }
 
 // classLabels returns the labels in {-1, +1} of the machine of class k.
 func (pb *Problem) classLabels(k int) []float64 {
@@ -342,7 +355,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 	w := pb.initWeights(k, o)
 	cold := floats.Norm(w, 2) == 0
 	sc := pb.getScratch()
-	defer pb.scratch.Put(sc)
+	defer putScratch(sc)
 	z := sc.z         // y_i w'x~_i
 	dz := sc.dz       // y_i s'x~_i
 	in := sc.in       // the rows summed in sum

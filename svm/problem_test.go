@@ -4,7 +4,9 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -312,4 +314,50 @@ func TestPrimalStoppingGradient(t *testing.T) {
 	if checked < 20 || warmChecked < 8 {
 		t.Errorf("%d machines checked before their last iteration, %d warm-started; want at least 20 and 8", checked, warmChecked)
 	}
+}
+
+// TestScratchShared checks that the buffers the primal solver shares
+// between problems do not change a solution: problems of different sizes
+// trained in turn, cold and warm, concurrently, give the weights of their
+// first training exactly.
+func TestScratchShared(t *testing.T) {
+	ctx := context.Background()
+	var pbs []*Problem
+	for i, n := range []int{40, 400, 150} {
+		x, y := overlapping(n, 3+2*i, 3, uint64(20+i))
+		pb, err := NewProblem(x, y, 3, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pbs = append(pbs, pb)
+	}
+	train := func(pb *Problem) [2]*Model {
+		cold, err := pb.Train(ctx, Options{C: 0.3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warm, err := pb.Train(ctx, Options{C: 3, Init: cold})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [2]*Model{cold, warm}
+	}
+	first := make([][2]*Model, len(pbs))
+	for i, pb := range pbs {
+		first[i] = train(pb)
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		for i, pb := range slices.Backward(pbs) {
+			wg.Go(func() {
+				got := train(pb)
+				for j := range got {
+					if !mat.Equal(got[j].W, first[i][j].W) || !slices.Equal(got[j].Intercept, first[i][j].Intercept) {
+						t.Errorf("problem %d, model %d: the weights differ from the first training", i, j)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
