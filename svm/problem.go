@@ -402,10 +402,8 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 					minus = append(minus, i)
 				}
 			}
-			pb.addOuters(sum, plus, 1, sc)
-			pb.addOuters(sum, minus, -1, sc)
-			pb.addLabelled(v, plus, y, 1)
-			pb.addLabelled(v, minus, y, -1)
+			pb.addOuters(sum, v, plus, y, 1, sc)
+			pb.addOuters(sum, v, minus, y, -1, sc)
 		case active <= n-active:
 			clear(sum)
 			clear(v)
@@ -416,8 +414,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 					plus = append(plus, i)
 				}
 			}
-			pb.addOuters(sum, plus, 1, sc)
-			pb.addLabelled(v, plus, y, 1)
+			pb.addOuters(sum, v, plus, y, 1, sc)
 		default:
 			copy(sum, pb.gramMatrix())
 			copy(v, vall)
@@ -428,8 +425,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 					minus = append(minus, i)
 				}
 			}
-			pb.addOuters(sum, minus, -1, sc)
-			pb.addLabelled(v, minus, y, -1)
+			pb.addOuters(sum, v, minus, y, -1, sc)
 		}
 		// Gradient: w - 2C sum_{i in I} (1 - z_i) y_i x~_i
 		// = w - 2C (v - S w), with v = sum_{i in I} y_i x~_i and
@@ -530,15 +526,12 @@ func (pb *Problem) stepMemberships(z, dz []float64, mt float64, in []bool, chang
 	return active
 }
 
-// addLabelled adds sign sum_{i in rows} y_i x~_i to v.
-func (pb *Problem) addLabelled(v []float64, rows []int, y []float64, sign float64) {
-	p := pb.p
-	v = v[:p]
-	for _, i := range rows {
-		r, yi := pb.rows[i*p:i*p+p], sign*y[i]
-		for j, x := range r {
-			v[j] += yi * x
-		}
+// addScaled adds a x to v (len(v) = len(x)), as floats.AddScaled for
+// short vectors, without its call.
+func addScaled(v []float64, a float64, x []float64) {
+	v = v[:len(x)]
+	for j, xj := range x {
+		v[j] += a * xj
 	}
 }
 
@@ -561,13 +554,17 @@ const (
 )
 
 // addOuters adds sign sum_{i in rows} x~_i x~_i' to the upper triangle of
-// the p x p matrix sum: by SYRK on blocks of gathered rows for many rows,
+// the p x p matrix sum, and sign sum_{i in rows} y_i x~_i to v (in the same
+// pass over the rows): by SYRK on blocks of gathered rows for many rows,
 // one outer product at a time for few.
-func (pb *Problem) addOuters(sum []float64, rows []int, sign float64, sc *primalScratch) {
+func (pb *Problem) addOuters(sum, v []float64, rows []int, y []float64, sign float64, sc *primalScratch) {
 	p := pb.p
+	v = v[:p]
 	if len(rows) < outerMin {
 		for _, i := range rows {
-			addOuter(sum, pb.rows[i*p:(i+1)*p], sign)
+			r := pb.rows[i*p : i*p+p]
+			addOuter(sum, r, sign)
+			addScaled(v, sign*y[i], r)
 		}
 		return
 	}
@@ -575,7 +572,9 @@ func (pb *Problem) addOuters(sum []float64, rows []int, sign float64, sc *primal
 	for lo := 0; lo < len(rows); lo += outerBlock {
 		hi := min(lo+outerBlock, len(rows))
 		for j, i := range rows[lo:hi] {
-			copy(sc.block[j*p:(j+1)*p], pb.rows[i*p:(i+1)*p])
+			r := pb.rows[i*p : i*p+p]
+			copy(sc.block[j*p:(j+1)*p], r)
+			addScaled(v, sign*y[i], r)
 		}
 		gemm.Syrk(blas.Trans, blas64.General{Rows: hi - lo, Cols: p, Stride: p, Data: sc.block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: sc.outer})
 	}

@@ -186,7 +186,8 @@ func TestWarmStart(t *testing.T) {
 	}
 }
 
-// TestAddOuters checks the sum over violators, by SYRK on gathered rows and
+// TestAddOuters checks the sums over violators (of the outer products and
+// of the labelled rows), by SYRK on gathered rows and
 // one outer product at a time, against a direct sum.
 func TestAddOuters(t *testing.T) {
 	x, y := overlapping(100, 4, 2, 7)
@@ -196,6 +197,7 @@ func TestAddOuters(t *testing.T) {
 	}
 	p := pb.p
 	sc := pb.getScratch()
+	yk := pb.classLabels(1)
 	for _, n := range []int{0, 5, outerMin, 300} {
 		rows := make([]int, n)
 		for i := range rows {
@@ -206,7 +208,20 @@ func TestAddOuters(t *testing.T) {
 			for i := range sum {
 				sum[i] = float64(i)
 			}
-			pb.addOuters(sum, rows, sign, sc)
+			v := make([]float64, p)
+			for j := range v {
+				v[j] = float64(-j)
+			}
+			pb.addOuters(sum, v, rows, yk, sign, sc)
+			for j := range p {
+				want := float64(-j)
+				for _, i := range rows {
+					want += sign * yk[i] * pb.rows[i*p+j]
+				}
+				if math.Abs(v[j]-want) > 1e-12*(1+math.Abs(want)) {
+					t.Errorf("%d rows, sign %v: v[%d] = %v, want %v", n, sign, j, v[j], want)
+				}
+			}
 			for a := range p {
 				for b := a; b < p; b++ {
 					want := float64(a*p + b)
