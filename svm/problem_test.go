@@ -187,8 +187,8 @@ func TestWarmStart(t *testing.T) {
 }
 
 // TestAddOuters checks the sums over violators (of the outer products and
-// of the labelled rows), by SYRK on gathered rows and
-// one outer product at a time, against a direct sum.
+// of the labelled rows), by SYRK on gathered rows and one outer product at
+// a time, against a direct sum.
 func TestAddOuters(t *testing.T) {
 	x, y := overlapping(100, 4, 2, 7)
 	pb, err := NewProblem(x, y, 2, 0)
