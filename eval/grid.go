@@ -27,7 +27,11 @@ import (
 // gives the input of its last k) and the linear SVMs of all costs on one
 // prepared problem. Tasks run on all cores; each writes its own scores, and
 // the scores are summed in fold order afterwards, so the result does not
-// depend on GOMAXPROCS.
+// depend on GOMAXPROCS. Each cost's SVM starts from zero, as the final
+// learner does: a warm start from the previous cost's solution (svm
+// Options.Init) stops, within the solver's tolerance, at other weights
+// than the cold start, and the grid's costs are often tied to within a few
+// held-out cells, so that it would change the choices.
 
 // foldData holds the cells of one inner fold.
 type foldData struct {

@@ -40,34 +40,47 @@ type Problem struct {
 	gram     []float64 // p x p, X~^T X~ (both triangles)
 
 	// labels holds, per class, the labels y_i in {-1, +1} of its machine
-	// (made on first use); scratch the buffers of solvePrimal.
+	// (made on first use).
 	labelsMu sync.Mutex
 	labels   [][]float64
-	scratch  sync.Pool
 }
 
 // primalScratch holds the per-row buffers of one solvePrimal.
 type primalScratch struct {
-	z, dz, coef      []float64
+	z, dz            []float64
 	line             *lineScratch
 	chg, plus, minus []int
 	in               []bool
 	block, outer     []float64 // rows gathered for addOuters, and their sum
 }
 
-// getScratch returns zeroed buffers for n rows.
+// primalPool holds the buffers of solvePrimal, shared by all problems:
+// a grid trains many problems of about the same size.
+var primalPool sync.Pool
+
+// getScratch returns buffers for the n rows and p columns of the problem,
+// with z and in zeroed; putScratch gives them back.
 func (pb *Problem) getScratch() *primalScratch {
-	if sc, ok := pb.scratch.Get().(*primalScratch); ok {
-		clear(sc.z)
-		clear(sc.in)
-		return sc
+	n, p := pb.n, pb.p
+	sc, _ := primalPool.Get().(*primalScratch)
+	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*p || cap(sc.outer) < p*p {
+		sc = &primalScratch{z: make([]float64, n), dz: make([]float64, n),
+			line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
+			plus: make([]int, 0, n), minus: make([]int, 0, n),
+			block: make([]float64, outerBlock*p), outer: make([]float64, p*p)}
 	}
-	n := pb.n
-	return &primalScratch{z: make([]float64, n), dz: make([]float64, n), coef: make([]float64, n),
-		line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
-		plus: make([]int, 0, n), minus: make([]int, 0, n),
-		block: make([]float64, outerBlock*pb.p), outer: make([]float64, pb.p*pb.p)}
+	sc.z, sc.dz, sc.in = sc.z[:n], sc.dz[:n], sc.in[:n]
+	l := sc.line
+	l.cand, l.br, l.bt, l.ba, l.bb = l.cand[:n], l.br[:n], l.bt[:n], l.ba[:n], l.bb[:n]
+	sc.chg, sc.plus, sc.minus = sc.chg[:0], sc.plus[:0], sc.minus[:0]
+	sc.block, sc.outer = sc.block[:outerBlock*p], sc.outer[:p*p]
+	clear(sc.z)
+	clear(sc.in)
+	return sc
 }
+
+// putScratch returns the buffers of getScratch to the pool.
+func putScratch(sc *primalScratch) { primalPool.Put(sc) }
 
 // classLabels returns the labels in {-1, +1} of the machine of class k.
 func (pb *Problem) classLabels(k int) []float64 {
@@ -316,9 +329,11 @@ func (pb *Problem) initWeights(k int, o Options) []float64 {
 // the convex piecewise-quadratic f(w - t s) (lineSearch). It starts from
 // o.Init's weights or zero and stops when ||grad f(w)|| <= Tol *
 // max(1, min(#pos, #neg)) / n * ||grad f(0)|| (LIBLINEAR's rule for -s 2,
-// which LIBLINEAR also applies to warm starts). The sum over I in H is kept
-// from one iteration to the next and updated with the rows that enter or
-// leave I.
+// which LIBLINEAR also applies to warm starts). The sums over I,
+// S = sum_{i in I} x~_i x~_i' and v = sum_{i in I} y_i x~_i, are kept from
+// one iteration to the next and updated with the rows that enter or leave
+// I; since y_i (1 - y_i w'x~_i) = y_i - w'x~_i, they give the gradient
+// w - 2C (v - S w) without a pass over the rows.
 func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Options) (*Binary, error) {
 	n, p := pb.n, pb.p
 	c2 := 2 * o.C
@@ -340,22 +355,23 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 	w := pb.initWeights(k, o)
 	cold := floats.Norm(w, 2) == 0
 	sc := pb.getScratch()
-	defer pb.scratch.Put(sc)
-	z := sc.z   // y_i w'x~_i
-	dz := sc.dz // y_i s'x~_i
-	coef := sc.coef
+	defer putScratch(sc)
+	z := sc.z         // y_i w'x~_i
+	dz := sc.dz       // y_i s'x~_i
 	in := sc.in       // the rows summed in sum
 	changed := sc.chg // the rows whose membership differs from in
 	g := make([]float64, p)
 	sum := make([]float64, p*p) // sum_{in} x~_i x~_i' (upper triangle)
+	v := make([]float64, p)     // sum_{in} y_i x~_i
+	vall := make([]float64, p)  // sum_i y_i x~_i
+	for j := range p {
+		vall[j] = 2*pb.sums[k][j] - pb.total[j]
+	}
 	h := mat.NewSymDense(p, nil)
 	active := n
-	if cold {
-		// At w = 0 every row is in I and coef = y.
-		copy(coef, y)
-	} else {
+	if !cold {
 		pb.margins(z, w, y)
-		active = pb.memberships(z, y, coef, in, &changed)
+		active = pb.memberships(z, in, &changed)
 	}
 	var chol mat.Cholesky
 	var sv mat.VecDense
@@ -365,27 +381,14 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Gradient: w - 2C X~' coef, coef_i = (1 - z_i) y_i on I.
-		if it == 0 && cold {
-			for j := range p {
-				g[j] = -c2 * (2*pb.sums[k][j] - pb.total[j])
-			}
-		} else {
-			for j := range p {
-				g[j] = w[j] - c2*floats.Dot(coef, pb.col(j))
-			}
-		}
-		if floats.Norm(g, 2) <= eps*g0 {
-			res.Converged = true
-			break
-		}
-		// The sum over I: the Gram matrix at a cold start (every row is
-		// in I), else the cheapest of the previous sum updated with the
-		// rows whose membership changed, the sum over I, and the Gram
-		// matrix less the sum over the rows not in I.
+		// The sums over I: the Gram matrix and sum_i y_i x~_i at a cold
+		// start (every row is in I), else the cheapest of the previous sums
+		// updated with the rows whose membership changed, the sums over I,
+		// and the sums over all rows less those over the rows not in I.
 		switch {
 		case it == 0 && cold:
 			copy(sum, pb.gramMatrix())
+			copy(v, vall)
 			for i := range in {
 				in[i] = true
 			}
@@ -399,10 +402,11 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 					minus = append(minus, i)
 				}
 			}
-			pb.addOuters(sum, plus, 1, sc)
-			pb.addOuters(sum, minus, -1, sc)
+			pb.addOuters(sum, v, plus, y, 1, sc)
+			pb.addOuters(sum, v, minus, y, -1, sc)
 		case active <= n-active:
 			clear(sum)
+			clear(v)
 			plus := sc.plus[:0]
 			for i, zi := range z {
 				in[i] = zi < 1
@@ -410,9 +414,10 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 					plus = append(plus, i)
 				}
 			}
-			pb.addOuters(sum, plus, 1, sc)
+			pb.addOuters(sum, v, plus, y, 1, sc)
 		default:
 			copy(sum, pb.gramMatrix())
+			copy(v, vall)
 			minus := sc.minus[:0]
 			for i, zi := range z {
 				in[i] = zi < 1
@@ -420,7 +425,25 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 					minus = append(minus, i)
 				}
 			}
-			pb.addOuters(sum, minus, -1, sc)
+			pb.addOuters(sum, v, minus, y, -1, sc)
+		}
+		// Gradient: w - 2C sum_{i in I} (1 - z_i) y_i x~_i
+		// = w - 2C (v - S w), with v = sum_{i in I} y_i x~_i and
+		// S = sum_{i in I} x~_i x~_i', since y_i z_i = w'x~_i.
+		for a := range p {
+			row := sum[a*p : a*p+p]
+			var sw float64
+			for b := range a {
+				sw += sum[b*p+a] * w[b]
+			}
+			for b := a; b < p; b++ {
+				sw += row[b] * w[b]
+			}
+			g[a] = w[a] - c2*(v[a]-sw)
+		}
+		if floats.Norm(g, 2) <= eps*g0 {
+			res.Converged = true
+			break
 		}
 		for a := range p {
 			for b := a; b < p; b++ {
@@ -453,7 +476,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 		}
 		t, _, _ := lineSearch(w, s, z, dz, c2, a0, c2*quad, sc.line)
 		floats.AddScaled(w, -t, s)
-		active = pb.stepMemberships(z, dz, -t, y, coef, in, &changed)
+		active = pb.stepMemberships(z, dz, -t, in, &changed)
 	}
 	res.Epochs = it
 	res.W = w[:pb.d:pb.d]
@@ -467,24 +490,14 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 	return res, nil
 }
 
-// memberships stores the gradient coefficients coef_i = (1 - z_i) y_i of
-// the rows in I = {z_i < 1} (0 for the others), lists in changed the rows
-// whose membership differs from in, and returns the size of I.
-func (pb *Problem) memberships(z, y, coef []float64, in []bool, changed *[]int) int {
+// memberships lists in changed the rows whose membership of
+// I = {i : z_i < 1} differs from in, and returns the size of I.
+func (pb *Problem) memberships(z []float64, in []bool, changed *[]int) int {
 	ch := (*changed)[:0]
 	active := 0
 	for i, zi := range z {
-		// Without a branch on the membership, which would be mispredicted
-		// about as often as rows alternate: (u + |u|) / 2 is u when
-		// u = 1 - z_i > 0 and 0 otherwise, exactly.
-		u := 1 - zi
-		coef[i] = 0.5 * (u + math.Abs(u)) * y[i]
-		act := u > 0
-		var a int
-		if act {
-			a = 1
-		}
-		active += a
+		act := zi < 1
+		active += b2i(act)
 		if act != in[i] {
 			ch = append(ch, i)
 		}
@@ -497,22 +510,29 @@ func (pb *Problem) memberships(z, y, coef []float64, in []bool, changed *[]int) 
 // same pass over the rows.
 // The rows that changed are listed without a branch, which would be
 // mispredicted about as often as rows change.
-func (pb *Problem) stepMemberships(z, dz []float64, mt float64, y, coef []float64, in []bool, changed *[]int) int {
+func (pb *Problem) stepMemberships(z, dz []float64, mt float64, in []bool, changed *[]int) int {
 	ch := (*changed)[:len(z)]
 	nc, active := 0, 0
-	dz, y, coef, in = dz[:len(z)], y[:len(z)], coef[:len(z)], in[:len(z)]
+	dz, in = dz[:len(z)], in[:len(z)]
 	for i := range z {
 		zi := z[i] + mt*dz[i]
 		z[i] = zi
-		u := 1 - zi
-		coef[i] = 0.5 * (u + math.Abs(u)) * y[i]
-		act := u > 0
+		act := zi < 1
 		active += b2i(act)
 		ch[nc] = i
 		nc += b2i(act != in[i])
 	}
 	*changed = ch[:nc]
 	return active
+}
+
+// addScaled adds a x to v (len(v) = len(x)), as floats.AddScaled for
+// short vectors, without its call.
+func addScaled(v []float64, a float64, x []float64) {
+	v = v[:len(x)]
+	for j, xj := range x {
+		v[j] += a * xj
+	}
 }
 
 // margins stores y_i w'x~_i in dst for every row.
@@ -534,13 +554,17 @@ const (
 )
 
 // addOuters adds sign sum_{i in rows} x~_i x~_i' to the upper triangle of
-// the p x p matrix sum: by SYRK on blocks of gathered rows for many rows,
+// the p x p matrix sum, and sign sum_{i in rows} y_i x~_i to v (in the same
+// pass over the rows): by SYRK on blocks of gathered rows for many rows,
 // one outer product at a time for few.
-func (pb *Problem) addOuters(sum []float64, rows []int, sign float64, sc *primalScratch) {
+func (pb *Problem) addOuters(sum, v []float64, rows []int, y []float64, sign float64, sc *primalScratch) {
 	p := pb.p
+	v = v[:p]
 	if len(rows) < outerMin {
 		for _, i := range rows {
-			addOuter(sum, pb.rows[i*p:(i+1)*p], sign)
+			r := pb.rows[i*p : i*p+p]
+			addOuter(sum, r, sign)
+			addScaled(v, sign*y[i], r)
 		}
 		return
 	}
@@ -548,7 +572,9 @@ func (pb *Problem) addOuters(sum []float64, rows []int, sign float64, sc *primal
 	for lo := 0; lo < len(rows); lo += outerBlock {
 		hi := min(lo+outerBlock, len(rows))
 		for j, i := range rows[lo:hi] {
-			copy(sc.block[j*p:(j+1)*p], pb.rows[i*p:(i+1)*p])
+			r := pb.rows[i*p : i*p+p]
+			copy(sc.block[j*p:(j+1)*p], r)
+			addScaled(v, sign*y[i], r)
 		}
 		gemm.Syrk(blas.Trans, blas64.General{Rows: hi - lo, Cols: p, Stride: p, Data: sc.block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: sc.outer})
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -184,8 +186,9 @@ func TestWarmStart(t *testing.T) {
 	}
 }
 
-// TestAddOuters checks the sum over violators, by SYRK on gathered rows and
-// one outer product at a time, against a direct sum.
+// TestAddOuters checks the sums over violators (of the outer products and
+// of the labelled rows), by SYRK on gathered rows and one outer product at
+// a time, against a direct sum.
 func TestAddOuters(t *testing.T) {
 	x, y := overlapping(100, 4, 2, 7)
 	pb, err := NewProblem(x, y, 2, 0)
@@ -194,6 +197,7 @@ func TestAddOuters(t *testing.T) {
 	}
 	p := pb.p
 	sc := pb.getScratch()
+	yk := pb.classLabels(1)
 	for _, n := range []int{0, 5, outerMin, 300} {
 		rows := make([]int, n)
 		for i := range rows {
@@ -204,7 +208,20 @@ func TestAddOuters(t *testing.T) {
 			for i := range sum {
 				sum[i] = float64(i)
 			}
-			pb.addOuters(sum, rows, sign, sc)
+			v := make([]float64, p)
+			for j := range v {
+				v[j] = float64(-j)
+			}
+			pb.addOuters(sum, v, rows, yk, sign, sc)
+			for j := range p {
+				want := float64(-j)
+				for _, i := range rows {
+					want += sign * yk[i] * pb.rows[i*p+j]
+				}
+				if math.Abs(v[j]-want) > 1e-12*(1+math.Abs(want)) {
+					t.Errorf("%d rows, sign %v: v[%d] = %v, want %v", n, sign, j, v[j], want)
+				}
+			}
 			for a := range p {
 				for b := a; b < p; b++ {
 					want := float64(a*p + b)
@@ -218,4 +235,144 @@ func TestAddOuters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPrimalStoppingGradient checks the gradient the primal solver takes
+// from its sums over the margin violators against the gradient computed
+// directly from the rows, at the default tolerance, for cold and warm
+// starts: a machine that stops after e Newton iterations has a gradient at
+// most the stopping bound there, and above it after e - 1 iterations (the
+// iterates of a run limited to e - 1 iterations, which are the same).
+func TestPrimalStoppingGradient(t *testing.T) {
+	const bias = 1
+	ctx := context.Background()
+	var checked, warmChecked int
+	for _, tc := range []struct {
+		n, d, nc int
+		seed     uint64
+		c        []float64
+	}{
+		{250, 5, 4, 3, []float64{0.05, 1, 20}},
+		{400, 3, 3, 8, []float64{0.01, 0.1, 1, 10, 100}},
+		{300, 6, 5, 5, []float64{0.1, 1, 10}},
+		{100, 8, 2, 11, []float64{1, 3}},
+	} {
+		x, y := overlapping(tc.n, tc.d, tc.nc, tc.seed)
+		xa := augment(x, bias)
+		pb, err := NewProblem(x, y, tc.nc, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev *Model
+		for _, c := range tc.c {
+			for _, init := range []*Model{nil, prev} {
+				if init == nil && prev != nil {
+					continue
+				}
+				m, err := pb.Train(ctx, Options{C: c, Init: init})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, b := range m.Machines {
+					if b == nil {
+						continue
+					}
+					yk := make([]float64, len(y))
+					npos := 0
+					for i, l := range y {
+						yk[i] = -1
+						if l == k {
+							yk[i] = 1
+							npos++
+						}
+					}
+					eps := DefaultPrimalTol * math.Max(1, float64(min(npos, len(y)-npos))) / float64(len(y))
+					bound := eps * gradNorm(xa, yk, make([]float64, tc.d+1), c)
+					if !b.Converged {
+						t.Errorf("n=%d C=%g warm=%t class %d: not converged", tc.n, c, init != nil, k)
+						continue
+					}
+					if g := gradNorm(xa, yk, weights(b, bias), c); g > bound*(1+1e-9) {
+						t.Errorf("n=%d C=%g warm=%t class %d: stopped after %d iterations at gradient %v, above the bound %v", tc.n, c, init != nil, k, b.Epochs, g, bound)
+					}
+					// The iterate before the last: the starting point after
+					// one iteration (MaxEpochs 0 is the default).
+					var before []float64
+					switch {
+					case b.Epochs == 0 || b.Epochs == 1 && init == nil:
+						continue
+					case b.Epochs == 1:
+						before = weights(init.Machines[k], bias)
+					default:
+						early, err := pb.Train(ctx, Options{C: c, Init: init, MaxEpochs: b.Epochs - 1})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if early.Machines[k].Converged {
+							t.Errorf("n=%d C=%g warm=%t class %d: converged within %d iterations, but took %d without the limit", tc.n, c, init != nil, k, b.Epochs-1, b.Epochs)
+						}
+						before = weights(early.Machines[k], bias)
+					}
+					checked++
+					if init != nil {
+						warmChecked++
+					}
+					if g := gradNorm(xa, yk, before, c); g <= bound*(1-1e-9) {
+						t.Errorf("n=%d C=%g warm=%t class %d: did not stop after %d iterations at gradient %v, below the bound %v", tc.n, c, init != nil, k, b.Epochs-1, g, bound)
+					}
+				}
+				prev = m
+			}
+		}
+	}
+	t.Logf("%d machines checked before their last iteration, %d warm-started", checked, warmChecked)
+	if checked < 20 || warmChecked < 8 {
+		t.Errorf("%d machines checked before their last iteration, %d warm-started; want at least 20 and 8", checked, warmChecked)
+	}
+}
+
+// TestScratchShared checks that the buffers the primal solver shares
+// between problems do not change a solution: problems of different sizes
+// trained in turn, cold and warm, concurrently, give the weights of their
+// first training exactly.
+func TestScratchShared(t *testing.T) {
+	ctx := context.Background()
+	var pbs []*Problem
+	for i, n := range []int{40, 400, 150} {
+		x, y := overlapping(n, 3+2*i, 3, uint64(20+i))
+		pb, err := NewProblem(x, y, 3, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pbs = append(pbs, pb)
+	}
+	train := func(pb *Problem) [2]*Model {
+		cold, err := pb.Train(ctx, Options{C: 0.3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warm, err := pb.Train(ctx, Options{C: 3, Init: cold})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [2]*Model{cold, warm}
+	}
+	first := make([][2]*Model, len(pbs))
+	for i, pb := range pbs {
+		first[i] = train(pb)
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		for i, pb := range slices.Backward(pbs) {
+			wg.Go(func() {
+				got := train(pb)
+				for j := range got {
+					if !mat.Equal(got[j].W, first[i][j].W) || !slices.Equal(got[j].Intercept, first[i][j].Intercept) {
+						t.Errorf("problem %d, model %d: the weights differ from the first training", i, j)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
 }

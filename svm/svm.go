@@ -513,18 +513,28 @@ func (m *Model) Decision(x *mat.Dense) (*mat.Dense, error) {
 // x (ties go to the smaller label, as LIBLINEAR). Errors are as for
 // Decision.
 func (m *Model) Predict(x *mat.Dense) ([]int, error) {
-	dec, err := m.Decision(x)
-	if err != nil {
-		return nil, err
+	if x == nil || x.IsEmpty() {
+		return nil, errors.New("svm: empty input matrix")
 	}
-	n, _ := dec.Dims()
+	n, d := x.Dims()
+	if d != m.Dim {
+		return nil, fmt.Errorf("svm: input has %d columns, model expects %d", d, m.Dim)
+	}
+	// The decision values of Decision, row by row, without storing them.
 	pred := make([]int, n)
+	xr, wr := x.RawMatrix(), m.W.RawMatrix()
 	for i := range n {
-		row := dec.RawRowView(i)
-		best := 0
-		for k, v := range row {
-			if v > row[best] {
-				best = k
+		xi := xr.Data[i*xr.Stride : i*xr.Stride+d]
+		best, bestV := 0, 0.0
+		for k := range m.NClass {
+			wk := wr.Data[k*wr.Stride : k*wr.Stride+d]
+			var v float64
+			for j, xv := range xi {
+				v += xv * wk[j]
+			}
+			v += m.Intercept[k]
+			if k == 0 || v > bestV {
+				best, bestV = k, v
 			}
 		}
 		pred[i] = best

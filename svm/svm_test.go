@@ -630,3 +630,45 @@ func TestDecisionProduct(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictDecision checks Predict against the largest decision value of
+// Decision, ties to the smaller label: on a strided input, with two
+// classes of equal weights and intercepts (every row a tie), an absent
+// class (intercept -Inf) and a class that wins for some rows only.
+func TestPredictDecision(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n, d = 500, 3
+	wide := mat.NewDense(n, d+2, nil)
+	for i := range n {
+		for j := range d + 2 {
+			wide.Set(i, j, rng.NormFloat64())
+		}
+	}
+	x := wide.Slice(0, n, 1, d+1).(*mat.Dense)
+	m := &Model{NClass: 5, Dim: d, W: mat.NewDense(5, d, []float64{
+		0.5, -1, 0.25,
+		1, 0.5, -0.5,
+		1, 0.5, -0.5, // class 2 ties class 1
+		0, 0, 0, // absent
+		-1, 2, 0.5,
+	}), Intercept: []float64{0.1, -0.2, -0.2, math.Inf(-1), 0.3}}
+	pred := ok[[]int](t)(m.Predict(x))
+	dec := ok[*mat.Dense](t)(m.Decision(x))
+	counts := make([]int, 5)
+	for i := range n {
+		row := dec.RawRowView(i)
+		want := 0
+		for k, v := range row {
+			if v > row[want] {
+				want = k
+			}
+		}
+		if pred[i] != want {
+			t.Fatalf("row %d: Predict %d, want %d (decision values %v)", i, pred[i], want, row)
+		}
+		counts[pred[i]]++
+	}
+	if counts[0] == 0 || counts[1] == 0 || counts[4] == 0 || counts[2] != 0 || counts[3] != 0 {
+		t.Errorf("predicted classes %v: want classes 0, 1 and 4 and never 2 (tied with 1) or 3 (absent)", counts)
+	}
+}
