@@ -681,6 +681,13 @@ func topEigen(a *mat.SymDense, k int) ([]float64, *mat.Dense) {
 			return vals, vecs
 		}
 	}
+	return eigenSymTop(a, k)
+}
+
+// eigenSymTop returns the k largest eigenpairs of a (largest first) from
+// the full decomposition by mat.EigenSym, signs by fixSign.
+func eigenSymTop(a *mat.SymDense, k int) ([]float64, *mat.Dense) {
+	n := a.SymmetricDim()
 	var es mat.EigenSym
 	if !es.Factorize(a, true) {
 		panic("dica: symmetric eigendecomposition failed")

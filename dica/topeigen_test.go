@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -14,28 +13,7 @@ import (
 // mat.EigenSym, the k largest pairs, largest first, signs by fixSign.
 func denseTop(t *testing.T, a *mat.SymDense, k int) ([]float64, *mat.Dense) {
 	t.Helper()
-	n := a.SymmetricDim()
-	var es mat.EigenSym
-	if !es.Factorize(a, true) {
-		t.Fatal("EigenSym failed")
-	}
-	vals := es.Values(nil)
-	var vecs mat.Dense
-	es.VectorsTo(&vecs)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(x, y int) bool { return vals[idx[x]] > vals[idx[y]] })
-	out := make([]float64, k)
-	vv := mat.NewDense(n, k, nil)
-	for j := range k {
-		out[j] = vals[idx[j]]
-		col := mat.Col(nil, idx[j], &vecs)
-		fixSign(col)
-		vv.SetCol(j, col)
-	}
-	return out, vv
+	return eigenSymTop(a, k)
 }
 
 // symFromSpectrum returns Q diag(vals) Q^T for a random orthogonal Q.

@@ -449,12 +449,8 @@ type accumFilesFn struct {
 
 func (f *accumFilesFn) ProcessElement(ctx context.Context, t fileTask, planSide func(*[]byte) bool, emit func(int, Part)) error {
 	if f.plan == nil {
-		var b []byte
-		if !planSide(&b) {
-			return fmt.Errorf("dicabeam: no plan")
-		}
-		p := new(dica.Plan)
-		if err := p.UnmarshalBinary(b); err != nil {
+		p, err := sidePlan(planSide)
+		if err != nil {
 			return err
 		}
 		// The run settings, which the plan's encoding does not hold.

@@ -156,14 +156,23 @@ func (f *accumFn) start() {
 	}
 }
 
+// sidePlan decodes the plan of the side input planSide.
+func sidePlan(planSide func(*[]byte) bool) (*dica.Plan, error) {
+	var b []byte
+	if !planSide(&b) {
+		return nil, fmt.Errorf("dicabeam: no plan")
+	}
+	p := new(dica.Plan)
+	if err := p.UnmarshalBinary(b); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 func (f *accumFn) ProcessElement(c Cell, planSide func(*[]byte) bool, _ func(int, Part)) error {
 	if f.plan == nil {
-		var b []byte
-		if !planSide(&b) {
-			return fmt.Errorf("dicabeam: no plan")
-		}
-		p := new(dica.Plan)
-		if err := p.UnmarshalBinary(b); err != nil {
+		p, err := sidePlan(planSide)
+		if err != nil {
 			return err
 		}
 		f.plan = p

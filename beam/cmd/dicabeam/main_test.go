@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dicalab/dica/csvio"
+	"github.com/dicalab/dica/dataset"
 	"github.com/dicalab/dica/dica"
 	"github.com/dicalab/dica/ingest"
 	"github.com/dicalab/dica/toy"
@@ -22,11 +23,10 @@ import (
 
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
 
-// TestCommand runs the command on Prism on CSV files with label files and
-// checks the model it writes against dica.Fit of the same files.
-func TestCommand(t *testing.T) {
-	dir := t.TempDir()
-	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 100, Seed: 21})
+// writeSamples writes each domain of ds as dir/sampleNAME.csv (no header)
+// with its labels in dir/labelsNAME.csv, and returns the paths.
+func writeSamples(t *testing.T, dir string, ds *dataset.Dataset) (files, labels []string) {
+	t.Helper()
 	for g, name := range ds.DomainNames {
 		var data, lab strings.Builder
 		for p := range ds.N() {
@@ -42,9 +42,20 @@ func TestCommand(t *testing.T) {
 			data.WriteByte('\n')
 			fmt.Fprintln(&lab, ds.ClassNames[ds.Label[p]])
 		}
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "sample"+name+".csv"), []byte(data.String()), 0o644))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "labels"+name+".csv"), []byte(lab.String()), 0o644))
+		f, l := filepath.Join(dir, "sample"+name+".csv"), filepath.Join(dir, "labels"+name+".csv")
+		require.NoError(t, os.WriteFile(f, []byte(data.String()), 0o644))
+		require.NoError(t, os.WriteFile(l, []byte(lab.String()), 0o644))
+		files, labels = append(files, f), append(labels, l)
 	}
+	return files, labels
+}
+
+// TestCommand runs the command on Prism on CSV files with label files and
+// checks the model it writes against dica.Fit of the same files.
+func TestCommand(t *testing.T) {
+	dir := t.TempDir()
+	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 100, Seed: 21})
+	writeSamples(t, dir, ds)
 	out := filepath.Join(dir, "m.dica")
 	z := filepath.Join(dir, "z.csv")
 	// --data and --label-files add to what is there: start from nothing
@@ -126,27 +137,7 @@ func TestCommandPlanLocal(t *testing.T) {
 	dir := t.TempDir()
 	ds := toy.Classification(toy.Options{Domains: 3, MeanSize: 8000, Seed: 22})
 	require.Greater(t, ds.N(), 20000, "more cells than the default sample")
-	var files, labels []string
-	for g, name := range ds.DomainNames {
-		var data, lab strings.Builder
-		for p := range ds.N() {
-			if ds.Domain[p] != g {
-				continue
-			}
-			for j, v := range ds.X.RawRowView(p) {
-				if j > 0 {
-					data.WriteByte(',')
-				}
-				data.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-			}
-			data.WriteByte('\n')
-			fmt.Fprintln(&lab, ds.ClassNames[ds.Label[p]])
-		}
-		f, l := filepath.Join(dir, "sample"+name+".csv"), filepath.Join(dir, "labels"+name+".csv")
-		require.NoError(t, os.WriteFile(f, []byte(data.String()), 0o644))
-		require.NoError(t, os.WriteFile(l, []byte(lab.String()), 0o644))
-		files, labels = append(files, f), append(labels, l)
-	}
+	files, labels := writeSamples(t, dir, ds)
 	in, err := ingest.Open(files, ingest.Options{LabelFiles: labels, Transform: "asinh:2"})
 	require.NoError(t, err)
 	want, err := dica.Fit(context.Background(), in.Source, dica.Config{Method: dica.UDICA, Rank: 30, Components: 3, Seed: 5, Preprocessing: in.Pipeline})
