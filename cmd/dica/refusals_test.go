@@ -41,12 +41,7 @@ func TestMergeOverlappingShards(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	acc := func(out string, data ...string) {
 		t.Helper()
-		args := []string{"accumulate", "--plan", plan, "--label", "population", "--out", out, "--quiet"}
-		for _, d := range data {
-			args = append(args, "--data", d)
-		}
-		_, errs, code := runCmd(t, args...)
-		require.Equal(t, 0, code, errs)
+		accumulateShard(t, plan, out, []string{"--label", "population"}, data...)
 	}
 	a, b, c := filepath.Join(dir, "A.stats"), filepath.Join(dir, "B.stats"), filepath.Join(dir, "C.stats")
 	acc(a, files[0], files[1])
@@ -90,12 +85,7 @@ func TestMergeOverlappingFiles(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	acc := func(out string, data ...string) {
 		t.Helper()
-		args := []string{"accumulate", "--plan", plan, "--domain", "patient", "--label", "population", "--out", out, "--quiet"}
-		for _, d := range data {
-			args = append(args, "--data", d)
-		}
-		_, errs, code := runCmd(t, args...)
-		require.Equal(t, 0, code, errs)
+		accumulateShard(t, plan, out, []string{"--domain", "patient", "--label", "population"}, data...)
 	}
 	a, b, c := filepath.Join(dir, "A.stats"), filepath.Join(dir, "B.stats"), filepath.Join(dir, "C.stats")
 	acc(a, files[0], files[1])
@@ -165,4 +155,16 @@ func TestFitNoSignalRefused(t *testing.T) {
 		require.Contains(t, errs, c.want, c.args)
 		require.NoFileExists(t, model)
 	}
+}
+
+// accumulateShard runs dica accumulate with the plan on the data files
+// (and the flags given) into out, and requires it to succeed.
+func accumulateShard(t *testing.T, plan, out string, flags []string, data ...string) {
+	t.Helper()
+	args := append([]string{"accumulate", "--plan", plan, "--out", out, "--quiet"}, flags...)
+	for _, d := range data {
+		args = append(args, "--data", d)
+	}
+	_, errs, code := runCmd(t, args...)
+	require.Equal(t, 0, code, errs)
 }
