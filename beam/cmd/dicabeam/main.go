@@ -253,5 +253,5 @@ func planHere(where string, files []string) (bool, error) {
 		}
 		return true, nil
 	}
-	return false, fmt.Errorf("dicabeam: --plan %q: want auto, local or pipeline", where)
+	return false, fmt.Errorf("--plan %q: want auto, local or pipeline", where)
 }
