@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -104,7 +105,11 @@ func BenchmarkGridCyTOF(b *testing.B) {
 	for b.Loop() {
 		f0, m0 := fits()
 		c0, w0 := cputime.Process(), time.Now()
-		if _, err := Run(ctx, ds, train, test, o); err != nil {
+		var err error
+		pprof.Do(ctx, pprof.Labels("phase", "grid"), func(ctx context.Context) {
+			_, err = Run(ctx, ds, train, test, o)
+		})
+		if err != nil {
 			b.Fatal(err)
 		}
 		grid += (cputime.Process() - c0).Seconds()
