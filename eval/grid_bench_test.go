@@ -44,6 +44,10 @@ func readmeGrid() Options {
 // Run it alone (it takes tens of seconds per iteration):
 //
 //	go test -run '^$' -bench GridCyTOF -benchtime 1x ./eval
+//
+// The evaluation runs under the profiler label phase=grid: with
+// -cpuprofile, go tool pprof -tagfocus phase=grid shows it without the
+// reference fits.
 func BenchmarkGridCyTOF(b *testing.B) {
 	all := make([]int, 16)
 	for i := range all {
