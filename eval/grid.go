@@ -297,7 +297,7 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 		kmax := slices.Max(cm.grid.components)
 		for fi, fp := range cm.grid.fits {
 			if keyOf(fp) == t.key {
-				specs = append(specs, fitSpec{name: cm.name, p: fp, k: kmax})
+				specs = append(specs, fitSpec{name: cm.name, p: fp, k: kmax, scaledOf: 1 + ridgeCopyOf(cm.name, specs, fp)})
 				refs = append(refs, fitRef{cm, fi})
 			}
 		}
@@ -319,6 +319,11 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 		group[i] = slices.Index(t.methods, r.cm)
 	}
 	copyOf := scaledCopies(live, group)
+	for i, j := range b.scaledOf {
+		if j >= 0 {
+			copyOf[i] = j
+		}
+	}
 	if projectAll {
 		for i := range copyOf {
 			copyOf[i] = -1
@@ -362,8 +367,27 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 	return nil
 }
 
-// projectAll, set by tests, projects every fit, scaled copies too.
+// projectAll, set by tests, solves and projects every fit, scaled
+// copies too.
 var projectAll = false
+
+// ridgeCopyOf returns the index in specs of the fit of the named method at
+// lambda 0 whose components those of its fit at p.Lambda > 0 equal up to a
+// factor each, or -1: for KPCA, whose ridge only rescales its components
+// (with G = C the ridge problem C w = gamma (C + lambda I) w has the
+// eigenvectors of C, gamma = c / (c + lambda) for an eigenvalue c, in the
+// same order). scaledCopies would find them so; the grid does not solve
+// them (unless projectAll is set).
+func ridgeCopyOf(name string, specs []fitSpec, p Params) int {
+	if m, isDICA, _ := parseMethod(name); projectAll || !isDICA || m != dica.KPCA || p.Lambda <= 0 {
+		return -1
+	}
+	return slices.IndexFunc(specs, func(s fitSpec) bool {
+		q := s.p
+		q.Lambda = p.Lambda
+		return s.name == name && s.p.Lambda == 0 && q == p
+	})
+}
 
 // copyScores gives every point of fit fi of method cm in fold f the scores
 // and errors of the same point of fit from.
