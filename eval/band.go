@@ -55,8 +55,10 @@ type band struct {
 	models []*dica.Model
 	errs   []error
 	// features holds the raw input features of the fitting cells when
-	// fitBand was asked to keep them (dica.NewFamilyFeatures), else nil.
+	// fitBand was asked to keep them (dica.NewFamilyFeatures), else nil;
+	// release hands them back for reuse (dica.Family.ReleaseFeatures).
 	features *mat.Dense
+	release  func()
 	// scaledOf[i] is the index of the spec whose model stands for spec
 	// i's, which was not solved (its model and error are nil), or -1.
 	scaledOf []int
@@ -98,7 +100,7 @@ func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fi
 			}
 			return b, nil
 		}
-		b.plan, b.features = fam.Plan(), fam.Features()
+		b.plan, b.features, b.release = fam.Plan(), fam.Features(), fam.ReleaseFeatures
 	}
 	for i, s := range specs {
 		if err := ctx.Err(); err != nil {
