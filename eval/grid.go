@@ -377,10 +377,11 @@ var projectAll = false
 // ridgeCopyOf returns the index in specs of the fit of the named method at
 // lambda 0 whose components those of its fit at p.Lambda > 0 equal up to a
 // factor each, or -1: for KPCA, whose ridge only rescales its components
-// (with G = C the ridge problem C w = gamma (C + lambda I) w has the
-// eigenvectors of C, gamma = c / (c + lambda) for an eigenvalue c, in the
-// same order). scaledCopies would find them so; the grid does not solve
-// them (unless projectAll is set).
+// (without a domain term and with G = C, the problem (1/n) C w = gamma
+// (I + lambda C^{-1}) w of docs/MATH.md has the eigenvectors of C, with
+// gamma = c^2 / (n (c + lambda)) increasing with the eigenvalue c, so in
+// the same order). scaledCopies would find them so; the grid does not
+// solve them (unless projectAll is set).
 func ridgeCopyOf(name string, specs []fitSpec, p Params) int {
 	if m, isDICA, _ := parseMethod(name); projectAll || !isDICA || m != dica.KPCA || p.Lambda <= 0 {
 		return -1
