@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -242,4 +243,52 @@ func BenchmarkProjector(b *testing.B) {
 			b.ReportMetric(2*float64(n)*float64(cols)*float64(raw)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
+}
+
+// BenchmarkFamilyGrid measures one task of the eval grid (package eval):
+// a Family of KPCA, UDICA, COIR and DICA at lambda 0, 0.1 and 1 with
+// 10 components, Nystrom m = 200, on 20,000 cells of 8 dimensions in 8
+// domains, with the raw features kept (NewFamilyFeatures); "pass" is the
+// family's passes, "solve" its 12 solves. One goroutine, so that
+// cpu-ms/op is the work, whatever else the machine runs.
+func BenchmarkFamilyGrid(b *testing.B) {
+	ds := toy.Classification(toy.Options{Domains: 8, MeanSize: 2500, Dim: 8, Classes: 4, Seed: 1})
+	var cfgs []Config
+	for _, m := range []Method{KPCA, UDICA, COIR, DICA} {
+		for _, l := range []float64{0, 0.1, 1} {
+			cfgs = append(cfgs, Config{Method: m, Lambda: l, Components: 10, Rank: 200, Sigma: 1, Seed: 1, Workers: 1})
+		}
+	}
+	ctx := context.Background()
+	cpuPerOp := func(b *testing.B, cpu0 time.Duration) {
+		b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+	}
+	b.Run("pass", func(b *testing.B) {
+		cpu0 := cputime.Process()
+		for b.Loop() {
+			if _, err := NewFamilyFeatures(ctx, ds.Source(), cfgs...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpuPerOp(b, cpu0)
+	})
+	b.Run("solve", func(b *testing.B) {
+		var cpu time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			f, err := NewFamilyFeatures(ctx, ds.Source(), cfgs...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			c := cputime.Process()
+			for _, cfg := range cfgs {
+				if _, err := f.Solve(cfg); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu += cputime.Process() - c
+		}
+		b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dicalab/dica/approx"
@@ -514,13 +515,10 @@ func (fs *featureStats) solveRidge(cq *lowRank, cfg Config) (*solution, error) {
 	for i := 0; i < p; i++ {
 		d.SetSym(i, i, d.At(i, i)+cfg.Lambda)
 	}
-	var chol mat.Cholesky
-	if !chol.Factorize(d) {
+	rt, ok := choleskyInPlace(d)
+	if !ok {
 		return nil, fmt.Errorf("dica: the reduced denominator is not positive definite")
 	}
-	var rr mat.TriDense
-	chol.UTo(&rr)
-	rt := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: p, Stride: rr.RawTriangular().Stride, Data: rr.RawTriangular().Data}
 	k := min(cfg.Components, p)
 	var vals []float64
 	var beta *mat.Dense
@@ -563,6 +561,21 @@ func (fs *featureStats) solveRidge(cq *lowRank, cfg Config) (*solution, error) {
 	var w mat.Dense
 	w.Mul(y, beta)
 	return &solution{w: &w, values: vals}, nil
+}
+
+// choleskyInPlace factors the symmetric positive definite a (upper
+// storage) as R^T R in place, R upper triangular, and returns R in a's
+// upper triangle: the factor mat.Cholesky.Factorize computes, bit for bit
+// (both are lapack64.Potrf on the upper triangle), without its copy of a
+// and its condition number estimate. It returns false, with a destroyed,
+// when a is not positive definite.
+func choleskyInPlace(a *mat.SymDense) (blas64.Triangular, bool) {
+	r := a.RawSymmetric()
+	if r.Uplo != blas.Upper {
+		panic("dica: choleskyInPlace of a lower-stored matrix")
+	}
+	_, ok := lapack64.Potrf(r)
+	return blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: r.N, Stride: r.Stride, Data: r.Data}, ok
 }
 
 // lanczosMin is the size from which topEigen uses the Lanczos solver

@@ -403,7 +403,9 @@ func hashRows(a *accum, b *dataset.Block) {
 // stay in the core's cache until they are summed; with keepShifted every
 // shifted row stays in w.f for the Gram and cross sums, otherwise every
 // chunk reuses the first chunk's rows of the buffer, which stay in cache
-// instead of streaming through memory.
+// instead of streaming through memory. Rows kept for the caller (w.keep)
+// are mapped into w.keep directly, and the shifted rows k(x) - c come
+// from one pass that also adds them into their cell.
 func (w *worker) sumCells(a *accum, b *dataset.Block, keepShifted, withClass bool, start int64) {
 	rows, d := b.Rows, b.D
 	x := mat.NewDense(rows, d, b.X[:rows*d])
@@ -418,22 +420,28 @@ func (w *worker) sumCells(a *accum, b *dataset.Block, keepShifted, withClass boo
 	}
 	fr := w.f.RawMatrix()
 	base := 0
+	// src holds the raw features k(x) of the current chunk: rows of w.f,
+	// or of w.keep (from row at).
+	src, at := fr, 0
 	for i := 0; i < rows; i++ {
 		if i%chunk == 0 {
 			hi := min(i+chunk, rows)
 			if keepShifted {
 				base = i
 			}
-			rawMap(w.plan.inMap, w.f.Slice(base, base+hi-i, 0, a.mraw).(*mat.Dense), x.Slice(i, hi, 0, d).(*mat.Dense))
-			if at := int(start) + i; w.keep != nil && at+hi-i <= w.keep.RawMatrix().Rows {
-				w.keep.Slice(at, at+hi-i, 0, a.mraw).(*mat.Dense).Copy(w.f.Slice(base, base+hi-i, 0, a.mraw))
+			xs := x.Slice(i, hi, 0, d).(*mat.Dense)
+			if at = int(start) + i; w.keep != nil && at+hi-i <= w.keep.RawMatrix().Rows {
+				rawMap(w.plan.inMap, w.keep.Slice(at, at+hi-i, 0, a.mraw).(*mat.Dense), xs)
+				src = w.keep.RawMatrix()
+			} else {
+				rawMap(w.plan.inMap, w.f.Slice(base, base+hi-i, 0, a.mraw).(*mat.Dense), xs)
+				src, at = fr, base
 			}
 		}
 		r := base + i%chunk
 		frow := fr.Data[r*fr.Stride : r*fr.Stride+a.mraw]
-		if neg != nil && keepShifted {
-			addTo(frow, neg) // k(x) - c
-		}
+		s := at + i%chunk
+		srow := src.Data[s*src.Stride : s*src.Stride+a.mraw]
 		g, c := b.Domain[i], 0
 		if withClass {
 			c = b.Label[i]
@@ -442,10 +450,17 @@ func (w *worker) sumCells(a *accum, b *dataset.Block, keepShifted, withClass boo
 			last = w.cell(g, c, a.mraw)
 		}
 		w.cells[last].n++
-		if neg != nil && !keepShifted {
-			gemm.AddShifted(w.cells[last].sum, frow, neg)
-		} else {
-			addTo(w.cells[last].sum, frow)
+		sum := w.cells[last].sum
+		switch {
+		case neg != nil && keepShifted:
+			gemm.AddShiftedOut(sum, srow, neg, frow) // frow = k(x) - c
+		case neg != nil:
+			gemm.AddShifted(sum, srow, neg)
+		default:
+			if keepShifted && &srow[0] != &frow[0] {
+				copy(frow, srow)
+			}
+			addTo(sum, srow)
 		}
 	}
 }

@@ -26,6 +26,11 @@ type fitSpec struct {
 	name string
 	p    Params
 	k    int
+	// scaledOf, when positive, is 1 + the index of an earlier spec whose
+	// model has this one's components up to a factor each (KPCA at
+	// another lambda): the spec is not solved when that one was (see
+	// band.scaledOf).
+	scaledOf int
 }
 
 // config returns the dica configuration of the spec.
@@ -50,8 +55,13 @@ type band struct {
 	models []*dica.Model
 	errs   []error
 	// features holds the raw input features of the fitting cells when
-	// fitBand was asked to keep them (dica.NewFamilyFeatures), else nil.
+	// fitBand was asked to keep them (dica.NewFamilyFeatures), else nil;
+	// release hands them back for reuse (dica.Family.ReleaseFeatures).
 	features *mat.Dense
+	release  func()
+	// scaledOf[i] is the index of the spec whose model stands for spec
+	// i's, which was not solved (its model and error are nil), or -1.
+	scaledOf []int
 }
 
 // fitBand fits the transformations of specs, which share their
@@ -59,9 +69,15 @@ type band struct {
 // keeps the raw input features of ds's cells that the pass computes (8
 // bytes per cell and raw feature) for their projection. A spec that fails
 // (or returns no component) has its error in errs; an error of the shared
-// pass is every spec's. Only a cancelled ctx is returned as an error.
+// pass is every spec's. A spec with scaledOf set is not solved when the
+// spec it names was solved without error and with as many components; its
+// model is then nil and b.scaledOf names that spec. Only a cancelled ctx
+// is returned as an error.
 func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fitSpec, workers int, keep bool) (*band, error) {
-	b := &band{models: make([]*dica.Model, len(specs)), errs: make([]error, len(specs))}
+	b := &band{models: make([]*dica.Model, len(specs)), errs: make([]error, len(specs)), scaledOf: make([]int, len(specs))}
+	for i := range b.scaledOf {
+		b.scaledOf[i] = -1
+	}
 	cfgs := make([]dica.Config, len(specs))
 	for i, s := range specs {
 		cfgs[i] = e.config(s)
@@ -84,11 +100,15 @@ func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fi
 			}
 			return b, nil
 		}
-		b.plan, b.features = fam.Plan(), fam.Features()
+		b.plan, b.features, b.release = fam.Plan(), fam.Features(), fam.ReleaseFeatures
 	}
 	for i, s := range specs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if j := s.scaledOf - 1; j >= 0 && j < i && fam != nil && b.errs[j] == nil && b.models[j] != nil && b.models[j].Components() == min(s.k, specs[j].k) {
+			b.scaledOf[i] = j
+			continue
 		}
 		var m *dica.Model
 		var err error

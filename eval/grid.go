@@ -297,7 +297,7 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 		kmax := slices.Max(cm.grid.components)
 		for fi, fp := range cm.grid.fits {
 			if keyOf(fp) == t.key {
-				specs = append(specs, fitSpec{name: cm.name, p: fp, k: kmax})
+				specs = append(specs, fitSpec{name: cm.name, p: fp, k: kmax, scaledOf: 1 + ridgeCopyOf(cm.name, specs, fp)})
 				refs = append(refs, fitRef{cm, fi})
 			}
 		}
@@ -319,6 +319,11 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 		group[i] = slices.Index(t.methods, r.cm)
 	}
 	copyOf := scaledCopies(live, group)
+	for i, j := range b.scaledOf {
+		if j >= 0 {
+			copyOf[i] = j
+		}
+	}
 	if projectAll {
 		for i := range copyOf {
 			copyOf[i] = -1
@@ -331,10 +336,13 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 		}
 	}
 	zfit, err := proj.project(e, fd.fitDS.X, fd.fitRows, workers, b.features)
+	b.features = nil
+	if b.release != nil {
+		b.release() // for the next task's pass
+	}
 	if err != nil {
 		return err
 	}
-	b.features = nil
 	zval, err := proj.project(e, fd.validX, fd.validRows, workers, nil)
 	if err != nil {
 		return err
@@ -362,8 +370,28 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 	return nil
 }
 
-// projectAll, set by tests, projects every fit, scaled copies too.
+// projectAll, set by tests, solves and projects every fit, scaled
+// copies too.
 var projectAll = false
+
+// ridgeCopyOf returns the index in specs of the fit of the named method at
+// lambda 0 whose components those of its fit at p.Lambda > 0 equal up to a
+// factor each, or -1: for KPCA, whose ridge only rescales its components
+// (without a domain term and with G = C, the problem (1/n) C w = gamma
+// (I + lambda C^{-1}) w of docs/MATH.md has the eigenvectors of C, with
+// gamma = c^2 / (n (c + lambda)) increasing with the eigenvalue c, so in
+// the same order). scaledCopies would find them so; the grid does not
+// solve them (unless projectAll is set).
+func ridgeCopyOf(name string, specs []fitSpec, p Params) int {
+	if m, isDICA, _ := parseMethod(name); projectAll || !isDICA || m != dica.KPCA || p.Lambda <= 0 {
+		return -1
+	}
+	return slices.IndexFunc(specs, func(s fitSpec) bool {
+		q := s.p
+		q.Lambda = p.Lambda
+		return s.name == name && s.p.Lambda == 0 && q == p
+	})
+}
 
 // copyScores gives every point of fit fi of method cm in fold f the scores
 // and errors of the same point of fit from.

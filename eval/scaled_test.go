@@ -135,3 +135,69 @@ func TestScaledCopiesGrid(t *testing.T) {
 		}
 	}
 }
+
+// TestRidgeCopyOf checks which fits the grid takes as KPCA's ridge copies,
+// and that fitBand does not solve them when their lambda-0 fit succeeded
+// and solves them when it failed.
+func TestRidgeCopyOf(t *testing.T) {
+	p := func(sigma, lambda float64) Params { return Params{Sigma: sigma, Lambda: lambda} }
+	specs := []fitSpec{
+		{name: "kpca", p: p(1, 1)}, {name: "kpca", p: p(1, 0)}, {name: "udica", p: p(1, 0)}, {name: "kpca", p: p(2, 0)},
+	}
+	for _, c := range []struct {
+		name string
+		p    Params
+		want int
+	}{
+		{"kpca", p(1, 0.1), 1}, {"kpca", p(2, 3), 3}, {"kpca", p(1, 0), -1}, {"kpca", p(4, 1), -1},
+		{"udica", p(1, 0.1), -1}, {"dica", p(1, 0.1), -1}, {"input", p(1, 0.1), -1},
+	} {
+		if got := ridgeCopyOf(c.name, specs, c.p); got != c.want {
+			t.Errorf("ridgeCopyOf(%s, %+v) = %d, want %d", c.name, c.p, got, c.want)
+		}
+	}
+	// The spec lambda = 1 before lambda = 0 has no copy to take.
+	if got := ridgeCopyOf("kpca", specs[:1], p(1, 1)); got != -1 {
+		t.Errorf("ridgeCopyOf with no lambda-0 fit before = %d, want -1", got)
+	}
+
+	ds := shifted(5, 7)
+	e, err := newEvaluator(ds, []Split{{Train: []int{0, 1, 2}, Test: []int{3, 4}}}, Options{Rank: 30, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		sigma float64
+		want  []int
+	}{
+		{"copies", 2, []int{-1, 0, 0, -1}},
+		// A zero bandwidth fails every fit: the copies are solved (and
+		// fail on their own).
+		{"failed", -1, []int{-1, -1, -1, -1}},
+	} {
+		var specs []fitSpec
+		for _, sp := range []struct {
+			name   string
+			lambda float64
+		}{{"kpca", 0}, {"kpca", 0.1}, {"kpca", 1}, {"udica", 0.1}} {
+			q := Params{Sigma: c.sigma, Lambda: sp.lambda}
+			specs = append(specs, fitSpec{name: sp.name, p: q, k: 3, scaledOf: 1 + ridgeCopyOf(sp.name, specs, q)})
+		}
+		b, err := e.fitBand(context.Background(), e.ds, specs, 1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(b.scaledOf, c.want) {
+			t.Errorf("%s: scaledOf = %v, want %v", c.name, b.scaledOf, c.want)
+		}
+		for i, j := range b.scaledOf {
+			if solved := b.models[i] != nil || b.errs[i] != nil; solved != (j < 0) {
+				t.Errorf("%s: spec %d solved = %v with scaledOf %d", c.name, i, solved, j)
+			}
+		}
+		if c.name == "failed" && b.errs[1] == nil {
+			t.Errorf("%s: spec 1 solved without error", c.name)
+		}
+	}
+}

@@ -172,7 +172,19 @@ func distRows(dst, xd *mat.Dense, zt []float64, s, sp int, buf []float64, g floa
 		if buf != nil {
 			out = buf
 		}
-		for j := 0; j < sp; {
+		j := 0
+		if mode == modeExp && distRowAVX2(out[:sp], xi, zt, sp, g, modeSqDist) == sp {
+			// Two steps over the row, which stays in the core's L1
+			// cache: the squared distances, summed as the fused kernel
+			// sums them, then exp(g s) block after block, whose long
+			// dependency chains overlap better than between the
+			// distance loops of the fused kernel (BenchmarkBlockPoints).
+			// A block EXP4 cannot handle ends the fast path; the fused
+			// loop computes the rest of the row from that block, as it
+			// would have done from the start.
+			j = expScaleAVX2(out[:sp], g)
+		}
+		for j < sp {
 			j += distRowAVX2(out[j:], xi, zt[j:], sp, g, mode)
 			if j < sp {
 				// A block with a subnormal, infinite or NaN result.

@@ -11,6 +11,9 @@ var hasAVX2FMA = cpu.AVX2FMA
 func expAVX2(dst, src []float64) int
 
 //go:noescape
+func expScaleAVX2(v []float64, gamma float64) int
+
+//go:noescape
 func distRowAVX2(row, x, zt []float64, stride int, gamma float64, mode int) int
 
 //go:noescape

@@ -105,6 +105,34 @@ expdone:
 	MOVQ AX, ret+48(FP)
 	RET
 
+// func expScaleAVX2(v []float64, gamma float64) int
+// Sets v[i] = exp(gamma v[i]) for i < len(v) rounded down to a multiple of
+// 4 (the product rounded, then EXP4, as distRowAVX2 computes its blocks),
+// stopping before the first block of 4 that holds a lane EXP4 cannot
+// handle, which is left unchanged. Returns the number of elements done.
+TEXT ·expScaleAVX2(SB), NOSPLIT, $0-40
+	MOVQ v_base+0(FP), DI
+	MOVQ v_len+8(FP), CX
+	SHRQ $2, CX
+	VBROADCASTSD gamma+24(FP), Y15
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ   scaledone
+
+scaleloop:
+	VMOVUPD (DI)(AX*8), Y0
+	VMULPD  Y15, Y0, Y0
+	EXP4(scaledone)
+	VMOVUPD Y0, (DI)(AX*8)
+	ADDQ    $4, AX
+	DECQ    CX
+	JNZ     scaleloop
+
+scaledone:
+	VZEROUPPER
+	MOVQ AX, ret+32(FP)
+	RET
+
 // func distRowAVX2(row, x, zt []float64, stride int, gamma float64, mode int) int
 // For each block of 4 columns j < len(row) (a multiple of 4):
 //   s_j = sum_k (x[k] - zt[k*stride + j])^2   (k < len(x), len(x) >= 1)

@@ -38,8 +38,9 @@ type impl struct {
 	add func(dst, src []float64)
 
 	// addShifted: dst[i] += src[i] + shift[i] (src[i] + shift[i] rounded
-	// first) for i < len(src) rounded down to a multiple of 16.
-	addShifted func(dst, src, shift []float64)
+	// first), and out[i] = that sum when out is not nil, for i < len(src)
+	// rounded down to a multiple of 16.
+	addShifted func(dst, src, shift, out []float64)
 
 	// kern32: C[i][j] += float64(acc[i][j]) for the mr x nr32 tile at c
 	// (row stride ldc), acc[i][j] = the float32 sum over p < k of
@@ -547,25 +548,50 @@ func addGo(dst, src []float64) {
 // calling Add, in one pass over memory and without writing src. It panics if
 // dst or shift is shorter than src.
 func AddShifted(dst, src, shift []float64) {
-	native.addShiftedTo(dst, src, shift)
+	native.addShiftedTo(dst, src, shift, nil)
 }
 
-func (im impl) addShiftedTo(dst, src, shift []float64) {
+// AddShiftedOut is AddShifted that also stores each sum src[i] + shift[i]
+// in out[i]: dst and out are bit for bit those of shifting src into out
+// and then calling Add(dst, out), in one pass over memory. out may be src
+// (the shift in place) but must not otherwise overlap src, dst or shift.
+// It panics if dst, shift or out is shorter than src.
+func AddShiftedOut(dst, src, shift, out []float64) {
+	if len(out) < len(src) {
+		panic("gemm: AddShiftedOut: out shorter than src")
+	}
+	native.addShiftedTo(dst, src, shift, out)
+}
+
+func (im impl) addShiftedTo(dst, src, shift, out []float64) {
 	if len(dst) < len(src) || len(shift) < len(src) {
 		panic("gemm: AddShifted: dst or shift shorter than src")
 	}
 	n := len(src) &^ 15
 	if n > 0 {
-		im.addShifted(dst, src[:n], shift)
+		im.addShifted(dst, src[:n], shift, out)
 	}
-	addShiftedGo(dst[n:], src[n:], shift[n:])
+	var rest []float64
+	if out != nil {
+		rest = out[n:]
+	}
+	addShiftedGo(dst[n:], src[n:], shift[n:], rest)
 }
 
-// addShiftedGo is the portable kernel of AddShifted.
-func addShiftedGo(dst, src, shift []float64) {
+// addShiftedGo is the portable kernel of AddShifted and AddShiftedOut.
+func addShiftedGo(dst, src, shift, out []float64) {
 	dst, shift = dst[:len(src)], shift[:len(src)]
+	if out == nil {
+		for i, v := range src {
+			t := v + shift[i]
+			dst[i] += t
+		}
+		return
+	}
+	out = out[:len(src)]
 	for i, v := range src {
 		t := v + shift[i]
+		out[i] = t
 		dst[i] += t
 	}
 }

@@ -758,15 +758,31 @@ func TestAddShifted(t *testing.T) {
 		}
 		for _, im := range []impl{native, goImpl} {
 			got := slices.Clone(dst)
-			im.addShiftedTo(got, src, shift)
+			im.addShiftedTo(got, src, shift, nil)
 			if !slices.Equal(got, want) {
 				t.Fatalf("n = %d: AddShifted differs from shift-then-add", n)
+			}
+			// With out: a separate buffer (its extra element untouched),
+			// and src itself.
+			got = slices.Clone(dst)
+			out := make([]float64, n+1)
+			out[n] = 7
+			im.addShiftedTo(got, src, shift, out)
+			if !slices.Equal(got, want) || !slices.Equal(out[:n], shifted) || out[n] != 7 {
+				t.Fatalf("n = %d: AddShiftedOut differs from shift-then-add", n)
+			}
+			got = slices.Clone(dst)
+			in := slices.Clone(src)
+			im.addShiftedTo(got, in, shift, in)
+			if !slices.Equal(got, want) || !slices.Equal(in, shifted) {
+				t.Fatalf("n = %d: AddShiftedOut in place differs from shift-then-add", n)
 			}
 		}
 	}
 	for _, f := range []func(){
 		func() { AddShifted(make([]float64, 3), make([]float64, 4), make([]float64, 4)) },
 		func() { AddShifted(make([]float64, 4), make([]float64, 4), make([]float64, 3)) },
+		func() { AddShiftedOut(make([]float64, 4), make([]float64, 4), make([]float64, 4), make([]float64, 3)) },
 	} {
 		func() {
 			defer func() {

@@ -31,10 +31,11 @@ func addAVX2(dst, src []float64)
 
 // addShiftedAVX2 adds src + shift into dst (src + shift rounded first),
 // len(src) rounded down to a multiple of 16 elements (the caller does the
-// rest). len(dst), len(shift) >= len(src).
+// rest); with out non-nil it also stores src + shift in out (which may be
+// src). len(dst), len(shift) (and len(out)) >= len(src).
 //
 //go:noescape
-func addShiftedAVX2(dst, src, shift []float64)
+func addShiftedAVX2(dst, src, shift, out []float64)
 
 // kern32AVX2 is the AVX2+FMA single-precision micro-kernel with the
 // contract of kern32Go: C[i][j] += float64(acc[i][j]) for the 4 x 24 tile

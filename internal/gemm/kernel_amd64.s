@@ -236,17 +236,22 @@ adddone:
 	VZEROUPPER
 	RET
 
-// func addShiftedAVX2(dst, src, shift []float64)
+// func addShiftedAVX2(dst, src, shift, out []float64)
 //
-// dst[i] += src[i] + shift[i] (the sum src[i] + shift[i] rounded first) for
-// i < len(src) rounded down to a multiple of 16; the caller adds the tail.
-TEXT ·addShiftedAVX2(SB), NOSPLIT, $0-72
+// t = src[i] + shift[i]; dst[i] += t; out[i] = t when out is not nil; for
+// i < len(src) rounded down to a multiple of 16 (the caller adds the
+// tail). The 16 values of src are loaded before out is written, so out
+// may be src.
+TEXT ·addShiftedAVX2(SB), NOSPLIT, $0-96
 	MOVQ dst_base+0(FP), DI
 	MOVQ src_base+24(FP), SI
 	MOVQ src_len+32(FP), CX
 	MOVQ shift_base+48(FP), DX
+	MOVQ out_base+72(FP), R8
 	SHRQ $4, CX
 	JZ   addshdone
+	TESTQ R8, R8
+	JNZ  addshout
 
 addshloop:
 	LOAD4(SI)
@@ -258,6 +263,20 @@ addshloop:
 	ADDQ $128, DI
 	DECQ CX
 	JNZ  addshloop
+	JMP  addshdone
+
+addshout:
+	LOAD4(SI)
+	ADD4(DX)
+	STORE4(R8)
+	ADD4(DI)
+	STORE4(DI)
+	ADDQ $128, SI
+	ADDQ $128, DX
+	ADDQ $128, DI
+	ADDQ $128, R8
+	DECQ CX
+	JNZ  addshout
 
 addshdone:
 	VZEROUPPER
