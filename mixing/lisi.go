@@ -104,9 +104,12 @@ func lisiIndex(nb *Neighbors, ws []float64, labels []int, c int) []float64 {
 func calibrate(d, w []float64, target float64) {
 	beta, lo, hi := 1.0, math.Inf(-1), math.Inf(1)
 	for try := 0; ; try++ {
-		h := weights(d, w, beta)
+		h, sum := weights(d, w, beta)
 		diff := h - target
 		if math.Abs(diff) < lisiTol || try == lisiTries {
+			for t := range w {
+				w[t] /= sum
+			}
 			return
 		}
 		if diff > 0 {
@@ -127,20 +130,17 @@ func calibrate(d, w []float64, target float64) {
 	}
 }
 
-// weights sets w to exp(-beta d) normalized to sum 1 and returns their
-// entropy, log(sum) + beta sum(d e) / sum with e the unnormalized weights.
-func weights(d, w []float64, beta float64) float64 {
+// weights sets w to the unnormalized weights exp(-beta d) and returns their
+// sum and entropy as normalized weights, log(sum) + beta sum(d w) / sum.
+func weights(d, w []float64, beta float64) (h, sum float64) {
 	for t, v := range d {
 		w[t] = -beta * v
 	}
 	kernel.ExpSlice(w, w)
-	var sum, dot float64
+	var dot float64
 	for t, e := range w {
 		sum += e
 		dot += d[t] * e
 	}
-	for t := range w {
-		w[t] /= sum
-	}
-	return math.Log(sum) + beta*dot/sum
+	return math.Log(sum) + beta*dot/sum, sum
 }

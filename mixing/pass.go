@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -72,9 +73,8 @@ func (p *pass) run(ctx context.Context) error {
 			defer wg.Done()
 			var sq mat.Dense
 			buf := make([]float64, n)
-			cand := make([]int, n)
+			cand := make([]nb, n)
 			acc := make([]float64, sumLanes*p.ngroups)
-			h := make(nbHeap, 0, p.k)
 			for ctx.Err() == nil {
 				mu.Lock()
 				lo := next
@@ -87,7 +87,7 @@ func (p *pass) run(ctx context.Context) error {
 				sq.Reset()
 				kernel.SqDistBlock(&sq, p.x.Slice(lo, hi, 0, d), p.x)
 				for i := lo; i < hi; i++ {
-					p.row(i, sq.RawRowView(i-lo), buf, cand, acc, &h)
+					p.row(i, sq.RawRowView(i-lo), buf, cand, acc)
 				}
 			}
 		}()
@@ -97,56 +97,38 @@ func (p *pass) run(ctx context.Context) error {
 }
 
 // row fills the results of point i from its squared distances d2 to all
-// points; buf (n values), cand (n indices) and acc (sumLanes ngroups
-// values) are scratch.
-func (p *pass) row(i int, d2, buf []float64, cand []int, acc []float64, h *nbHeap) {
+// points; buf (n values), cand (n candidates) and acc (sumLanes ngroups
+// values) are scratch. d2 is restored before row returns.
+func (p *pass) row(i int, d2, buf []float64, cand []nb, acc []float64) {
 	if p.k > 0 {
-		*h = (*h)[:0]
 		// The k nearest are those of the candidates at most a threshold
 		// away when at least k candidates are: the threshold is the
 		// distance below which a strided sample of the points holds
-		// about twice the share of k, so the heap sees few points
-		// beyond the k nearest. Else every point is a candidate.
-		all := true
-		if t, ok := sampleThreshold(d2, i, p.k, buf); ok {
-			m := 0
+		// about twice the share of k, so that few candidates lie beyond
+		// the k nearest. Else every other point is a candidate. The
+		// point itself is made the farthest while the candidates are
+		// gathered.
+		self := d2[i]
+		d2[i] = math.Inf(1)
+		m := 0
+		if t, ok := sampleThreshold(d2, p.k, buf); ok {
 			for j, v := range d2 {
-				cand[m] = j
-				m += b2i(v <= t && j != i)
+				cand[m] = nb{d2: v, j: j}
+				m += b2i(v <= t)
 			}
-			if m >= p.k {
-				all = false
-				for _, j := range cand[:m] {
-					h.offer(nb{d2: d2[j], j: j}, p.k)
+		}
+		if m < p.k {
+			m = 0
+			for j, v := range d2 {
+				if j != i {
+					cand[m] = nb{d2: v, j: j}
+					m++
 				}
 			}
 		}
-		if all {
-			worst := math.Inf(1)
-			for j, v := range d2 {
-				// Once k candidates are held, one at the distance of
-				// the worst of them or farther loses: at equal distance
-				// the smaller index wins, and every index held is
-				// smaller than j.
-				if v >= worst || j == i {
-					continue
-				}
-				h.offer(nb{d2: v, j: j}, p.k)
-				if len(*h) == p.k {
-					worst = (*h)[0].d2
-				}
-			}
-		}
-		slices.SortFunc(*h, func(a, b nb) int {
-			if a.less(b) {
-				return -1
-			}
-			if b.less(a) {
-				return 1
-			}
-			return 0
-		})
-		for t, e := range *h {
+		d2[i] = self
+		sortFirst(cand[:m], p.k)
+		for t, e := range cand[:p.k] {
 			p.nbIdx[i*p.k+t] = e.j
 			p.nbDist[i*p.k+t] = math.Sqrt(e.d2)
 		}
@@ -283,45 +265,79 @@ type nb struct {
 // less orders neighbours by distance, then by index.
 func (a nb) less(b nb) bool { return a.d2 < b.d2 || a.d2 == b.d2 && a.j < b.j }
 
-// nbHeap is a max-heap (by less) of the k best candidates so far.
-type nbHeap []nb
+// cmpNb orders neighbours as less does, for slices.SortFunc.
+func cmpNb(a, b nb) int {
+	if a.less(b) {
+		return -1
+	}
+	if b.less(a) {
+		return 1
+	}
+	return 0
+}
 
-// offer adds e if the heap has fewer than k entries or e is better than
-// the worst one, which it then replaces.
-func (h *nbHeap) offer(e nb, k int) {
-	s := *h
-	if len(s) < k {
-		s = append(s, e)
-		// Sift up.
-		for c := len(s) - 1; c > 0; {
-			par := (c - 1) / 2
-			if !s[par].less(s[c]) {
+// sortFirst reorders s so that s[:k] holds its k smallest entries (by
+// less) in increasing order: a quicksort that only sorts the parts
+// holding positions below k, the median of three as pivot, an insertion
+// sort for short parts, and slices.SortFunc when the pivots fail. The
+// entries of s must be distinct by less (distinct indices).
+func sortFirst(s []nb, k int) {
+	sortFirstDepth(s, k, 2*bits.Len(uint(len(s))))
+}
+
+func sortFirstDepth(s []nb, k, depth int) {
+	const short = 12
+	for len(s) > short && k > 0 {
+		if depth == 0 {
+			slices.SortFunc(s, cmpNb)
+			return
+		}
+		depth--
+		// Order the first, middle and last entries so that the pivot,
+		// the median of the three, sits in the middle (Hoare's scheme
+		// with the pivot at the lower middle returns a split that
+		// leaves both parts non-empty).
+		mid, last := (len(s)-1)/2, len(s)-1
+		if s[mid].less(s[0]) {
+			s[0], s[mid] = s[mid], s[0]
+		}
+		if s[last].less(s[mid]) {
+			s[mid], s[last] = s[last], s[mid]
+			if s[mid].less(s[0]) {
+				s[0], s[mid] = s[mid], s[0]
+			}
+		}
+		pv := s[mid]
+		i, j := -1, len(s)
+		for {
+			for i++; s[i].less(pv); i++ {
+			}
+			for j--; pv.less(s[j]); j-- {
+			}
+			if i >= j {
 				break
 			}
-			s[par], s[c] = s[c], s[par]
-			c = par
+			s[i], s[j] = s[j], s[i]
 		}
-		*h = s
+		// s[:j+1] <= pv <= s[j+1:].
+		if j+1 >= k {
+			s = s[:j+1]
+			continue
+		}
+		sortFirstDepth(s[:j+1], j+1, depth)
+		k -= j + 1
+		s = s[j+1:]
+	}
+	if k <= 0 {
 		return
 	}
-	if !e.less(s[0]) {
-		return
-	}
-	s[0] = e
-	// Sift down.
-	for c := 0; ; {
-		l, r, big := 2*c+1, 2*c+2, c
-		if l < len(s) && s[big].less(s[l]) {
-			big = l
+	for a := 1; a < len(s); a++ {
+		e := s[a]
+		b := a
+		for ; b > 0 && e.less(s[b-1]); b-- {
+			s[b] = s[b-1]
 		}
-		if r < len(s) && s[big].less(s[r]) {
-			big = r
-		}
-		if big == c {
-			break
-		}
-		s[big], s[c] = s[c], s[big]
-		c = big
+		s[b] = e
 	}
 }
 
@@ -333,20 +349,18 @@ const (
 )
 
 // sampleThreshold returns the q-th smallest of the squared distances d2[j]
-// at j = 0, thresholdStride, 2 thresholdStride, ... (j != i), with q about
+// at j = 0, thresholdStride, 2 thresholdStride, ..., with q about
 // twice k / thresholdStride, so that about 2 k of all the points lie at
 // or below it; ok is false when there are too few points for the sample
 // to pay. s is scratch for len(d2) values.
-func sampleThreshold(d2 []float64, i, k int, s []float64) (t float64, ok bool) {
+func sampleThreshold(d2 []float64, k int, s []float64) (t float64, ok bool) {
 	if len(d2) < thresholdMinRatio*k {
 		return 0, false
 	}
 	m := 0
 	for j := 0; j < len(d2); j += thresholdStride {
-		if j != i {
-			s[m] = d2[j]
-			m++
-		}
+		s[m] = d2[j]
+		m++
 	}
 	q := 2*k/thresholdStride + 1
 	if q >= m {
