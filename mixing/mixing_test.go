@@ -84,9 +84,10 @@ func TestNearestNeighbors(t *testing.T) {
 		xi.Set(i, 1, float64(rng.IntN(5)))
 	}
 	// Many points with ties (the candidates below a sampled threshold),
-	// and points whose every 8th lies in a cluster of its own (the
-	// threshold of the strided sample leaves fewer than k candidates
-	// around the clustered points: all points are searched).
+	// and points whose every thresholdStride-th lies in a cluster of its
+	// own: the strided sample holds only the clustered points, and its
+	// first threshold leaves fewer than k candidates around them (a
+	// second one with 4 times more sampled points below it is used).
 	xm := mat.NewDense(1200, 2, nil)
 	for i := range 1200 {
 		xm.Set(i, 0, float64(rng.IntN(9)))
@@ -95,7 +96,7 @@ func TestNearestNeighbors(t *testing.T) {
 	xs := mat.NewDense(800, 2, nil)
 	for i := range 800 {
 		off := 0.0
-		if i%8 != 0 {
+		if i%thresholdStride != 0 {
 			off = 50
 		}
 		xs.Set(i, 0, off+rng.NormFloat64())

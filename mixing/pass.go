@@ -145,7 +145,12 @@ func (p *pass) run(ctx context.Context) error {
 			}()
 			var sq mat.Dense
 			buf := make([]float64, n)
-			cand := make([]nb, n)
+			var cand []nb
+			var candIdx []int32
+			if p.k > 0 {
+				cand = make([]nb, n)
+				candIdx = make([]int32, n)
+			}
 			acc := make([]float64, sumLanes*p.ngroups)
 			for ctx.Err() == nil {
 				mu.Lock()
@@ -168,7 +173,7 @@ func (p *pass) run(ctx context.Context) error {
 					sq.Reset()
 					kernel.SqDistBlock(&sq, p.x.Slice(b, bh, 0, d), p.x)
 					for i := b; i < bh; i++ {
-						p.row(i, sq.RawRowView(i-b), buf, cand, acc, c)
+						p.row(i, sq.RawRowView(i-b), buf, cand, candIdx, acc, c)
 					}
 				}
 				if ctx.Err() != nil {
@@ -265,12 +270,12 @@ func addTo(dst, src []float64) {
 }
 
 // row fills the results of point i from its squared distances d2 to all
-// points; buf (n values), cand (n candidates) and acc (sumLanes ngroups
-// values) are scratch, c the column sums of i's chunk in the symmetric
+// points; buf (n values), cand (n candidates), candIdx (n indices) and acc
+// (sumLanes ngroups values) are scratch, c the column sums of i's chunk in the symmetric
 // sweep (else nil). d2 is restored before row returns.
-func (p *pass) row(i int, d2, buf []float64, cand []nb, acc []float64, c *colSums) {
+func (p *pass) row(i int, d2, buf []float64, cand []nb, candIdx []int32, acc []float64, c *colSums) {
 	if p.k > 0 {
-		p.neighborsOf(i, d2, buf, cand)
+		p.neighborsOf(i, d2, buf, cand, candIdx)
 	}
 	if !p.distSums && p.gamma <= 0 {
 		return
@@ -315,22 +320,27 @@ func (p *pass) row(i int, d2, buf []float64, cand []nb, acc []float64, c *colSum
 }
 
 // neighborsOf fills the neighbour list of point i from its squared
-// distances d2 to all points; buf (n values) and cand (n candidates) are
-// scratch. d2 is restored before neighborsOf returns.
-func (p *pass) neighborsOf(i int, d2, buf []float64, cand []nb) {
+// distances d2 to all points; buf (n values), cand (n candidates) and
+// candIdx (n indices) are scratch. d2 is restored before neighborsOf returns.
+func (p *pass) neighborsOf(i int, d2, buf []float64, cand []nb, candIdx []int32) {
 	// The k nearest are those of the candidates at most a threshold away
-	// when at least k candidates are: the threshold is the distance
-	// below which a strided sample of the points holds about twice the
-	// share of k, so that few candidates lie beyond the k nearest. Else
-	// every other point is a candidate. The point itself is made the
-	// farthest while the candidates are gathered.
+	// when at least k candidates are. The threshold is the q-th smallest
+	// distance of a strided sample, q about twice k / thresholdStride
+	// (so that few candidates lie beyond the k nearest) and, if fewer
+	// than k points lie at or below it, 4 times more. Else every other
+	// point is a candidate. The point itself is made the farthest while
+	// the candidates are gathered.
 	self := d2[i]
 	d2[i] = math.Inf(1)
 	m := 0
-	if t, ok := sampleThreshold(d2, p.k, buf); ok {
-		for j, v := range d2 {
-			cand[m] = nb{d2: v, j: j}
-			m += b2i(v <= t)
+	if len(d2) >= thresholdMinRatio*p.k {
+		q := 2*p.k/thresholdStride + 1
+		m = p.candidates(d2, sampleNth(d2, q, buf), cand, candIdx)
+		if m < p.k {
+			ns := distanceSample(d2, buf)
+			if q *= 4; q < ns {
+				m = p.candidates(d2, nth(buf[:ns], q-1), cand, candIdx)
+			}
 		}
 	}
 	if m < p.k {
@@ -414,9 +424,10 @@ func groupRuns(groups []int) []groupRun {
 	return runs
 }
 
-// runSums computes the sums of groupSums from the runs of equal groups:
-// the values of each run (from point off on) are summed in sumLanes
-// partial sums, and the sums of the runs of a group added in order.
+// runSums computes the sums of groupSums from the runs of equal groups,
+// for the values v of the points off to the last: the values of each run
+// are summed in sumLanes partial sums, and the sums of the runs of a group
+// added in order.
 func (p *pass) runSums(s, v []float64, off int) {
 	clear(s)
 	r, _ := slices.BinarySearchFunc(p.runs, off, func(r groupRun, off int) int {
@@ -429,11 +440,7 @@ func (p *pass) runSums(s, v []float64, off int) {
 		return 0
 	})
 	for _, run := range p.runs[r:] {
-		lo, hi := max(run.lo, off)-off, min(run.hi-off, len(v))
-		if lo >= hi {
-			break
-		}
-		s[run.g] += laneSum(v[lo:hi])
+		s[run.g] += laneSum(v[max(run.lo, off)-off : run.hi-off])
 	}
 }
 
@@ -544,32 +551,84 @@ func sortFirstDepth(s []nb, k, depth int) {
 	}
 }
 
-// Settings of sampleThreshold: the stride of its sample, and the least
-// number of points per neighbour kept for it to be used.
+// Settings of the candidates' threshold: the stride of the sample of the
+// distances (odd, so that it does not follow groups that alternate with a
+// period of 2, 4 or 8 points), and the least number of points per
+// neighbour kept for the sample to be used.
 const (
-	thresholdStride   = 8
+	thresholdStride   = 13
 	thresholdMinRatio = 16
 )
 
-// sampleThreshold returns the q-th smallest of the squared distances d2[j]
-// at j = 0, thresholdStride, 2 thresholdStride, ..., with q about
-// twice k / thresholdStride, so that about 2 k of all the points lie at
-// or below it; ok is false when there are too few points for the sample
-// to pay. s is scratch for len(d2) values.
-func sampleThreshold(d2 []float64, k int, s []float64) (t float64, ok bool) {
-	if len(d2) < thresholdMinRatio*k {
-		return 0, false
-	}
+// distanceSample stores in s the squared distances d2[j] at j = 0,
+// thresholdStride, 2 thresholdStride, ... and returns their number. s is
+// scratch for len(d2) values.
+func distanceSample(d2 []float64, s []float64) int {
 	m := 0
 	for j := 0; j < len(d2); j += thresholdStride {
 		s[m] = d2[j]
 		m++
 	}
-	q := 2*k/thresholdStride + 1
-	if q >= m {
-		return 0, false
+	return m
+}
+
+// sampleNth returns the q-th smallest of the squared distances d2[j] at
+// j = 0, thresholdStride, 2 thresholdStride, ... (the largest when there
+// are fewer than q), keeping the q smallest so far in order in top
+// (scratch for q values): most distances are larger than all q kept and
+// cost one well-predicted comparison.
+func sampleNth(d2 []float64, q int, top []float64) float64 {
+	top = top[:q]
+	m := 0
+	for j := 0; j < len(d2); j += thresholdStride {
+		v := d2[j]
+		if m == q {
+			if v >= top[q-1] {
+				continue
+			}
+		} else {
+			m++
+		}
+		p := m - 1
+		for ; p > 0 && top[p-1] > v; p-- {
+			top[p] = top[p-1]
+		}
+		top[p] = v
 	}
-	return nth(s[:m], q-1), true
+	return top[m-1]
+}
+
+// candidates stores in cand the points j with d2[j] <= t in increasing
+// order of j and returns their number; idx is scratch for len(d2)
+// indices. The indices are found first by a branch-free scan of the two
+// halves of d2 at once (two independent counts), then their distances
+// gathered.
+func (p *pass) candidates(d2 []float64, t float64, cand []nb, idx []int32) int {
+	n := len(d2)
+	h := n / 2
+	lo, hi := d2[:h], d2[h:2*h]
+	a, b := idx[:h], idx[h:2*h]
+	ma, mb := 0, 0
+	for j := range lo {
+		a[ma] = int32(j)
+		ma += b2i(lo[j] <= t)
+		b[mb] = int32(h + j)
+		mb += b2i(hi[j] <= t)
+	}
+	m := 0
+	for _, j := range a[:ma] {
+		cand[m] = nb{d2: d2[j], j: int(j)}
+		m++
+	}
+	for _, j := range b[:mb] {
+		cand[m] = nb{d2: d2[j], j: int(j)}
+		m++
+	}
+	if n > 2*h && d2[n-1] <= t {
+		cand[m] = nb{d2: d2[n-1], j: n - 1}
+		m++
+	}
+	return m
 }
 
 // nth returns the value at position q of s in increasing order (quickselect

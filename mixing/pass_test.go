@@ -138,3 +138,52 @@ func TestSortFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleNth checks the threshold of the strided sample against a sort
+// of the sample, for distances with ties and every q up to the sample's
+// size.
+func TestSampleNth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	for _, n := range []int{1, 7, 8, 50, 701} {
+		d2 := make([]float64, n)
+		for j := range d2 {
+			d2[j] = float64(rng.IntN(40))
+		}
+		var sample []float64
+		for j := 0; j < n; j += thresholdStride {
+			sample = append(sample, d2[j])
+		}
+		slices.Sort(sample)
+		top := make([]float64, n)
+		for q := 1; q <= len(sample); q++ {
+			if got := sampleNth(d2, q, top); got != sample[q-1] {
+				t.Fatalf("n = %d, q = %d: %v, want %v", n, q, got, sample[q-1])
+			}
+		}
+	}
+}
+
+// TestCandidates checks the candidates below a threshold against a plain
+// scan, for even and odd lengths.
+func TestCandidates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	for _, n := range []int{1, 2, 3, 10, 101} {
+		d2 := make([]float64, n)
+		for j := range d2 {
+			d2[j] = rng.Float64()
+		}
+		for _, th := range []float64{-1, 0.1, 0.5, 2} {
+			var want []nb
+			for j, v := range d2 {
+				if v <= th {
+					want = append(want, nb{v, j})
+				}
+			}
+			cand := make([]nb, n)
+			m := (&pass{}).candidates(d2, th, cand, make([]int32, n))
+			if !slices.Equal(cand[:m], want) {
+				t.Fatalf("n = %d, threshold %v: %v, want %v", n, th, cand[:m], want)
+			}
+		}
+	}
+}
