@@ -261,14 +261,6 @@ func (c *colSums) addTo(dist, kern []float64, n int) {
 	}
 }
 
-// addTo sets dst[j] += src[j].
-func addTo(dst, src []float64) {
-	dst = dst[:len(src)]
-	for j, v := range src {
-		dst[j] += v
-	}
-}
-
 // row fills the results of point i from its squared distances d2 to all
 // points; buf (n values), cand (n candidates), candIdx (n indices) and acc
 // (sumLanes ngroups values) are scratch, c the column sums of i's chunk in the symmetric
@@ -444,8 +436,11 @@ func (p *pass) runSums(s, v []float64, off int) {
 	}
 }
 
-// laneSum returns the sum of v in sumLanes partial sums.
-func laneSum(v []float64) float64 {
+// laneSumGo returns the sum of v in sumLanes partial sums: v[j] adds to
+// partial sum j mod sumLanes for j < len(v) rounded down to a multiple of
+// sumLanes, the rest to partial sum 0, and the result is (s0 + s1) +
+// (s2 + s3).
+func laneSumGo(v []float64) float64 {
 	var s0, s1, s2, s3 float64
 	j := 0
 	for ; j+sumLanes <= len(v); j += sumLanes {

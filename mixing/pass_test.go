@@ -187,3 +187,37 @@ func TestCandidates(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorSums checks laneSum against laneSumGo and addTo against a
+// plain loop, bit for bit, on every length up to 13.
+func TestVectorSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	for n := range 14 {
+		v := make([]float64, n)
+		dst := make([]float64, n+1)
+		want := make([]float64, n+1)
+		for j := range v {
+			v[j] = math.Exp(8 * rng.NormFloat64())
+			dst[j] = rng.NormFloat64()
+			want[j] = dst[j] + v[j]
+		}
+		dst[n], want[n] = 42, 42
+		if got, w := laneSum(v), laneSumGo(v); math.Float64bits(got) != math.Float64bits(w) {
+			t.Errorf("n = %d: laneSum %v, laneSumGo %v", n, got, w)
+		}
+		// The lanes: a plain sum differs in the last bits.
+		var plain float64
+		for _, x := range v {
+			plain += x
+		}
+		if got := laneSum(v); math.Abs(got-plain) > 1e-14*plain {
+			t.Errorf("n = %d: laneSum %v, plain sum %v", n, got, plain)
+		}
+		addTo(dst, v)
+		for j := range dst {
+			if math.Float64bits(dst[j]) != math.Float64bits(want[j]) {
+				t.Errorf("n = %d: addTo[%d] = %v, want %v", n, j, dst[j], want[j])
+			}
+		}
+	}
+}

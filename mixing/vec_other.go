@@ -1,0 +1,14 @@
+//go:build !amd64 || noasm
+
+package mixing
+
+// addTo sets dst[j] += src[j]; dst must be at least as long as src.
+func addTo(dst, src []float64) {
+	dst = dst[:len(src)]
+	for j, v := range src {
+		dst[j] += v
+	}
+}
+
+// laneSum returns the sum of v in sumLanes partial sums (laneSumGo).
+func laneSum(v []float64) float64 { return laneSumGo(v) }
