@@ -595,10 +595,21 @@ func sampleNth(d2 []float64, q int, top []float64) float64 {
 
 // candidates stores in cand the points j with d2[j] <= t in increasing
 // order of j and returns their number; idx is scratch for len(d2)
-// indices. The indices are found first by a branch-free scan of the two
-// halves of d2 at once (two independent counts), then their distances
-// gathered.
+// indices. The indices are found first (candidateIndices), then their
+// distances gathered.
 func (p *pass) candidates(d2 []float64, t float64, cand []nb, idx []int32) int {
+	m := candidateIndices(idx, d2, t)
+	for c, j := range idx[:m] {
+		cand[c] = nb{d2: d2[j], j: int(j)}
+	}
+	return m
+}
+
+// candidateIndicesGo stores in idx, in increasing order, the indices j
+// with d2[j] <= t and returns their number: a branch-free scan of the two
+// halves of d2 at once (two independent counts). idx must be at least as
+// long as d2.
+func candidateIndicesGo(idx []int32, d2 []float64, t float64) int {
 	n := len(d2)
 	h := n / 2
 	lo, hi := d2[:h], d2[h:2*h]
@@ -610,18 +621,10 @@ func (p *pass) candidates(d2 []float64, t float64, cand []nb, idx []int32) int {
 		b[mb] = int32(h + j)
 		mb += b2i(hi[j] <= t)
 	}
-	m := 0
-	for _, j := range a[:ma] {
-		cand[m] = nb{d2: d2[j], j: int(j)}
-		m++
-	}
-	for _, j := range b[:mb] {
-		cand[m] = nb{d2: d2[j], j: int(j)}
-		m++
-	}
-	if n > 2*h && d2[n-1] <= t {
-		cand[m] = nb{d2: d2[n-1], j: n - 1}
-		m++
+	m := ma + copy(idx[ma:], b[:mb])
+	if n > 2*h {
+		idx[m] = int32(n - 1)
+		m += b2i(d2[n-1] <= t)
 	}
 	return m
 }

@@ -163,16 +163,23 @@ func TestSampleNth(t *testing.T) {
 	}
 }
 
-// TestCandidates checks the candidates below a threshold against a plain
-// scan, for even and odd lengths.
+// TestCandidates checks the candidates below a threshold, through the
+// vector scan and the Go one, against a plain scan, for every length up
+// to 13 and a long one, with thresholds equal to some distances.
 func TestCandidates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 13))
-	for _, n := range []int{1, 2, 3, 10, 101} {
+	for n := range 15 {
+		if n == 14 {
+			n = 101
+		}
 		d2 := make([]float64, n)
 		for j := range d2 {
-			d2[j] = rng.Float64()
+			d2[j] = float64(rng.IntN(10)) / 8
 		}
-		for _, th := range []float64{-1, 0.1, 0.5, 2} {
+		if n > 3 {
+			d2[2] = math.Inf(1)
+		}
+		for _, th := range []float64{-1, 0, 0.25, 0.5, 1, 2} {
 			var want []nb
 			for j, v := range d2 {
 				if v <= th {
@@ -183,6 +190,16 @@ func TestCandidates(t *testing.T) {
 			m := (&pass{}).candidates(d2, th, cand, make([]int32, n))
 			if !slices.Equal(cand[:m], want) {
 				t.Fatalf("n = %d, threshold %v: %v, want %v", n, th, cand[:m], want)
+			}
+			idx := make([]int32, n)
+			m = candidateIndicesGo(idx, d2, th)
+			if m != len(want) {
+				t.Fatalf("n = %d, threshold %v: Go scan %d candidates, want %d", n, th, m, len(want))
+			}
+			for c, e := range want {
+				if int(idx[c]) != e.j {
+					t.Fatalf("n = %d, threshold %v: Go scan %v, want %v", n, th, idx[:m], want)
+				}
 			}
 		}
 	}

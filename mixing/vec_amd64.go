@@ -15,6 +15,30 @@ func addAVX(dst, src []float64)
 //go:noescape
 func laneSumAVX(s *[sumLanes]float64, v []float64)
 
+// candidatesAVX stores in idx, in increasing order, the indices j < len(d2)
+// rounded down to a multiple of 4 with d2[j] <= t, and returns their
+// number. It writes 4 indices at a time, so it may write idx up to the
+// number of indices it scanned.
+//
+//go:noescape
+func candidatesAVX(idx []int32, d2 []float64, t float64) int
+
+// candidateIndices stores in idx, in increasing order, the indices j with
+// d2[j] <= t and returns their number; idx must be at least as long as
+// d2.
+func candidateIndices(idx []int32, d2 []float64, t float64) int {
+	if !hasAVX {
+		return candidateIndicesGo(idx, d2, t)
+	}
+	n4 := len(d2) &^ 3
+	m := candidatesAVX(idx[:n4], d2[:n4], t)
+	for j := n4; j < len(d2); j++ {
+		idx[m] = int32(j)
+		m += b2i(d2[j] <= t)
+	}
+	return m
+}
+
 // addTo sets dst[j] += src[j]; dst must be at least as long as src.
 func addTo(dst, src []float64) {
 	dst = dst[:len(src)]

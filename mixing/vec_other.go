@@ -12,3 +12,9 @@ func addTo(dst, src []float64) {
 
 // laneSum returns the sum of v in sumLanes partial sums (laneSumGo).
 func laneSum(v []float64) float64 { return laneSumGo(v) }
+
+// candidateIndices stores in idx, in increasing order, the indices j with
+// d2[j] <= t and returns their number (candidateIndicesGo).
+func candidateIndices(idx []int32, d2 []float64, t float64) int {
+	return candidateIndicesGo(idx, d2, t)
+}
