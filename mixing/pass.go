@@ -23,7 +23,9 @@ const passBlock = 32
 // passBlock; the chunks, and so the order in which their sums are added,
 // do not depend on the number of workers), and the largest number of
 // groups for which the sums use the symmetry (each chunk in flight holds
-// two sums per group for every later point).
+// two sums per group of its points for every later point: with 16 groups
+// and n points, 256 n bytes, as much as a worker's block of distances;
+// at most two chunks per worker are in flight).
 const (
 	symChunk     = 4 * passBlock
 	symMaxGroups = 16
@@ -300,9 +302,7 @@ func (p *pass) row(i int, d2, buf []float64, cand []nb, candIdx []int32, acc []f
 		}
 	}
 	if p.gamma > 0 {
-		for j, x := range d2 {
-			v[j] = -p.gamma * x
-		}
+		scale(v, d2, -p.gamma)
 		kernel.ExpSlice(v, v)
 		p.sums(p.kern[i*ng:(i+1)*ng], v, off, acc)
 		if c != nil {

@@ -205,8 +205,8 @@ func TestCandidates(t *testing.T) {
 	}
 }
 
-// TestVectorSums checks laneSum against laneSumGo and addTo against a
-// plain loop, bit for bit, on every length up to 13.
+// TestVectorSums checks laneSum against laneSumGo, and scale and addTo
+// against plain loops, bit for bit, on every length up to 13.
 func TestVectorSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 15))
 	for n := range 14 {
@@ -229,6 +229,17 @@ func TestVectorSums(t *testing.T) {
 		}
 		if got := laneSum(v); math.Abs(got-plain) > 1e-14*plain {
 			t.Errorf("n = %d: laneSum %v, plain sum %v", n, got, plain)
+		}
+		sc := make([]float64, n+1)
+		sc[n] = 42
+		scale(sc, v, -0.3)
+		for j := range v {
+			if w := -0.3 * v[j]; math.Float64bits(sc[j]) != math.Float64bits(w) {
+				t.Errorf("n = %d: scale[%d] = %v, want %v", n, j, sc[j], w)
+			}
+		}
+		if sc[n] != 42 {
+			t.Errorf("n = %d: scale wrote past len(src)", n)
 		}
 		addTo(dst, v)
 		for j := range dst {

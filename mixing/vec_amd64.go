@@ -39,6 +39,25 @@ func candidateIndices(idx []int32, d2 []float64, t float64) int {
 	return m
 }
 
+// scaleAVX sets dst[i] = a src[i] for i < len(src) rounded down to a
+// multiple of 4.
+//
+//go:noescape
+func scaleAVX(dst, src []float64, a float64)
+
+// scale sets dst[j] = a src[j]; dst must be at least as long as src.
+func scale(dst, src []float64, a float64) {
+	dst = dst[:len(src)]
+	j := 0
+	if hasAVX {
+		j = len(src) &^ 3
+		scaleAVX(dst[:j], src[:j], a)
+	}
+	for ; j < len(src); j++ {
+		dst[j] = a * src[j]
+	}
+}
+
 // addTo sets dst[j] += src[j]; dst must be at least as long as src.
 func addTo(dst, src []float64) {
 	dst = dst[:len(src)]

@@ -153,3 +153,24 @@ done:
 	MOVQ AX, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// func scaleAVX(dst, src []float64, a float64)
+TEXT ·scaleAVX(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	VBROADCASTSD a+48(FP), Y1
+	SHRQ         $2, CX
+	JZ           done
+
+loop:
+	VMULPD  (SI), Y1, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     loop
+
+done:
+	VZEROUPPER
+	RET

@@ -10,6 +10,14 @@ func addTo(dst, src []float64) {
 	}
 }
 
+// scale sets dst[j] = a src[j]; dst must be at least as long as src.
+func scale(dst, src []float64, a float64) {
+	dst = dst[:len(src)]
+	for j, v := range src {
+		dst[j] = a * v
+	}
+}
+
 // laneSum returns the sum of v in sumLanes partial sums (laneSumGo).
 func laneSum(v []float64) float64 { return laneSumGo(v) }
 
