@@ -3,6 +3,8 @@ package mixing
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/dicalab/dica/kernel"
 )
@@ -53,27 +55,57 @@ func LISI(nb *Neighbors, labels []int, perplexity float64, squared bool) ([]floa
 	return lisiIndex(nb, lisiWeights(nb, perplexity, squared), labels, c), nil
 }
 
+// lisiChunk is the number of points whose weights one worker calibrates
+// at a time in lisiWeights.
+const lisiChunk = 256
+
 // lisiWeights returns the calibrated weights of LISI (n x K, the weights
 // of point i's neighbours at [i*K, (i+1)*K)), which depend on the
-// distances only: every labelling of the points shares them.
+// distances only: every labelling of the points shares them. The points
+// are calibrated in chunks on all cores; the weights of each point do not
+// depend on the others, nor on the number of cores.
 func lisiWeights(nb *Neighbors, perplexity float64, squared bool) []float64 {
 	n, k := nb.Len(), nb.K
 	ws := make([]float64, n*k)
-	d := make([]float64, k)
 	target := math.Log(perplexity)
-	for i := range n {
-		copy(d, nb.Dist[i*k:(i+1)*k])
-		if squared {
-			for t := range d {
-				d[t] *= d[t]
+	var (
+		mu   sync.Mutex
+		next int
+		wg   sync.WaitGroup
+	)
+	for range max(1, min(runtime.GOMAXPROCS(0), (n+lisiChunk-1)/lisiChunk)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := make([]float64, k)
+			for {
+				mu.Lock()
+				lo := next
+				next += lisiChunk
+				mu.Unlock()
+				if lo >= n {
+					return
+				}
+				// Each point starts the search from the log beta of
+				// the one before it.
+				u := 0.0
+				for i := lo; i < min(lo+lisiChunk, n); i++ {
+					copy(d, nb.Dist[i*k:(i+1)*k])
+					if squared {
+						for t := range d {
+							d[t] *= d[t]
+						}
+					}
+					d0 := d[0]
+					for t := range d {
+						d[t] -= d0
+					}
+					calibrate(d, ws[i*k:(i+1)*k], target, &u)
+				}
 			}
-		}
-		d0 := d[0]
-		for t := range d {
-			d[t] -= d0
-		}
-		calibrate(d, ws[i*k:(i+1)*k], target)
+		}()
 	}
+	wg.Wait()
 	return ws
 }
 
@@ -101,15 +133,36 @@ func lisiIndex(nb *Neighbors, ws []float64, labels []int, c int) []float64 {
 // calibrate sets w to the normalized weights exp(-beta d) whose entropy is
 // target (within lisiTol, or the closest of lisiTries bisection steps). The
 // distances d are >= 0 with d[0] = 0, so the weights never all vanish.
-func calibrate(d, w []float64, target float64) {
+//
+// The steps are those of the published bisection, bit for bit, but the
+// entropy is computed only at the steps that can stop it: the entropy
+// decreases as beta grows, so a step at a beta at most bLo (or at least
+// bHi), where the entropy was found at least lisiTol above the target (or
+// below it), only moves up (or down). window finds such bLo and bHi close
+// to the solution with a few Newton steps from log beta = *u, and leaves
+// in *u the log beta it reached (a start for similar distances).
+func calibrate(d, w []float64, target float64, u *float64) {
+	bLo, bHi := window(d, w, target, u)
 	beta, lo, hi := 1.0, math.Inf(-1), math.Inf(1)
 	for try := 0; ; try++ {
-		h := weights(d, w, beta)
-		diff := h - target
-		if math.Abs(diff) < lisiTol || try == lisiTries {
-			return
+		var up bool
+		switch {
+		case try < lisiTries && beta <= bLo:
+			up = true
+		case try < lisiTries && beta >= bHi:
+			up = false
+		default:
+			h, sum := weights(d, w, beta)
+			diff := h - target
+			if math.Abs(diff) < lisiTol || try == lisiTries {
+				for t := range w {
+					w[t] /= sum
+				}
+				return
+			}
+			up = diff > 0
 		}
-		if diff > 0 {
+		if up {
 			lo = beta
 			if math.IsInf(hi, 1) {
 				beta *= 2
@@ -127,20 +180,107 @@ func calibrate(d, w []float64, target float64) {
 	}
 }
 
-// weights sets w to exp(-beta d) normalized to sum 1 and returns their
-// entropy, log(sum) + beta sum(d e) / sum with e the unnormalized weights.
-func weights(d, w []float64, beta float64) float64 {
+// Settings of window: the margin beyond lisiTol that the entropy at its
+// bounds must keep (far above the rounding error of the entropy, about
+// 1e-14), and its number of Newton steps.
+const (
+	windowMargin = 1e-9
+	windowSteps  = 8
+)
+
+// window returns bLo < bHi such that the entropy of the weights exp(-beta
+// d), as weights computes it, is at least target + lisiTol for beta <= bLo
+// and at most target - lisiTol for beta >= bHi: the largest and smallest
+// of the betas it tries where the entropy is beyond target +- (lisiTol +
+// windowMargin), else 0 and +Inf. It takes Newton steps on the entropy
+// as a function of log beta from *u, kept within the bracket of the signs
+// seen, until the entropy is within lisiTol/16 of target, then tries the
+// two betas where the entropy should be target +- 2 lisiTol, and leaves
+// the last log beta in *u. w is scratch.
+func window(d, w []float64, target float64, start *float64) (bLo, bHi float64) {
+	bLo, bHi = 0, math.Inf(1)
+	const bound = lisiTol + windowMargin
+	try := func(u float64) (g, slope float64) {
+		beta := math.Exp(u)
+		h, dh := entropySlope(d, w, beta)
+		g = h - target
+		if g >= bound {
+			bLo = max(bLo, beta)
+		}
+		if g <= -bound {
+			bHi = min(bHi, beta)
+		}
+		return g, beta * dh
+	}
+	u, uLo, uHi := *start, math.Inf(-1), math.Inf(1)
+	if !(math.Abs(u) < 700) {
+		// Beyond the range of exp.
+		u = 0
+	}
+	defer func() { *start = u }()
+	for range windowSteps {
+		g, slope := try(u)
+		if g > 0 {
+			uLo = u
+		} else {
+			uHi = u
+		}
+		if math.Abs(g) < lisiTol/16 {
+			if slope < 0 {
+				delta := 2 * lisiTol / -slope
+				try(u - delta)
+				try(u + delta)
+			}
+			break
+		}
+		if !(slope < 0) {
+			// The entropy is flat here (equal distances, or
+			// weights that underflow): no Newton step.
+			break
+		}
+		next := u - g/slope
+		next = min(max(next, u-2), u+2)
+		if next <= uLo || next >= uHi {
+			if math.IsInf(uLo, 0) || math.IsInf(uHi, 0) {
+				break
+			}
+			next = (uLo + uHi) / 2
+		}
+		u = next
+	}
+	if !(bLo < bHi) {
+		// Rounding at a flat entropy: keep the exact search.
+		return 0, math.Inf(1)
+	}
+	return bLo, bHi
+}
+
+// entropySlope returns the entropy of the normalized weights exp(-beta d)
+// (computed as weights does) and its derivative with respect to beta,
+// -beta Var(d), the variance under the weights; w is scratch.
+func entropySlope(d, w []float64, beta float64) (h, dh float64) {
+	h, sum := weights(d, w, beta)
+	var m1, m2 float64
+	for t, e := range w {
+		m1 += d[t] * e
+		m2 += d[t] * d[t] * e
+	}
+	m1 /= sum
+	m2 /= sum
+	return h, -beta * max(m2-m1*m1, 0)
+}
+
+// weights sets w to the unnormalized weights exp(-beta d) and returns their
+// sum and entropy as normalized weights, log(sum) + beta sum(d w) / sum.
+func weights(d, w []float64, beta float64) (h, sum float64) {
 	for t, v := range d {
 		w[t] = -beta * v
 	}
 	kernel.ExpSlice(w, w)
-	var sum, dot float64
+	var dot float64
 	for t, e := range w {
 		sum += e
 		dot += d[t] * e
 	}
-	for t := range w {
-		w[t] /= sum
-	}
-	return math.Log(sum) + beta*dot/sum
+	return math.Log(sum) + beta*dot/sum, sum
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -83,9 +84,10 @@ func TestNearestNeighbors(t *testing.T) {
 		xi.Set(i, 1, float64(rng.IntN(5)))
 	}
 	// Many points with ties (the candidates below a sampled threshold),
-	// and points whose every 8th lies in a cluster of its own (the
-	// threshold of the strided sample leaves fewer than k candidates
-	// around the clustered points: all points are searched).
+	// and points whose every thresholdStride-th lies in a cluster of its
+	// own: the strided sample holds only the clustered points, and its
+	// first threshold leaves fewer than k candidates around them (a
+	// second one with 4 times more sampled points below it is used).
 	xm := mat.NewDense(1200, 2, nil)
 	for i := range 1200 {
 		xm.Set(i, 0, float64(rng.IntN(9)))
@@ -94,7 +96,7 @@ func TestNearestNeighbors(t *testing.T) {
 	xs := mat.NewDense(800, 2, nil)
 	for i := range 800 {
 		off := 0.0
-		if i%8 != 0 {
+		if i%thresholdStride != 0 {
 			off = 50
 		}
 		xs.Set(i, 0, off+rng.NormFloat64())
@@ -349,37 +351,50 @@ func TestKnownAnswers(t *testing.T) {
 }
 
 // TestSilhouetteBruteForce compares the silhouettes with a direct
-// computation of every pairwise distance.
+// computation of every pairwise distance, for groups interleaved (one of
+// them a single point), in runs, and too many for the symmetric sweep.
 func TestSilhouetteBruteForce(t *testing.T) {
 	x, g, _ := randomPoints(301, 3, 4, 1.5, 6)
 	g[0] = 4 // a group of one point
-	got, err := Silhouette(context.Background(), x, g)
-	if err != nil {
-		t.Fatal(err)
+	runs := make([]int, len(g))
+	many := make([]int, len(g))
+	for i := range g {
+		runs[i] = i * 3 / len(g)
+		many[i] = i % (symMaxGroups + 3)
 	}
-	n := len(g)
-	for i := range n {
-		sum := map[int]float64{}
-		cnt := map[int]int{}
-		for j := range n {
-			cnt[g[j]]++
-			if j != i {
-				sum[g[j]] += math.Sqrt(kernel.SqDist(x.RawRowView(i), x.RawRowView(j)))
-			}
+	for _, c := range []struct {
+		name string
+		g    []int
+	}{{"interleaved", g}, {"runs", runs}, {"many", many}} {
+		got, err := Silhouette(context.Background(), x, c.g)
+		if err != nil {
+			t.Fatal(err)
 		}
-		want := 0.0
-		if cnt[g[i]] > 1 {
-			a := sum[g[i]] / float64(cnt[g[i]]-1)
-			b := math.Inf(1)
-			for h, c := range cnt {
-				if h != g[i] {
-					b = math.Min(b, sum[h]/float64(c))
+		g := c.g
+		n := len(g)
+		for i := range n {
+			sum := map[int]float64{}
+			cnt := map[int]int{}
+			for j := range n {
+				cnt[g[j]]++
+				if j != i {
+					sum[g[j]] += math.Sqrt(kernel.SqDist(x.RawRowView(i), x.RawRowView(j)))
 				}
 			}
-			want = (b - a) / math.Max(a, b)
-		}
-		if math.Abs(got[i]-want) > 1e-12 {
-			t.Fatalf("point %d: silhouette %v, want %v", i, got[i], want)
+			want := 0.0
+			if cnt[g[i]] > 1 {
+				a := sum[g[i]] / float64(cnt[g[i]]-1)
+				b := math.Inf(1)
+				for h, c := range cnt {
+					if h != g[i] {
+						b = math.Min(b, sum[h]/float64(c))
+					}
+				}
+				want = (b - a) / math.Max(a, b)
+			}
+			if math.Abs(got[i]-want) > 1e-12 {
+				t.Fatalf("%s: point %d: silhouette %v, want %v", c.name, i, got[i], want)
+			}
 		}
 	}
 }
@@ -437,6 +452,24 @@ func TestDistributionalVariance(t *testing.T) {
 	if direct := diag/6 - all/36; math.Abs(got-direct) > 1e-13 {
 		t.Errorf("distributional variance %v, direct %v", got, direct)
 	}
+	// Groups in runs, and too many for the symmetric sweep.
+	runs := make([]int, len(g))
+	many := make([]int, len(g))
+	for i := range g {
+		runs[i] = i * 4 / len(g)
+		many[i] = i % (symMaxGroups + 3)
+	}
+	for _, gg := range [][]int{runs, many} {
+		ng := slices.Max(gg) + 1
+		got, err := DistributionalVariance(context.Background(), x, gg, sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := exact.DistributionalVariance(mat.NewSymDense(r.Rows, r.Data), gg, ng)
+		if math.Abs(got-want) > 1e-13 || want < 1e-4 {
+			t.Errorf("%d groups: distributional variance %v, exact package %v", ng, got, want)
+		}
+	}
 }
 
 // TestLinearVarianceIsProjectedVariance checks the linear distributional
@@ -464,10 +497,17 @@ func TestLinearVarianceIsProjectedVariance(t *testing.T) {
 }
 
 // TestDeterministic checks that the results do not depend on the number of
-// cores, bit for bit.
+// cores, bit for bit: with 1, 2 and 7 cores, for domains interleaved, in
+// runs, and too many for the symmetric sweep.
 func TestDeterministic(t *testing.T) {
 	x, g, c := randomPoints(700, 4, 3, 0.8, 8)
-	run := func(procs int) *Report {
+	runs := make([]int, len(g))
+	many := make([]int, len(g))
+	for i := range g {
+		runs[i] = i * 3 / len(g)
+		many[i] = i % (symMaxGroups + 4)
+	}
+	run := func(procs int, g []int) *Report {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		r, err := Measure(context.Background(), x, g, c, Options{Seed: 3})
 		if err != nil {
@@ -475,12 +515,16 @@ func TestDeterministic(t *testing.T) {
 		}
 		return r
 	}
-	a, b := run(1), run(4)
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	if string(ja) != string(jb) {
-		t.Errorf("1 core %s\n4 cores %s", ja, jb)
+	for _, g := range [][]int{runs, many, g} {
+		ja, _ := json.Marshal(run(1, g))
+		for _, procs := range []int{2, 7} {
+			if jb, _ := json.Marshal(run(procs, g)); string(ja) != string(jb) {
+				t.Errorf("1 core %s\n%d cores %s", ja, procs, jb)
+			}
+		}
 	}
+	a := run(1, g)
+	ja, _ := json.Marshal(a)
 	var back Report
 	if err := json.Unmarshal(ja, &back); err != nil {
 		t.Fatal(err)
