@@ -29,6 +29,7 @@ type Problem struct {
 	n, d, p int
 	bias    float64 // B, or <= 0 without a bias feature
 	present []bool
+	count   []int // the number of rows of each class
 	// cols holds the p columns of X~ = [X, B], n values each; rows holds
 	// its rows (n x p).
 	cols, rows []float64
@@ -120,6 +121,7 @@ func NewProblem(x *mat.Dense, y []int, nclass int, bias float64) (*Problem, erro
 		return nil, fmt.Errorf("svm: nclass = %d, want at least 2", nclass)
 	}
 	present := make([]bool, nclass)
+	count := make([]int, nclass)
 	npresent := 0
 	for i, l := range y {
 		if l < 0 || l >= nclass {
@@ -129,11 +131,12 @@ func NewProblem(x *mat.Dense, y []int, nclass int, bias float64) (*Problem, erro
 			present[l] = true
 			npresent++
 		}
+		count[l]++
 	}
 	if npresent < 2 {
 		return nil, fmt.Errorf("svm: only %d class present in %d labels, need at least 2", npresent, n)
 	}
-	pb := &Problem{x: x, y: y, nclass: nclass, n: n, d: d, p: d, bias: o.Bias, present: present}
+	pb := &Problem{x: x, y: y, nclass: nclass, n: n, d: d, p: d, bias: o.Bias, present: present, count: count}
 	if o.Bias > 0 {
 		pb.p++
 	}
@@ -222,7 +225,10 @@ func (pb *Problem) Train(ctx context.Context, o Options) (*Model, error) {
 	var wg sync.WaitGroup
 	for ci, k := range classes {
 		wg.Go(func() {
-			yk := pb.classLabels(k)
+			var yk []float64
+			if o.Solver != Primal {
+				yk = pb.classLabels(k)
+			}
 			b, err := pb.machine(ctx, yk, k, uint64(k), o)
 			if err != nil {
 				errs[ci] = err
@@ -291,11 +297,13 @@ func (pb *Problem) resolve(o Options) (Options, error) {
 	return o, nil
 }
 
-// machine trains the binary machine of class k (labels y in {-1, +1}) with
-// the resolved options o; stream is the Dual solver's random stream.
+// machine trains the binary machine of class k with the resolved options
+// o: the rows of class k are positive, the others negative. The Dual
+// solver takes these labels in y (in {-1, +1}), and stream is its random
+// stream; the Primal solver ignores y.
 func (pb *Problem) machine(ctx context.Context, y []float64, k int, stream uint64, o Options) (*Binary, error) {
 	if o.Solver == Primal {
-		return pb.solvePrimal(ctx, y, k, o)
+		return pb.solvePrimal(ctx, k, o)
 	}
 	return solveDual(ctx, pb.x, y, o, stream)
 }
@@ -319,7 +327,7 @@ func (pb *Problem) initWeights(k int, o Options) []float64 {
 }
 
 // solvePrimal minimizes f(w) = 1/2 w'w + C sum_i max(0, 1 - y_i w'x~_i)^2
-// for machine k (labels y) by the generalized Newton method (Mangasarian
+// for machine k (y_i = 1 for the rows of class k, -1 for the others) by the generalized Newton method (Mangasarian
 // 2002; Keerthi and DeCoste 2005): with I = {i : y_i w'x~_i < 1},
 //
 //	grad f = w - 2C sum_{i in I} (1 - y_i w'x~_i) y_i x~_i,
@@ -334,15 +342,10 @@ func (pb *Problem) initWeights(k int, o Options) []float64 {
 // one iteration to the next and updated with the rows that enter or leave
 // I; since y_i (1 - y_i w'x~_i) = y_i - w'x~_i, they give the gradient
 // w - 2C (v - S w) without a pass over the rows.
-func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Options) (*Binary, error) {
+func (pb *Problem) solvePrimal(ctx context.Context, k int, o Options) (*Binary, error) {
 	n, p := pb.n, pb.p
 	c2 := 2 * o.C
-	var npos int
-	for _, v := range y {
-		if v > 0 {
-			npos++
-		}
-	}
+	npos := pb.count[k]
 	// grad f(0) = -2C sum_i y_i x~_i = -2C (2 sum_{y_i = 1} x~_i - sum_i x~_i).
 	var g0 float64
 	for j := range p {
@@ -370,7 +373,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 	h := mat.NewSymDense(p, nil)
 	active := n
 	if !cold {
-		pb.margins(z, w, y)
+		pb.margins(z, w, k)
 		active = pb.memberships(z, in, &changed)
 	}
 	var chol mat.Cholesky
@@ -402,8 +405,8 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 					minus = append(minus, i)
 				}
 			}
-			pb.addOuters(sum, v, plus, y, 1, sc)
-			pb.addOuters(sum, v, minus, y, -1, sc)
+			pb.addOuters(sum, v, plus, k, 1, sc)
+			pb.addOuters(sum, v, minus, k, -1, sc)
 		case active <= n-active:
 			clear(sum)
 			clear(v)
@@ -414,7 +417,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 					plus = append(plus, i)
 				}
 			}
-			pb.addOuters(sum, v, plus, y, 1, sc)
+			pb.addOuters(sum, v, plus, k, 1, sc)
 		default:
 			copy(sum, pb.gramMatrix())
 			copy(v, vall)
@@ -425,7 +428,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 					minus = append(minus, i)
 				}
 			}
-			pb.addOuters(sum, v, minus, y, -1, sc)
+			pb.addOuters(sum, v, minus, k, -1, sc)
 		}
 		// Gradient: w - 2C sum_{i in I} (1 - z_i) y_i x~_i
 		// = w - 2C (v - S w), with v = sum_{i in I} y_i x~_i and
@@ -461,7 +464,9 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 			return nil, err
 		}
 		s := sv.RawVector().Data
-		pb.margins(dz, s, y)
+		// dz_i = y_i s'x~_i, and the line search's first pass over the
+		// rows, in one pass.
+		nb, nc := pb.marginsLine(dz, s, z, k, sc.line)
 		// The sums of the line search over I: 2C sum (1 - z_i) dz_i =
 		// s'(w - g) and 2C sum dz_i^2 = 2C s' sum s.
 		var a0, quad float64
@@ -474,7 +479,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 			}
 			quad += sa * q
 		}
-		t, _, _ := lineSearch(w, s, z, dz, c2, a0, c2*quad, sc.line)
+		t, _, _ := lineSearchFrom(w, s, z, dz, c2, a0, c2*quad, sc.line, nb, nc)
 		floats.AddScaled(w, -t, s)
 		active = pb.stepMemberships(z, dz, -t, in, &changed)
 	}
@@ -535,15 +540,53 @@ func addScaled(v []float64, a float64, x []float64) {
 	}
 }
 
-// margins stores y_i w'x~_i in dst for every row.
-func (pb *Problem) margins(dst, w, y []float64) {
-	clear(dst)
-	for j, wj := range w {
-		if wj != 0 {
-			floats.AddScaled(dst, wj, pb.col(j))
+// negBit returns the sign bit of y_i for machine k: 0 for the rows of
+// class k (y_i = 1), the sign bit for the others (y_i = -1). Flipping it
+// is multiplying by y_i, exactly.
+func negBit(label, k int) uint64 { return uint64(b2i(label != k)) << 63 }
+
+// margins stores y_i w'x~_i in dst for every row, for machine k: the
+// products w_j x~_ij summed from j = 0 up, from zero.
+func (pb *Problem) margins(dst, w []float64, k int) {
+	p := pb.p
+	w = w[:p]
+	y := pb.y[:len(dst)]
+	for i := range dst {
+		r := pb.rows[i*p:][:len(w)]
+		var acc float64
+		for j, wj := range w {
+			acc += wj * r[j]
 		}
+		dst[i] = math.Float64frombits(math.Float64bits(acc) ^ negBit(y[i], k))
 	}
-	floats.Mul(dst, y)
+}
+
+// marginsLine is margins(dz, s, k) together with the first pass of the
+// line search over the rows (lineFirst), in the same pass; it returns the
+// counts of lineFirst.
+func (pb *Problem) marginsLine(dz, s, z []float64, k int, sc *lineScratch) (nb, nc int) {
+	p := pb.p
+	s = s[:p]
+	n := len(z)
+	dz, y := dz[:n], pb.y[:n]
+	br, cand := sc.br[:n], sc.cand[:n]
+	for i, zi := range z {
+		r := pb.rows[i*p:][:len(s)]
+		var acc float64
+		for j, sj := range s {
+			acc += sj * r[j]
+		}
+		d := math.Float64frombits(math.Float64bits(acc) ^ negBit(y[i], k))
+		dz[i] = d
+		u := 1 - zi
+		in := u > 0
+		sw := in != (u+d > 0)
+		br[nb] = i
+		nb += b2i(sw)
+		cand[nc] = i
+		nc += b2i(!sw) & later(in, d)
+	}
+	return nb, nc
 }
 
 // outerBlock is the number of rows gathered per SYRK update in addOuters;
@@ -554,17 +597,22 @@ const (
 )
 
 // addOuters adds sign sum_{i in rows} x~_i x~_i' to the upper triangle of
-// the p x p matrix sum, and sign sum_{i in rows} y_i x~_i to v (in the same
+// the p x p matrix sum, and sign sum_{i in rows} y_i x~_i to v (y_i the
+// label of machine k) (in the same
 // pass over the rows): by SYRK on blocks of gathered rows for many rows,
 // one outer product at a time for few.
-func (pb *Problem) addOuters(sum, v []float64, rows []int, y []float64, sign float64, sc *primalScratch) {
+func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, sc *primalScratch) {
 	p := pb.p
 	v = v[:p]
+	// sign y_i, for y_i = +-1.
+	sy := func(i int) float64 {
+		return math.Float64frombits(math.Float64bits(sign) ^ negBit(pb.y[i], k))
+	}
 	if len(rows) < outerMin {
 		for _, i := range rows {
 			r := pb.rows[i*p : i*p+p]
 			addOuter(sum, r, sign)
-			addScaled(v, sign*y[i], r)
+			addScaled(v, sy(i), r)
 		}
 		return
 	}
@@ -574,7 +622,7 @@ func (pb *Problem) addOuters(sum, v []float64, rows []int, y []float64, sign flo
 		for j, i := range rows[lo:hi] {
 			r := pb.rows[i*p : i*p+p]
 			copy(sc.block[j*p:(j+1)*p], r)
-			addScaled(v, sign*y[i], r)
+			addScaled(v, sy(i), r)
 		}
 		gemm.Syrk(blas.Trans, blas64.General{Rows: hi - lo, Cols: p, Stride: p, Data: sc.block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: sc.outer})
 	}

@@ -212,7 +212,7 @@ func TestAddOuters(t *testing.T) {
 			for j := range v {
 				v[j] = float64(-j)
 			}
-			pb.addOuters(sum, v, rows, yk, sign, sc)
+			pb.addOuters(sum, v, rows, 1, sign, sc)
 			for j := range p {
 				want := float64(-j)
 				for _, i := range rows {
