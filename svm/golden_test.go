@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,8 @@ var goldenPath = filepath.Join("testdata", "primal_golden.txt")
 // fewer features and cold to a tight tolerance, and returns one line per
 // machine: the case, the class, the Newton iterations, whether it
 // converged, the bits of the intercept and of every weight, and an FNV-1a
-// hash of the bits of Alpha.
+// hash of the bits of Alpha (Options.KeepAlpha). It also checks that the
+// cold machines without KeepAlpha are the same, with Alpha nil.
 func goldenLines(tb testing.TB) []string {
 	ctx := context.Background()
 	var lines []string
@@ -67,12 +69,30 @@ func goldenLines(tb testing.TB) []string {
 		}
 		var prev *Model
 		for _, cost := range []float64{0.1, 1, 10} {
-			o := Options{C: cost, Bias: c.bias, Solver: Primal}
+			o := Options{C: cost, Bias: c.bias, Solver: Primal, KeepAlpha: true}
 			cold, err := pb.Train(ctx, o)
 			if err != nil {
 				tb.Fatal(err)
 			}
 			add(fmt.Sprintf("%s,C=%g,cold", name, cost), cold)
+			// Without KeepAlpha: the same machines, without Alpha.
+			o.KeepAlpha = false
+			plain, err := pb.Train(ctx, o)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			o.KeepAlpha = true
+			for k, b := range plain.Machines {
+				if b == nil {
+					continue
+				}
+				a := cold.Machines[k]
+				if b.Alpha != nil || b.Epochs != a.Epochs || math.Float64bits(b.Intercept) != math.Float64bits(a.Intercept) ||
+					!slices.EqualFunc(b.W, a.W, func(u, v float64) bool { return math.Float64bits(u) == math.Float64bits(v) }) {
+					tb.Errorf("%s C=%g class %d without KeepAlpha: alpha %d values, W %v, intercept %v, %d epochs; with it W %v, intercept %v, %d epochs",
+						name, cost, k, len(b.Alpha), b.W, b.Intercept, b.Epochs, a.W, a.Intercept, a.Epochs)
+				}
+			}
 			if prev != nil {
 				o.Init = prev
 				warm, err := pb.Train(ctx, o)
@@ -91,18 +111,18 @@ func goldenLines(tb testing.TB) []string {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		init, err := pbf.Train(ctx, Options{C: 1, Bias: c.bias})
+		init, err := pbf.Train(ctx, Options{C: 1, Bias: c.bias, KeepAlpha: true})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		m, err := pb.Train(ctx, Options{C: 1, Bias: c.bias, Init: init})
+		m, err := pb.Train(ctx, Options{C: 1, Bias: c.bias, Init: init, KeepAlpha: true})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		add(name+",C=1,features", m)
 		// Solved tightly: more Newton iterations, near the optimum.
 		for _, cost := range []float64{0.3, 30} {
-			m, err := pb.Train(ctx, Options{C: cost, Bias: c.bias, Tol: 1e-10})
+			m, err := pb.Train(ctx, Options{C: cost, Bias: c.bias, Tol: 1e-10, KeepAlpha: true})
 			if err != nil {
 				tb.Fatal(err)
 			}

@@ -488,9 +488,11 @@ func (pb *Problem) solvePrimal(ctx context.Context, k int, o Options) (*Binary, 
 	if pb.bias > 0 {
 		res.Intercept = w[pb.d] * pb.bias
 	}
-	res.Alpha = make([]float64, n)
-	for i := range n {
-		res.Alpha[i] = c2 * math.Max(0, 1-z[i])
+	if o.KeepAlpha {
+		res.Alpha = make([]float64, n)
+		for i := range n {
+			res.Alpha[i] = c2 * math.Max(0, 1-z[i])
+		}
 	}
 	return res, nil
 }

@@ -135,6 +135,10 @@ type Options struct {
 	Bias float64
 	// NoShrink disables shrinking.
 	NoShrink bool
+	// KeepAlpha asks the Primal solver for the dual variables
+	// (Binary.Alpha), an n-vector per machine; without it the Primal
+	// solver leaves Alpha nil. The Dual solver always returns them.
+	KeepAlpha bool
 	// Seed seeds the PCG generator of the per-epoch permutations. Class k of
 	// a one-vs-rest model uses the stream rand.NewPCG(Seed, k).
 	Seed uint64
@@ -197,8 +201,9 @@ type Binary struct {
 	// Intercept is w_B * B (0 without a bias feature).
 	Intercept float64
 	// Alpha holds the n dual variables at the solution; the primal weights
-	// are [W, w_B] = sum_i y_i Alpha_i [x_i, B]. The Primal solver returns
-	// the dual point given by the optimality conditions,
+	// are [W, w_B] = sum_i y_i Alpha_i [x_i, B]. The Dual solver always
+	// returns them; the Primal solver only with Options.KeepAlpha (else
+	// Alpha is nil), as the dual point given by the optimality conditions,
 	// Alpha_i = 2C max(0, 1 - y_i f(x_i)).
 	Alpha []float64
 	// Epochs is the number of passes over the (active) data, or of Newton
