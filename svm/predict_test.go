@@ -102,6 +102,52 @@ func TestDecisionBits(t *testing.T) {
 	}
 }
 
+// TestPredictNaN checks Predict against its defining loop on rows with
+// NaN and infinite inputs, for which some classes' decision values are NaN
+// (never larger than another value, even at class 0) and others infinite:
+// for four classes, whose selection takes another path, and for five.
+func TestPredictNaN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, nc := range []int{4, 5} {
+		const d = 3
+		m := randomModel(rng, nc, d, -1, 0)
+		// Class 2 ignores feature 0: +-Inf there makes the others infinite
+		// and class 2's value NaN (0 * Inf).
+		m.W.Set(2, 0, 0)
+		vals := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, 1, -2}
+		var rows []float64
+		for _, a := range vals {
+			for _, b := range vals {
+				rows = append(rows, a, b, 0.5)
+			}
+		}
+		n := len(rows) / d
+		x := mat.NewDense(n, d, rows)
+		pred := ok[[]int](t)(m.Predict(x))
+		taken := map[int]bool{}
+		for i := range n {
+			best, bestV := 0, 0.0
+			for k := range nc {
+				var v float64
+				for j := range d {
+					v += x.At(i, j) * m.W.At(k, j)
+				}
+				v += m.Intercept[k]
+				if k == 0 || v > bestV {
+					best, bestV = k, v
+				}
+			}
+			if pred[i] != best {
+				t.Errorf("%d classes, row %v: Predict %d, want %d", nc, x.RawRowView(i), pred[i], best)
+			}
+			taken[best] = true
+		}
+		if len(taken) < 2 {
+			t.Errorf("%d classes: only classes %v predicted", nc, taken)
+		}
+	}
+}
+
 // BenchmarkPredict predicts 4 classes on 20,000 rows of d features, as
 // the evaluation's grid does on the held-out cells of an inner fold, and
 // standardizes them first (Scaler.Apply).

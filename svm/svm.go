@@ -525,26 +525,84 @@ func (m *Model) Predict(x *mat.Dense) ([]int, error) {
 	if d != m.Dim {
 		return nil, fmt.Errorf("svm: input has %d columns, model expects %d", d, m.Dim)
 	}
-	// The decision values of Decision, row by row, without storing them.
+	// The decision values of Decision, row by row, without storing them,
+	// each summed over the features in order; the largest is chosen
+	// without branches, which would be mispredicted as often as the
+	// classes overlap.
 	pred := make([]int, n)
+	nc := m.NClass
 	xr, wr := x.RawMatrix(), m.W.RawMatrix()
-	for i := range n {
-		xi := xr.Data[i*xr.Stride : i*xr.Stride+d]
-		best, bestV := 0, 0.0
-		for k := range m.NClass {
-			wk := wr.Data[k*wr.Stride : k*wr.Stride+d]
+	b := m.Intercept[:nc]
+	if nc == 4 {
+		// The weights interleaved by feature, for the four sums at once.
+		w := make([]float64, 4*d)
+		for k := range 4 {
+			for j, v := range wr.Data[k*wr.Stride : k*wr.Stride+d] {
+				w[4*j+k] = v
+			}
+		}
+		for i := range pred {
+			xi := xr.Data[i*xr.Stride:][:d]
+			w := w[:4*len(xi)]
+			var v0, v1, v2, v3 float64
+			for j, xv := range xi {
+				q := w[4*j:][:4]
+				v0 += xv * q[0]
+				v1 += xv * q[1]
+				v2 += xv * q[2]
+				v3 += xv * q[3]
+			}
+			v0, v1, v2, v3 = v0+b[0], v1+b[1], v2+b[2], v3+b[3]
+			if v0 != v0 || v1 != v1 || v2 != v2 || v3 != v3 {
+				// A NaN is never larger: the first rule, one at a time.
+				var sel argmax
+				sel.add(0, v0)
+				sel.add(1, v1)
+				sel.add(2, v2)
+				sel.add(3, v3)
+				pred[i] = sel.best
+				continue
+			}
+			// The first of the largest: of the first pair, of the second,
+			// then the second pair's if strictly larger.
+			ia, ib := b2i(v1 > v0), 2+b2i(v3 > v2)
+			pred[i] = ia + b2i(max(v2, v3) > max(v0, v1))*(ib-ia)
+		}
+		return pred, nil
+	}
+	w := make([]float64, nc*d)
+	for k := range nc {
+		copy(w[k*d:(k+1)*d], wr.Data[k*wr.Stride:k*wr.Stride+d])
+	}
+	for i := range pred {
+		xi := xr.Data[i*xr.Stride:][:d]
+		var sel argmax
+		for k := range nc {
+			wk := w[k*d:][:len(xi)]
 			var v float64
 			for j, xv := range xi {
 				v += xv * wk[j]
 			}
-			v += m.Intercept[k]
-			if k == 0 || v > bestV {
-				best, bestV = k, v
-			}
+			sel.add(k, v+b[k])
 		}
-		pred[i] = best
+		pred[i] = sel.best
 	}
 	return pred, nil
+}
+
+// argmax selects the first class of the largest value among those added
+// in increasing order of class, without branches.
+type argmax struct {
+	best  int
+	value float64
+}
+
+// add offers the value v of class k: it is taken if k is 0 or v is
+// larger than the best value so far (never if v is NaN).
+func (a *argmax) add(k int, v float64) {
+	take := -uint64(b2i(k == 0) | b2i(v > a.value))
+	a.best = a.best&^int(take) | k&int(take)
+	a.value = math.Float64frombits(math.Float64bits(a.value)&^take | math.Float64bits(v)&take)
 }
 
 // Accuracy returns the fraction of positions where pred equals truth, or NaN
