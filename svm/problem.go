@@ -20,8 +20,9 @@ import (
 // inputs are checked once and kept by columns with the bias feature
 // appended, with their Gram matrix and per-class sums, so that each
 // training of the Primal solver costs a few passes over the data per Newton
-// iteration. A Problem is safe for concurrent use; it does not copy x for
-// the Dual solver, so x must not change while the Problem is in use.
+// iteration. A Problem is safe for concurrent use; it also reads the rows
+// of x (the Dual solver, and the Primal solver for sums over a few rows),
+// so x must not change while the Problem is in use.
 type Problem struct {
 	x       *mat.Dense
 	y       []int
@@ -30,9 +31,8 @@ type Problem struct {
 	bias    float64 // B, or <= 0 without a bias feature
 	present []bool
 	count   []int // the number of rows of each class
-	// cols holds the p columns of X~ = [X, B], n values each; rows holds
-	// its rows (n x p).
-	cols, rows []float64
+	// cols holds the p columns of X~ = [X, B], n values each.
+	cols []float64
 	// sums holds, per class, sum_{y_i = k} x~_i; total sums every row.
 	sums  [][]float64
 	total []float64
@@ -53,6 +53,7 @@ type primalScratch struct {
 	chg, plus, minus []int
 	in               []bool
 	block, outer     []float64 // rows gathered for addOuters, and their sum
+	row              []float64 // one row x~_i
 }
 
 // primalPool holds the buffers of solvePrimal, shared by all problems:
@@ -64,17 +65,17 @@ var primalPool sync.Pool
 func (pb *Problem) getScratch() *primalScratch {
 	n, p := pb.n, pb.p
 	sc, _ := primalPool.Get().(*primalScratch)
-	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*p || cap(sc.outer) < p*p {
+	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*p || cap(sc.outer) < p*p || cap(sc.row) < p {
 		sc = &primalScratch{z: make([]float64, n), dz: make([]float64, n),
 			line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
 			plus: make([]int, 0, n), minus: make([]int, 0, n),
-			block: make([]float64, outerBlock*p), outer: make([]float64, p*p)}
+			block: make([]float64, outerBlock*p), outer: make([]float64, p*p), row: make([]float64, p)}
 	}
 	sc.z, sc.dz, sc.in = sc.z[:n], sc.dz[:n], sc.in[:n]
 	l := sc.line
 	l.cand, l.br, l.bt, l.ba, l.bb = l.cand[:n], l.br[:n], l.bt[:n], l.ba[:n], l.bb[:n]
 	sc.chg, sc.plus, sc.minus = sc.chg[:0], sc.plus[:0], sc.minus[:0]
-	sc.block, sc.outer = sc.block[:outerBlock*p], sc.outer[:p*p]
+	sc.block, sc.outer, sc.row = sc.block[:outerBlock*p], sc.outer[:p*p], sc.row[:p]
 	clear(sc.z)
 	clear(sc.in)
 	return sc
@@ -113,9 +114,29 @@ func NewProblem(x *mat.Dense, y []int, nclass int, bias float64) (*Problem, erro
 	if err != nil {
 		return nil, err
 	}
-	n, d, err := check(x, len(y))
+	n, d, err := checkShape(x, len(y))
 	if err != nil {
 		return nil, err
+	}
+	p := d
+	if o.Bias > 0 {
+		p++
+	}
+	// The columns of X~, checking each value on the way.
+	cols := make([]float64, p*n)
+	for i := range n {
+		for j, v := range x.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, notFinite(i, j, v)
+			}
+			cols[j*n+i] = v
+		}
+	}
+	if o.Bias > 0 {
+		bc := cols[d*n : (d+1)*n]
+		for i := range bc {
+			bc[i] = o.Bias
+		}
 	}
 	if nclass < 2 {
 		return nil, fmt.Errorf("svm: nclass = %d, want at least 2", nclass)
@@ -136,23 +157,7 @@ func NewProblem(x *mat.Dense, y []int, nclass int, bias float64) (*Problem, erro
 	if npresent < 2 {
 		return nil, fmt.Errorf("svm: only %d class present in %d labels, need at least 2", npresent, n)
 	}
-	pb := &Problem{x: x, y: y, nclass: nclass, n: n, d: d, p: d, bias: o.Bias, present: present, count: count}
-	if o.Bias > 0 {
-		pb.p++
-	}
-	p := pb.p
-	pb.cols = make([]float64, p*n)
-	pb.rows = make([]float64, n*p)
-	for i := range n {
-		r := pb.rows[i*p : (i+1)*p]
-		copy(r, x.RawRowView(i))
-		if o.Bias > 0 {
-			r[d] = o.Bias
-		}
-		for j, v := range r {
-			pb.cols[j*n+i] = v
-		}
-	}
+	pb := &Problem{x: x, y: y, nclass: nclass, n: n, d: d, p: p, bias: o.Bias, present: present, count: count, cols: cols}
 	pb.sums = make([][]float64, nclass)
 	for k := range pb.sums {
 		pb.sums[k] = make([]float64, p)
@@ -547,38 +552,35 @@ func addScaled(v []float64, a float64, x []float64) {
 // is multiplying by y_i, exactly.
 func negBit(label, k int) uint64 { return uint64(b2i(label != k)) << 63 }
 
-// margins stores y_i w'x~_i in dst for every row, for machine k: the
-// products w_j x~_ij summed from j = 0 up, from zero.
+// margins stores y_i w'x~_i in dst for every row, for machine k.
 func (pb *Problem) margins(dst, w []float64, k int) {
-	p := pb.p
-	w = w[:p]
-	y := pb.y[:len(dst)]
-	for i := range dst {
-		r := pb.rows[i*p:][:len(w)]
-		var acc float64
-		for j, wj := range w {
-			acc += wj * r[j]
+	clear(dst)
+	for j, wj := range w {
+		if wj != 0 {
+			floats.AddScaled(dst, wj, pb.col(j))
 		}
-		dst[i] = math.Float64frombits(math.Float64bits(acc) ^ negBit(y[i], k))
+	}
+	y := pb.y[:len(dst)]
+	for i, v := range dst {
+		dst[i] = math.Float64frombits(math.Float64bits(v) ^ negBit(y[i], k))
 	}
 }
 
 // marginsLine is margins(dz, s, k) together with the first pass of the
-// line search over the rows (lineFirst), in the same pass; it returns the
-// counts of lineFirst.
+// line search over the rows (lineFirst): the labels' signs are applied
+// in that pass. It returns the counts of lineFirst.
 func (pb *Problem) marginsLine(dz, s, z []float64, k int, sc *lineScratch) (nb, nc int) {
-	p := pb.p
-	s = s[:p]
 	n := len(z)
 	dz, y := dz[:n], pb.y[:n]
 	br, cand := sc.br[:n], sc.cand[:n]
-	for i, zi := range z {
-		r := pb.rows[i*p:][:len(s)]
-		var acc float64
-		for j, sj := range s {
-			acc += sj * r[j]
+	clear(dz)
+	for j, sj := range s {
+		if sj != 0 {
+			floats.AddScaled(dz, sj, pb.col(j))
 		}
-		d := math.Float64frombits(math.Float64bits(acc) ^ negBit(y[i], k))
+	}
+	for i, zi := range z {
+		d := math.Float64frombits(math.Float64bits(dz[i]) ^ negBit(y[i], k))
 		dz[i] = d
 		u := 1 - zi
 		in := u > 0
@@ -611,8 +613,9 @@ func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, 
 		return math.Float64frombits(math.Float64bits(sign) ^ negBit(pb.y[i], k))
 	}
 	if len(rows) < outerMin {
+		r := sc.row
 		for _, i := range rows {
-			r := pb.rows[i*p : i*p+p]
+			pb.rowTo(r, i)
 			addOuter(sum, r, sign)
 			addScaled(v, sy(i), r)
 		}
@@ -622,8 +625,8 @@ func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, 
 	for lo := 0; lo < len(rows); lo += outerBlock {
 		hi := min(lo+outerBlock, len(rows))
 		for j, i := range rows[lo:hi] {
-			r := pb.rows[i*p : i*p+p]
-			copy(sc.block[j*p:(j+1)*p], r)
+			r := sc.block[j*p : (j+1)*p]
+			pb.rowTo(r, i)
 			addScaled(v, sy(i), r)
 		}
 		gemm.Syrk(blas.Trans, blas64.General{Rows: hi - lo, Cols: p, Stride: p, Data: sc.block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: sc.outer})
@@ -632,6 +635,14 @@ func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, 
 		for b := a; b < p; b++ {
 			sum[a*p+b] += sign * sc.outer[a*p+b]
 		}
+	}
+}
+
+// rowTo stores the row x~_i = [x_i, B] in dst (p values).
+func (pb *Problem) rowTo(dst []float64, i int) {
+	copy(dst, pb.x.RawRowView(i))
+	if pb.bias > 0 {
+		dst[pb.d] = pb.bias
 	}
 }
 

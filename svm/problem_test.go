@@ -198,6 +198,7 @@ func TestAddOuters(t *testing.T) {
 	p := pb.p
 	sc := pb.getScratch()
 	yk := pb.classLabels(1)
+	xa := augment(x, 1)
 	for _, n := range []int{0, 5, outerMin, 300} {
 		rows := make([]int, n)
 		for i := range rows {
@@ -216,7 +217,7 @@ func TestAddOuters(t *testing.T) {
 			for j := range p {
 				want := float64(-j)
 				for _, i := range rows {
-					want += sign * yk[i] * pb.rows[i*p+j]
+					want += sign * yk[i] * xa.At(i, j)
 				}
 				if math.Abs(v[j]-want) > 1e-12*(1+math.Abs(want)) {
 					t.Errorf("%d rows, sign %v: v[%d] = %v, want %v", n, sign, j, v[j], want)
@@ -226,7 +227,7 @@ func TestAddOuters(t *testing.T) {
 				for b := a; b < p; b++ {
 					want := float64(a*p + b)
 					for _, i := range rows {
-						want += sign * pb.rows[i*p+a] * pb.rows[i*p+b]
+						want += sign * xa.At(i, a) * xa.At(i, b)
 					}
 					if math.Abs(sum[a*p+b]-want) > 1e-12*(1+math.Abs(want)) {
 						t.Errorf("%d rows, sign %v: sum[%d][%d] = %v, want %v", n, sign, a, b, sum[a*p+b], want)

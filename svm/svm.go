@@ -306,6 +306,22 @@ func TrainBinary(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 
 // check validates x against n labels and returns its shape.
 func check(x *mat.Dense, nlabels int) (n, d int, err error) {
+	n, d, err = checkShape(x, nlabels)
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := range n {
+		for j, v := range x.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, 0, notFinite(i, j, v)
+			}
+		}
+	}
+	return n, d, nil
+}
+
+// checkShape is check without the check of the values.
+func checkShape(x *mat.Dense, nlabels int) (n, d int, err error) {
 	if x == nil || x.IsEmpty() {
 		return 0, 0, errors.New("svm: empty input matrix")
 	}
@@ -313,14 +329,12 @@ func check(x *mat.Dense, nlabels int) (n, d int, err error) {
 	if n != nlabels {
 		return 0, 0, fmt.Errorf("svm: %d rows in x but %d labels", n, nlabels)
 	}
-	for i := range n {
-		for j, v := range x.RawRowView(i) {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return 0, 0, fmt.Errorf("svm: x[%d, %d] = %g is not finite", i, j, v)
-			}
-		}
-	}
 	return n, d, nil
+}
+
+// notFinite is the error of check for the value v at x[i, j].
+func notFinite(i, j int, v float64) error {
+	return fmt.Errorf("svm: x[%d, %d] = %g is not finite", i, j, v)
 }
 
 // solveDual is the dual coordinate descent of LIBLINEAR's
