@@ -35,7 +35,7 @@ func randomModel(rng *rand.Rand, nc, d, absent, tie int) *Model {
 // against the plain loops that define them (the decision value summed
 // over the features in order, then the intercept added; the largest
 // value, ties to the smaller class; (x - mean) / sd), on strided inputs
-// with row counts that are not multiples of a block and 1 to 12 features,
+// with row counts that are not multiples of a block and 1 to 17 features,
 // 2 to 6 classes, a tie and an absent class.
 func TestDecisionBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 7))
@@ -49,6 +49,7 @@ func TestDecisionBits(t *testing.T) {
 		{n: 300, d: 11, nc: 3, absent: -1},
 		{n: 130, d: 12, nc: 6, absent: 5, tie: 4},
 		{n: 65, d: 2, nc: 2, absent: -1, tie: 1},
+		{n: 77, d: 17, nc: 4, absent: 1, tie: 3},
 	} {
 		t.Run(fmt.Sprintf("n=%d,d=%d,nc=%d", c.n, c.d, c.nc), func(t *testing.T) {
 			wide := mat.NewDense(c.n, c.d+3, nil)

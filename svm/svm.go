@@ -549,7 +549,13 @@ func (m *Model) Predict(x *mat.Dense) ([]int, error) {
 	b := m.Intercept[:nc]
 	if nc == 4 {
 		// The weights interleaved by feature, for the four sums at once.
-		w := make([]float64, 4*d)
+		var buf [64]float64
+		w := buf[:0]
+		if 4*d <= len(buf) {
+			w = buf[:4*d]
+		} else {
+			w = make([]float64, 4*d)
+		}
 		for k := range 4 {
 			for j, v := range wr.Data[k*wr.Stride : k*wr.Stride+d] {
 				w[4*j+k] = v
