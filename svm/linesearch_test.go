@@ -155,3 +155,63 @@ func TestLineSearch(t *testing.T) {
 		t.Errorf("one piece: step %v in %d passes, want %v in <= 8", got, evals, want)
 	}
 }
+
+// TestSignedFirst checks signedFirst (the labels' signs applied, then the
+// line search's first pass, four rows at a time in assembly where the CPU
+// allows) bit for bit against the product by y_i in {-1, +1} followed by
+// lineFirst, on values at every edge of its tests: z_i = 1 (u = 0),
+// dz_i = +-0, u + dz_i = 0, infinities and NaN, for lengths around
+// multiples of 4.
+func TestSignedFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	special := []float64{0, math.Copysign(0, -1), 1, -1, 2, 0.5, math.Inf(1), math.Inf(-1), math.NaN(), 1e-300, -1e-300}
+	t.Logf("assembly: %v", hasAVX2)
+	for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 13, 1001, 4096} {
+		z, dz, y := make([]float64, n), make([]float64, n), make([]int, n)
+		for i := range n {
+			switch rng.IntN(4) {
+			case 0:
+				z[i], dz[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+			case 1:
+				z[i] = 1 + rng.NormFloat64()
+				dz[i] = z[i] - 1 // u + d = 0 for y_i = 1
+			default:
+				z[i], dz[i] = 1+rng.NormFloat64(), rng.NormFloat64()
+			}
+			y[i] = rng.IntN(3)
+		}
+		const k = 1
+		want := make([]float64, n)
+		for i, v := range dz {
+			if y[i] == k {
+				want[i] = v
+			} else {
+				want[i] = v * -1
+			}
+		}
+		ref, got := newLineScratch(n), newLineScratch(n)
+		wnb, wnc := lineFirst(z, want, ref)
+		nb, nc := signedFirst(z, dz, y, k, got)
+		for i := range n {
+			if math.Float64bits(dz[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("n=%d: dz[%d] = %v, want %v", n, i, dz[i], want[i])
+			}
+		}
+		if nb != wnb || nc != wnc {
+			t.Fatalf("n=%d: %d switching and %d later, want %d and %d", n, nb, nc, wnb, wnc)
+		}
+		for j := range nb {
+			if got.br[j] != ref.br[j] {
+				t.Fatalf("n=%d: br[%d] = %d, want %d", n, j, got.br[j], ref.br[j])
+			}
+		}
+		for j := range nc {
+			if got.cand[j] != ref.cand[j] {
+				t.Fatalf("n=%d: cand[%d] = %d, want %d", n, j, got.cand[j], ref.cand[j])
+			}
+		}
+		if n >= 1000 && (nb == 0 || nc == 0 || nb+nc == n) {
+			t.Errorf("n=%d: %d switching and %d later: want some of each and some of neither", n, nb, nc)
+		}
+	}
+}

@@ -568,21 +568,33 @@ func (pb *Problem) margins(dst, w []float64, k int) {
 
 // marginsLine is margins(dz, s, k) together with the first pass of the
 // line search over the rows (lineFirst): the labels' signs are applied
-// in that pass. It returns the counts of lineFirst.
+// in that pass (signedFirst). It returns the counts of lineFirst.
 func (pb *Problem) marginsLine(dz, s, z []float64, k int, sc *lineScratch) (nb, nc int) {
-	n := len(z)
-	dz, y := dz[:n], pb.y[:n]
-	br, cand := sc.br[:n], sc.cand[:n]
 	clear(dz)
 	for j, sj := range s {
 		if sj != 0 {
 			floats.AddScaled(dz, sj, pb.col(j))
 		}
 	}
-	for i, zi := range z {
+	return signedFirst(z, dz, pb.y, k, sc)
+}
+
+// signedFirst multiplies dz_i by the label y_i of machine k (1 for class
+// k, else -1) and makes the first pass of the line search (lineFirst) with
+// the result, in one pass; it returns the counts of lineFirst.
+func signedFirst(z, dz []float64, y []int, k int, sc *lineScratch) (nb, nc int) {
+	n := len(z)
+	dz, y = dz[:n], y[:n]
+	br, cand := sc.br[:n], sc.cand[:n]
+	i := 0
+	if hasAVX2 {
+		i = n &^ 3
+		nb, nc = signedFirstAVX2(z[:i], dz[:i], y[:i], k, br, cand)
+	}
+	for ; i < n; i++ {
+		u := 1 - z[i]
 		d := math.Float64frombits(math.Float64bits(dz[i]) ^ negBit(y[i], k))
 		dz[i] = d
-		u := 1 - zi
 		in := u > 0
 		sw := in != (u+d > 0)
 		br[nb] = i

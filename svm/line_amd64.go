@@ -1,0 +1,15 @@
+//go:build amd64 && !noasm
+
+package svm
+
+import "github.com/dicalab/dica/internal/cpu"
+
+// hasAVX2 reports whether the assembly kernels of the package can run.
+var hasAVX2 = cpu.AVX2FMA
+
+// signedFirstAVX2 is the loop of signedFirst over the rows
+// 0..len(z)&^3 - 1, four at a time; it returns the counts nb and nc.
+// dz and y must be as long as z, br and cand at least as long.
+//
+//go:noescape
+func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc int)

@@ -1,0 +1,91 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc int)
+//
+// For four rows at a time: d = dz_i with its sign flipped when y_i != k
+// (stored back), u = 1 - z_i, in = u > 0, sw = in != (u + d > 0); the row
+// is appended to br when sw, and to cand when !sw and (in ? -d : d) > 0.
+// The appends store the index unconditionally and advance the count by
+// the mask bit (BT, ADC), without branches. Every operation is exact or
+// correctly rounded (no fused multiply-add), as the Go loop.
+TEXT ·signedFirstAVX2(SB), NOSPLIT, $0-144
+	MOVQ z_base+0(FP), SI
+	MOVQ z_len+8(FP), CX
+	MOVQ dz_base+24(FP), DI
+	MOVQ y_base+48(FP), DX
+	MOVQ k+72(FP), AX
+	MOVQ br_base+80(FP), R8
+	MOVQ cand_base+104(FP), R9
+	XORQ R10, R10
+	XORQ R11, R11
+	XORQ R12, R12
+	SHRQ $2, CX
+	JZ   done
+
+	MOVQ         AX, X12
+	VPBROADCASTQ X12, Y12               // k
+	MOVQ         $0x3ff0000000000000, AX
+	MOVQ         AX, X11
+	VPBROADCASTQ X11, Y11               // 1.0
+	MOVQ         $0x8000000000000000, AX
+	MOVQ         AX, X13
+	VPBROADCASTQ X13, Y13               // the sign bit
+	VXORPD       Y14, Y14, Y14          // 0
+
+loop:
+	VMOVUPD  (SI)(R12*8), Y0
+	VSUBPD   Y0, Y11, Y1        // u = 1 - z
+	VMOVDQU  (DX)(R12*8), Y2
+	VPCMPEQQ Y12, Y2, Y2        // y_i == k
+	VPANDN   Y13, Y2, Y2        // the sign bit where y_i != k
+	VMOVUPD  (DI)(R12*8), Y3
+	VXORPD   Y2, Y3, Y3         // d
+	VMOVUPD  Y3, (DI)(R12*8)
+	VCMPPD   $0x1e, Y14, Y1, Y4 // in = u > 0
+	VADDPD   Y3, Y1, Y5         // u + d
+	VCMPPD   $0x1e, Y14, Y5, Y5 // u + d > 0
+	VXORPD   Y4, Y5, Y5         // sw
+	VANDPD   Y13, Y4, Y6
+	VXORPD   Y3, Y6, Y6         // -d if in, else d
+	VCMPPD   $0x1e, Y14, Y6, Y6 // > 0
+	VANDNPD  Y6, Y5, Y6         // and not sw
+	VMOVMSKPD Y5, AX
+	VMOVMSKPD Y6, BX
+	MOVQ R12, (R8)(R10*8)
+	BTQ  $0, AX
+	ADCQ $0, R10
+	MOVQ R12, (R9)(R11*8)
+	BTQ  $0, BX
+	ADCQ $0, R11
+	LEAQ 1(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $1, AX
+	ADCQ $0, R10
+	MOVQ R13, (R9)(R11*8)
+	BTQ  $1, BX
+	ADCQ $0, R11
+	LEAQ 2(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $2, AX
+	ADCQ $0, R10
+	MOVQ R13, (R9)(R11*8)
+	BTQ  $2, BX
+	ADCQ $0, R11
+	LEAQ 3(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $3, AX
+	ADCQ $0, R10
+	MOVQ R13, (R9)(R11*8)
+	BTQ  $3, BX
+	ADCQ $0, R11
+	ADDQ $4, R12
+	DECQ CX
+	JNZ  loop
+
+done:
+	MOVQ R10, nb+128(FP)
+	MOVQ R11, nc+136(FP)
+	VZEROUPPER
+	RET

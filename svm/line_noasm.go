@@ -1,0 +1,9 @@
+//go:build !amd64 || noasm
+
+package svm
+
+// hasAVX2 is false: the assembly kernels are amd64 only (or disabled by
+// the noasm build tag).
+const hasAVX2 = false
+
+func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc int) { return 0, 0 }
