@@ -13,3 +13,11 @@ var hasAVX2 = cpu.AVX2FMA
 //
 //go:noescape
 func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc int)
+
+// stepAVX2 is the loop of stepMemberships over the rows
+// 0..len(z)&^3 - 1, four at a time; it returns the number of rows listed
+// in ch and the number of active rows. dz and in must be as long as z, ch
+// at least as long.
+//
+//go:noescape
+func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int)

@@ -89,3 +89,72 @@ done:
 	MOVQ R11, nc+136(FP)
 	VZEROUPPER
 	RET
+
+
+// func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int)
+//
+// For four rows at a time: z_i += mt dz_i (a product, then a sum: no
+// fused multiply-add), act = z_i < 1; the row is counted in active when
+// act, and appended to ch when act != in_i, without branches.
+TEXT ·stepAVX2(SB), NOSPLIT, $0-120
+	MOVQ z_base+0(FP), SI
+	MOVQ z_len+8(FP), CX
+	MOVQ dz_base+24(FP), DI
+	MOVSD mt+48(FP), X10
+	MOVQ in_base+56(FP), DX
+	MOVQ ch_base+80(FP), R8
+	XORQ R10, R10
+	XORQ R11, R11
+	XORQ R12, R12
+	SHRQ $2, CX
+	JZ   stepdone
+
+	VBROADCASTSD X10, Y10               // mt
+	MOVQ         $0x3ff0000000000000, AX
+	MOVQ         AX, X11
+	VPBROADCASTQ X11, Y11               // 1.0
+	VPXOR        Y14, Y14, Y14          // 0
+
+steploop:
+	VMULPD    (DI)(R12*8), Y10, Y0 // mt dz
+	VADDPD    (SI)(R12*8), Y0, Y0  // z + mt dz
+	VMOVUPD   Y0, (SI)(R12*8)
+	VCMPPD    $0x11, Y11, Y0, Y1   // act = z < 1
+	VPMOVZXBQ (DX)(R12*1), Y2      // in
+	VPCMPEQQ  Y14, Y2, Y2          // !in
+	VMOVMSKPD Y1, AX
+	VMOVMSKPD Y2, BX
+	XORQ      AX, BX               // act == in (4 bits)
+	XORQ      $15, BX              // act != in
+	MOVQ R12, (R8)(R10*8)
+	BTQ  $0, BX
+	ADCQ $0, R10
+	BTQ  $0, AX
+	ADCQ $0, R11
+	LEAQ 1(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $1, BX
+	ADCQ $0, R10
+	BTQ  $1, AX
+	ADCQ $0, R11
+	LEAQ 2(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $2, BX
+	ADCQ $0, R10
+	BTQ  $2, AX
+	ADCQ $0, R11
+	LEAQ 3(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $3, BX
+	ADCQ $0, R10
+	BTQ  $3, AX
+	ADCQ $0, R11
+	ADDQ $4, R12
+	DECQ CX
+	JNZ  steploop
+
+stepdone:
+	MOVQ R10, nc+104(FP)
+	MOVQ R11, active+112(FP)
+	VZEROUPPER
+	RET

@@ -3,6 +3,7 @@ package svm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -212,6 +213,59 @@ func TestSignedFirst(t *testing.T) {
 		}
 		if n >= 1000 && (nb == 0 || nc == 0 || nb+nc == n) {
 			t.Errorf("n=%d: %d switching and %d later: want some of each and some of neither", n, nb, nc)
+		}
+	}
+}
+
+// TestStepMemberships checks stepMemberships (four rows at a time in
+// assembly where the CPU allows) bit for bit against its plain loop: the
+// step z_i + mt dz_i, the count of z_i < 1 and the rows whose membership
+// differs from in, with steps landing exactly on 1, infinities and NaN,
+// for lengths around multiples of 4.
+func TestStepMemberships(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	special := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, math.Inf(1), math.Inf(-1), math.NaN()}
+	pb := &Problem{}
+	for _, n := range []int{0, 1, 3, 4, 6, 9, 1001, 4096} {
+		for _, mt := range []float64{-0.75, 0, 1} {
+			z, dz, in := make([]float64, n), make([]float64, n), make([]bool, n)
+			for i := range n {
+				switch rng.IntN(4) {
+				case 0:
+					z[i], dz[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+				case 1:
+					z[i], dz[i] = 0.25, 1 // 0.25 - 0.75 = -0.5, 0.25 + 1 = 1.25
+				default:
+					z[i], dz[i] = 1+rng.NormFloat64(), rng.NormFloat64()
+				}
+				in[i] = rng.IntN(2) == 0
+			}
+			want := append([]float64(nil), z...)
+			var wantCh []int
+			wantActive := 0
+			for i := range want {
+				want[i] += mt * dz[i]
+				act := want[i] < 1
+				if act {
+					wantActive++
+				}
+				if act != in[i] {
+					wantCh = append(wantCh, i)
+				}
+			}
+			ch := make([]int, 0, n)
+			active := pb.stepMemberships(z, dz, mt, in, &ch)
+			for i := range n {
+				if math.Float64bits(z[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("n=%d mt=%g: z[%d] = %v, want %v", n, mt, i, z[i], want[i])
+				}
+			}
+			if active != wantActive || !slices.Equal(ch, wantCh) {
+				t.Fatalf("n=%d mt=%g: %d active, changed %v; want %d, %v", n, mt, active, ch, wantActive, wantCh)
+			}
+			if n >= 1000 && (len(ch) == 0 || active == 0 || active == n) {
+				t.Errorf("n=%d mt=%g: %d changed, %d active: want some of each", n, mt, len(ch), active)
+			}
 		}
 	}
 }
