@@ -21,3 +21,9 @@ func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc in
 //
 //go:noescape
 func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int)
+
+// marginsAVX2 is the loop of marginsTerms over the rows
+// 0..len(dz)&^3 - 1, four at a time.
+//
+//go:noescape
+func marginsAVX2(dz, cols []float64, terms []uint64)

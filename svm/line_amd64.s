@@ -158,3 +158,46 @@ stepdone:
 	MOVQ R11, active+112(FP)
 	VZEROUPPER
 	RET
+
+
+// func marginsAVX2(dz, cols []float64, terms []uint64)
+//
+// For four rows at a time: dz_i = sum over the terms (off, s) of
+// s x_i, x the column at byte offset off in cols, summed in the order of
+// the terms from zero, each product rounded and then added (no fused
+// multiply-add), as floats.AddScaled column after column does.
+TEXT ·marginsAVX2(SB), NOSPLIT, $0-72
+	MOVQ dz_base+0(FP), DI
+	MOVQ dz_len+8(FP), CX
+	MOVQ cols_base+24(FP), SI
+	MOVQ terms_base+48(FP), R8
+	MOVQ terms_len+56(FP), R9
+	SHLQ $3, R9
+	ADDQ R8, R9             // the end of the terms
+	SHRQ $2, CX
+	JZ   margdone
+
+margloop:
+	VXORPD Y0, Y0, Y0
+	MOVQ   R8, R10
+
+margterm:
+	CMPQ         R10, R9
+	JAE          margstore
+	MOVQ         (R10), AX          // off
+	VBROADCASTSD 8(R10), Y1         // s
+	VMULPD       (SI)(AX*1), Y1, Y2 // s x
+	VADDPD       Y2, Y0, Y0
+	ADDQ         $16, R10
+	JMP          margterm
+
+margstore:
+	VMOVUPD Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     margloop
+
+margdone:
+	VZEROUPPER
+	RET

@@ -9,3 +9,5 @@ const hasAVX2 = false
 func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc int) { return 0, 0 }
 
 func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int) { return 0, 0 }
+
+func marginsAVX2(dz, cols []float64, terms []uint64) {}

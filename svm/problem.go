@@ -54,6 +54,7 @@ type primalScratch struct {
 	in               []bool
 	block, outer     []float64 // rows gathered for addOuters, and their sum
 	row              []float64 // one row x~_i
+	terms            []uint64  // the terms of marginsTerms
 }
 
 // primalPool holds the buffers of solvePrimal, shared by all problems:
@@ -65,11 +66,12 @@ var primalPool sync.Pool
 func (pb *Problem) getScratch() *primalScratch {
 	n, p := pb.n, pb.p
 	sc, _ := primalPool.Get().(*primalScratch)
-	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*p || cap(sc.outer) < p*p || cap(sc.row) < p {
+	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*p || cap(sc.outer) < p*p || cap(sc.row) < p || cap(sc.terms) < 2*p {
 		sc = &primalScratch{z: make([]float64, n), dz: make([]float64, n),
 			line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
 			plus: make([]int, 0, n), minus: make([]int, 0, n),
-			block: make([]float64, outerBlock*p), outer: make([]float64, p*p), row: make([]float64, p)}
+			block: make([]float64, outerBlock*p), outer: make([]float64, p*p), row: make([]float64, p),
+			terms: make([]uint64, 0, 2*p)}
 	}
 	sc.z, sc.dz, sc.in = sc.z[:n], sc.dz[:n], sc.in[:n]
 	l := sc.line
@@ -471,7 +473,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, k int, o Options) (*Binary, 
 		s := sv.RawVector().Data
 		// dz_i = y_i s'x~_i, and the line search's first pass over the
 		// rows, in one pass.
-		nb, nc := pb.marginsLine(dz, s, z, k, sc.line)
+		nb, nc := pb.marginsLine(dz, s, z, k, sc)
 		// The sums of the line search over I: 2C sum (1 - z_i) dz_i =
 		// s'(w - g) and 2C sum dz_i^2 = 2C s' sum s.
 		var a0, quad float64
@@ -574,14 +576,40 @@ func (pb *Problem) margins(dst, w []float64, k int) {
 // marginsLine is margins(dz, s, k) together with the first pass of the
 // line search over the rows (lineFirst): the labels' signs are applied
 // in that pass (signedFirst). It returns the counts of lineFirst.
-func (pb *Problem) marginsLine(dz, s, z []float64, k int, sc *lineScratch) (nb, nc int) {
-	clear(dz)
-	for j, sj := range s {
-		if sj != 0 {
-			floats.AddScaled(dz, sj, pb.col(j))
+func (pb *Problem) marginsLine(dz, s, z []float64, k int, sc *primalScratch) (nb, nc int) {
+	pb.marginsTerms(dz, s, sc)
+	return signedFirst(z, dz, pb.y, k, sc.line)
+}
+
+// marginsTerms stores X~ s in dst: for each row the products s_j x~_ij
+// over the j with s_j != 0 summed in increasing j from zero, each product
+// rounded and then added, the bits of clearing dst and adding
+// floats.AddScaled(dst, s_j, column j) for those j in turn (four rows at
+// a time in assembly where the CPU allows).
+func (pb *Problem) marginsTerms(dst, s []float64, sc *primalScratch) {
+	n := pb.n
+	dst = dst[:n]
+	i := 0
+	if hasAVX2 {
+		terms := sc.terms[:0]
+		for j, sj := range s {
+			if sj != 0 {
+				terms = append(terms, uint64(j*n*8), math.Float64bits(sj))
+			}
 		}
+		sc.terms = terms
+		i = n &^ 3
+		marginsAVX2(dst[:i], pb.cols, terms)
 	}
-	return signedFirst(z, dz, pb.y, k, sc)
+	for ; i < n; i++ {
+		var acc float64
+		for j, sj := range s {
+			if sj != 0 {
+				acc += sj * pb.cols[j*n+i]
+			}
+		}
+		dst[i] = acc
+	}
 }
 
 // signedFirst multiplies dz_i by the label y_i of machine k (1 for class
