@@ -20,9 +20,10 @@ import (
 // inputs are checked once and kept by columns with the bias feature
 // appended, with their Gram matrix and per-class sums, so that each
 // training of the Primal solver costs a few passes over the data per Newton
-// iteration. A Problem is safe for concurrent use; it also reads the rows
-// of x (the Dual solver, and the Primal solver for sums over a few rows),
-// so x must not change while the Problem is in use.
+// iteration. A Problem is safe for concurrent use; it keeps reading the
+// rows of x (the Dual solver, and the Primal solver for its sums over the
+// rows whose margins change), so x must not change while the Problem is in
+// use.
 type Problem struct {
 	x       *mat.Dense
 	y       []int
