@@ -27,3 +27,11 @@ func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int)
 //
 //go:noescape
 func marginsAVX2(dz, cols []float64, terms []uint64)
+
+// predict4AVX2 is Predict's loop for four classes (the weights w
+// interleaved by feature, the intercepts b) over the len(pred) rows of x,
+// d values each and stride apart, four classes in one register; rows with
+// a NaN decision value get -1, and it returns their number.
+//
+//go:noescape
+func predict4AVX2(x []float64, stride, d int, w, b []float64, pred []int) (nan int)

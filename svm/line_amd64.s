@@ -201,3 +201,79 @@ margstore:
 margdone:
 	VZEROUPPER
 	RET
+
+
+// func predict4AVX2(x []float64, stride, d int, w, b []float64, pred []int) (nan int)
+//
+// For each of the len(pred) rows of x (d values, stride apart): the four
+// decision values sum_j x_j w[4j+k] + b[k] in one register, each product
+// rounded and then added from zero in increasing j (no fused
+// multiply-add), as the Go loop; pred gets the first class of the largest
+// (of the first pair, of the second, the second pair's if strictly
+// larger), or -1 if a value is NaN; it returns the number of such rows.
+TEXT ·predict4AVX2(SB), NOSPLIT, $0-120
+	MOVQ x_base+0(FP), SI
+	MOVQ stride+24(FP), R10
+	SHLQ $3, R10
+	MOVQ d+32(FP), R8
+	MOVQ w_base+40(FP), DX
+	MOVQ b_base+64(FP), AX
+	MOVQ pred_base+88(FP), R9
+	MOVQ pred_len+96(FP), CX
+	XORQ R12, R12
+	TESTQ CX, CX
+	JZ   preddone
+	VMOVUPD (AX), Y12 // the intercepts
+
+predrow:
+	VXORPD Y0, Y0, Y0
+	XORQ   R11, R11
+	MOVQ   DX, R13
+
+predterm:
+	CMPQ         R11, R8
+	JAE          predsum
+	VBROADCASTSD (SI)(R11*8), Y1
+	VMULPD       (R13), Y1, Y2
+	VADDPD       Y2, Y0, Y0
+	ADDQ         $32, R13
+	INCQ         R11
+	JMP          predterm
+
+predsum:
+	VADDPD    Y12, Y0, Y0
+	VCMPPD    $3, Y0, Y0, Y1 // NaN lanes
+	VMOVMSKPD Y1, AX
+	TESTQ     AX, AX
+	JNZ       prednan
+	VPERMILPD $5, Y0, Y1          // v1 v0 v3 v2
+	VCMPPD    $0x1e, Y0, Y1, Y2   // v1 > v0, _, v3 > v2, _
+	VMOVMSKPD Y2, AX
+	VMAXPD    Y1, Y0, Y3          // the pairs' largest, twice each
+	VPERM2F128 $1, Y3, Y3, Y4     // the halves swapped
+	VCMPPD    $0x1e, Y3, Y4, Y5   // the second pair's > the first's
+	VMOVMSKPD Y5, BX
+	MOVQ      AX, R13
+	ANDQ      $1, R13             // ia
+	SHRQ      $2, AX
+	ANDQ      $1, AX
+	ADDQ      $2, AX              // ib
+	BTQ       $0, BX
+	CMOVQCS   AX, R13
+	MOVQ      R13, (R9)
+	JMP       prednext
+
+prednan:
+	MOVQ $-1, (R9)
+	INCQ R12
+
+prednext:
+	ADDQ R10, SI
+	ADDQ $8, R9
+	DECQ CX
+	JNZ  predrow
+
+preddone:
+	MOVQ R12, nan+112(FP)
+	VZEROUPPER
+	RET

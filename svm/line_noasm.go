@@ -11,3 +11,5 @@ func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc in
 func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int) { return 0, 0 }
 
 func marginsAVX2(dz, cols []float64, terms []uint64) {}
+
+func predict4AVX2(x []float64, stride, d int, w, b []float64, pred []int) (nan int) { return 0 }

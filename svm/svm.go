@@ -561,32 +561,20 @@ func (m *Model) Predict(x *mat.Dense) ([]int, error) {
 				w[4*j+k] = v
 			}
 		}
+		if hasAVX2 {
+			// Rows with a NaN decision value are left at -1.
+			if predict4AVX2(xr.Data[:(n-1)*xr.Stride+d], xr.Stride, d, w, b, pred) == 0 {
+				return pred, nil
+			}
+			for i, p := range pred {
+				if p < 0 {
+					pred[i] = predict4(xr.Data[i*xr.Stride:][:d], w, b)
+				}
+			}
+			return pred, nil
+		}
 		for i := range pred {
-			xi := xr.Data[i*xr.Stride:][:d]
-			w := w[:4*len(xi)]
-			var v0, v1, v2, v3 float64
-			for j, xv := range xi {
-				q := w[4*j:][:4]
-				v0 += xv * q[0]
-				v1 += xv * q[1]
-				v2 += xv * q[2]
-				v3 += xv * q[3]
-			}
-			v0, v1, v2, v3 = v0+b[0], v1+b[1], v2+b[2], v3+b[3]
-			if v0 != v0 || v1 != v1 || v2 != v2 || v3 != v3 {
-				// A NaN is never larger: the first rule, one at a time.
-				var sel argmax
-				sel.add(0, v0)
-				sel.add(1, v1)
-				sel.add(2, v2)
-				sel.add(3, v3)
-				pred[i] = sel.best
-				continue
-			}
-			// The first of the largest: of the first pair, of the second,
-			// then the second pair's if strictly larger.
-			ia, ib := b2i(v1 > v0), 2+b2i(v3 > v2)
-			pred[i] = ia + b2i(max(v2, v3) > max(v0, v1))*(ib-ia)
+			pred[i] = predict4(xr.Data[i*xr.Stride:][:d], w, b)
 		}
 		return pred, nil
 	}
@@ -608,6 +596,35 @@ func (m *Model) Predict(x *mat.Dense) ([]int, error) {
 		pred[i] = sel.best
 	}
 	return pred, nil
+}
+
+// predict4 returns the class of the largest of the four decision values
+// sum_j x_j w[4j+k] + b[k], k = 0..3 (the weights interleaved by feature),
+// the first on ties, never a NaN value unless class 0's.
+func predict4(x, w, b []float64) int {
+	w = w[:4*len(x)]
+	var v0, v1, v2, v3 float64
+	for j, xv := range x {
+		q := w[4*j:][:4]
+		v0 += xv * q[0]
+		v1 += xv * q[1]
+		v2 += xv * q[2]
+		v3 += xv * q[3]
+	}
+	v0, v1, v2, v3 = v0+b[0], v1+b[1], v2+b[2], v3+b[3]
+	if v0 != v0 || v1 != v1 || v2 != v2 || v3 != v3 {
+		// A NaN is never larger: the first rule, one at a time.
+		var sel argmax
+		sel.add(0, v0)
+		sel.add(1, v1)
+		sel.add(2, v2)
+		sel.add(3, v3)
+		return sel.best
+	}
+	// The first of the largest: of the first pair, of the second, then
+	// the second pair's if strictly larger.
+	ia, ib := b2i(v1 > v0), 2+b2i(v3 > v2)
+	return ia + b2i(max(v2, v3) > max(v0, v1))*(ib-ia)
 }
 
 // argmax selects the first class of the largest value among those added
