@@ -404,39 +404,41 @@ func (pb *Problem) solvePrimal(ctx context.Context, k int, o Options) (*Binary, 
 				in[i] = true
 			}
 		case it > 0 && len(changed) <= min(active, n-active):
-			plus, minus := sc.plus[:0], sc.minus[:0]
+			// The lists without branches, which would be mispredicted
+			// about as often as not.
+			plus, minus := sc.plus[:len(changed)], sc.minus[:len(changed)]
+			np, nm := 0, 0
 			for _, i := range changed {
-				in[i] = !in[i]
-				if in[i] {
-					plus = append(plus, i)
-				} else {
-					minus = append(minus, i)
-				}
+				a := !in[i]
+				in[i] = a
+				plus[np], minus[nm] = i, i
+				np += b2i(a)
+				nm += b2i(!a)
 			}
-			pb.addOuters(sum, v, plus, k, 1, sc)
-			pb.addOuters(sum, v, minus, k, -1, sc)
+			pb.addOuters(sum, v, plus[:np], k, 1, sc)
+			pb.addOuters(sum, v, minus[:nm], k, -1, sc)
 		case active <= n-active:
 			clear(sum)
 			clear(v)
-			plus := sc.plus[:0]
+			plus, np := sc.plus[:n], 0
 			for i, zi := range z {
-				in[i] = zi < 1
-				if in[i] {
-					plus = append(plus, i)
-				}
+				a := zi < 1
+				in[i] = a
+				plus[np] = i
+				np += b2i(a)
 			}
-			pb.addOuters(sum, v, plus, k, 1, sc)
+			pb.addOuters(sum, v, plus[:np], k, 1, sc)
 		default:
 			copy(sum, pb.gramMatrix())
 			copy(v, vall)
-			minus := sc.minus[:0]
+			minus, nm := sc.minus[:n], 0
 			for i, zi := range z {
-				in[i] = zi < 1
-				if !in[i] {
-					minus = append(minus, i)
-				}
+				a := zi < 1
+				in[i] = a
+				minus[nm] = i
+				nm += b2i(!a)
 			}
-			pb.addOuters(sum, v, minus, k, -1, sc)
+			pb.addOuters(sum, v, minus[:nm], k, -1, sc)
 		}
 		// Gradient: w - 2C sum_{i in I} (1 - z_i) y_i x~_i
 		// = w - 2C (v - S w), with v = sum_{i in I} y_i x~_i and
