@@ -335,8 +335,9 @@ func (pb *Problem) initWeights(k int, o Options) []float64 {
 }
 
 // solvePrimal minimizes f(w) = 1/2 w'w + C sum_i max(0, 1 - y_i w'x~_i)^2
-// for machine k (y_i = 1 for the rows of class k, -1 for the others) by the generalized Newton method (Mangasarian
-// 2002; Keerthi and DeCoste 2005): with I = {i : y_i w'x~_i < 1},
+// for machine k (y_i = 1 for the rows of class k, -1 for the others) by
+// the generalized Newton method (Mangasarian 2002; Keerthi and DeCoste
+// 2005): with I = {i : y_i w'x~_i < 1},
 //
 //	grad f = w - 2C sum_{i in I} (1 - y_i w'x~_i) y_i x~_i,
 //	H      = I + 2C sum_{i in I} x~_i x~_i',
@@ -474,8 +475,8 @@ func (pb *Problem) solvePrimal(ctx context.Context, k int, o Options) (*Binary, 
 			return nil, err
 		}
 		s := sv.RawVector().Data
-		// dz_i = y_i s'x~_i, and the line search's first pass over the
-		// rows, in one pass.
+		// dz_i = y_i s'x~_i, with the line search's first pass over the
+		// rows.
 		nb, nc := pb.marginsLine(dz, s, z, k, sc)
 		// The sums of the line search over I: 2C sum (1 - z_i) dz_i =
 		// s'(w - g) and 2C sum dz_i^2 = 2C s' sum s.
@@ -650,9 +651,8 @@ const (
 
 // addOuters adds sign sum_{i in rows} x~_i x~_i' to the upper triangle of
 // the p x p matrix sum, and sign sum_{i in rows} y_i x~_i to v (y_i the
-// label of machine k) (in the same
-// pass over the rows): by SYRK on blocks of gathered rows for many rows,
-// one outer product at a time for few.
+// label of machine k), in the same pass over the rows: by SYRK on blocks of
+// gathered rows for many rows, one outer product at a time for few.
 func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, sc *primalScratch) {
 	p := pb.p
 	v = v[:p]
