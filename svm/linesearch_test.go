@@ -3,6 +3,7 @@ package svm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -153,5 +154,118 @@ func TestLineSearch(t *testing.T) {
 	got, evals, _ := lineSearch(w, s, z, dz, 20, a0, b0, newLineScratch(len(z)))
 	if math.Abs(got-want) > 1e-12*want || evals > 8 {
 		t.Errorf("one piece: step %v in %d passes, want %v in <= 8", got, evals, want)
+	}
+}
+
+// TestSignedFirst checks signedFirst (the labels' signs applied, then the
+// line search's first pass, four rows at a time in assembly where the CPU
+// allows) bit for bit against the product by y_i in {-1, +1} followed by
+// lineFirst, on values at every edge of its tests: z_i = 1 (u = 0),
+// dz_i = +-0, u + dz_i = 0, infinities and NaN, for lengths around
+// multiples of 4.
+func TestSignedFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	special := []float64{0, math.Copysign(0, -1), 1, -1, 2, 0.5, math.Inf(1), math.Inf(-1), math.NaN(), 1e-300, -1e-300}
+	t.Logf("assembly: %v", hasAVX2)
+	for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 13, 1001, 4096} {
+		z, dz, y := make([]float64, n), make([]float64, n), make([]int, n)
+		for i := range n {
+			switch rng.IntN(4) {
+			case 0:
+				z[i], dz[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+			case 1:
+				z[i] = 1 + rng.NormFloat64()
+				dz[i] = z[i] - 1 // u + d = 0 for y_i = 1
+			default:
+				z[i], dz[i] = 1+rng.NormFloat64(), rng.NormFloat64()
+			}
+			y[i] = rng.IntN(3)
+		}
+		const k = 1
+		want := make([]float64, n)
+		for i, v := range dz {
+			if y[i] == k {
+				want[i] = v
+			} else {
+				want[i] = v * -1
+			}
+		}
+		ref, got := newLineScratch(n), newLineScratch(n)
+		wnb, wnc := lineFirst(z, want, ref)
+		nb, nc := signedFirst(z, dz, y, k, got)
+		for i := range n {
+			if math.Float64bits(dz[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("n=%d: dz[%d] = %v, want %v", n, i, dz[i], want[i])
+			}
+		}
+		if nb != wnb || nc != wnc {
+			t.Fatalf("n=%d: %d switching and %d later, want %d and %d", n, nb, nc, wnb, wnc)
+		}
+		for j := range nb {
+			if got.br[j] != ref.br[j] {
+				t.Fatalf("n=%d: br[%d] = %d, want %d", n, j, got.br[j], ref.br[j])
+			}
+		}
+		for j := range nc {
+			if got.cand[j] != ref.cand[j] {
+				t.Fatalf("n=%d: cand[%d] = %d, want %d", n, j, got.cand[j], ref.cand[j])
+			}
+		}
+		if n >= 1000 && (nb == 0 || nc == 0 || nb+nc == n) {
+			t.Errorf("n=%d: %d switching and %d later: want some of each and some of neither", n, nb, nc)
+		}
+	}
+}
+
+// TestStepMemberships checks stepMemberships (four rows at a time in
+// assembly where the CPU allows) bit for bit against its plain loop: the
+// step z_i + mt dz_i, the count of z_i < 1 and the rows whose membership
+// differs from in, with steps landing exactly on 1, infinities and NaN,
+// for lengths around multiples of 4.
+func TestStepMemberships(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	special := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, math.Inf(1), math.Inf(-1), math.NaN()}
+	pb := &Problem{}
+	for _, n := range []int{0, 1, 3, 4, 6, 9, 1001, 4096} {
+		for _, mt := range []float64{-0.75, 0, 1} {
+			z, dz, in := make([]float64, n), make([]float64, n), make([]bool, n)
+			for i := range n {
+				switch rng.IntN(4) {
+				case 0:
+					z[i], dz[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+				case 1:
+					z[i], dz[i] = 0.25, 1 // 0.25 - 0.75 = -0.5, 0.25 + 1 = 1.25
+				default:
+					z[i], dz[i] = 1+rng.NormFloat64(), rng.NormFloat64()
+				}
+				in[i] = rng.IntN(2) == 0
+			}
+			want := append([]float64(nil), z...)
+			var wantCh []int
+			wantActive := 0
+			for i := range want {
+				want[i] += mt * dz[i]
+				act := want[i] < 1
+				if act {
+					wantActive++
+				}
+				if act != in[i] {
+					wantCh = append(wantCh, i)
+				}
+			}
+			ch := make([]int, 0, n)
+			active := pb.stepMemberships(z, dz, mt, in, &ch)
+			for i := range n {
+				if math.Float64bits(z[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("n=%d mt=%g: z[%d] = %v, want %v", n, mt, i, z[i], want[i])
+				}
+			}
+			if active != wantActive || !slices.Equal(ch, wantCh) {
+				t.Fatalf("n=%d mt=%g: %d active, changed %v; want %d, %v", n, mt, active, ch, wantActive, wantCh)
+			}
+			if n >= 1000 && (len(ch) == 0 || active == 0 || active == n) {
+				t.Errorf("n=%d mt=%g: %d changed, %d active: want some of each", n, mt, len(ch), active)
+			}
+		}
 	}
 }

@@ -74,28 +74,40 @@ func maskIf(b bool, x float64) float64 {
 // also returns the number of evaluations of phi' and the number of terms
 // they visited.
 func lineSearch(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch) (t float64, evals, visited int) {
-	ss, ws := floats.Dot(s, s), floats.Dot(w, s)
-	// phi'(t) = t ss - ws + a + t b + the corrections of the listed terms
-	// switched at t (the corrections of those that switched below lo are
-	// in a and b).
-	a, b := a0, b0
-	lo, hi := 0.0, 1.0
-	cand, br := sc.cand[:len(z)], sc.br[:len(z)]
-	// The first pass: the terms that switch inside [0, 1] go to br, those
-	// that may switch later (active with dz_i < 0, inactive with
-	// dz_i > 0) to cand; without branches, which would be mispredicted.
-	visited += len(z)
-	nb, k := 0, 0
+	nb, nc := lineFirst(z, dz, sc)
+	return lineSearchFrom(w, s, z, dz, c2, a0, b0, sc, nb, nc)
+}
+
+// lineFirst is the first pass of lineSearch over the terms: the terms
+// that switch inside [0, 1] go to sc.br (nb of them), those that may
+// switch later (active with dz_i < 0, inactive with dz_i > 0) to sc.cand
+// (nc of them); without branches, which would be mispredicted.
+func lineFirst(z, dz []float64, sc *lineScratch) (nb, nc int) {
+	n := len(z)
+	dz, br, cand := dz[:n], sc.br[:n], sc.cand[:n]
 	for i, zi := range z {
 		u, d := 1-zi, dz[i]
 		in := u > 0
 		sw := in != (u+d > 0)
 		br[nb] = i
 		nb += b2i(sw)
-		cand[k] = i
-		k += b2i(!sw) & later(in, d)
+		cand[nc] = i
+		nc += b2i(!sw) & later(in, d)
 	}
-	cand = cand[:k]
+	return nb, nc
+}
+
+// lineSearchFrom is lineSearch after its first pass (lineFirst), which
+// left nb terms in sc.br and nc in sc.cand.
+func lineSearchFrom(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch, nb, nc int) (t float64, evals, visited int) {
+	ss, ws := floats.Dot(s, s), floats.Dot(w, s)
+	// phi'(t) = t ss - ws + a + t b + the corrections of the listed terms
+	// switched at t (the corrections of those that switched below lo are
+	// in a and b).
+	a, b := a0, b0
+	lo, hi := 0.0, 1.0
+	cand, br := sc.cand[:nc], sc.br[:len(z)]
+	visited += len(z)
 	// list stores the breakpoints and corrections of the terms of idx, all
 	// of which switch before t (the end of the bracket), and returns phi'
 	// and phi'' at t.

@@ -20,8 +20,10 @@ import (
 // inputs are checked once and kept by columns with the bias feature
 // appended, with their Gram matrix and per-class sums, so that each
 // training of the Primal solver costs a few passes over the data per Newton
-// iteration. A Problem is safe for concurrent use; it does not copy x for
-// the Dual solver, so x must not change while the Problem is in use.
+// iteration. A Problem is safe for concurrent use; it keeps reading the
+// rows of x (the Dual solver, and the Primal solver for its sums over the
+// rows whose margins change), so x must not change while the Problem is in
+// use.
 type Problem struct {
 	x       *mat.Dense
 	y       []int
@@ -29,9 +31,9 @@ type Problem struct {
 	n, d, p int
 	bias    float64 // B, or <= 0 without a bias feature
 	present []bool
-	// cols holds the p columns of X~ = [X, B], n values each; rows holds
-	// its rows (n x p).
-	cols, rows []float64
+	count   []int // the number of rows of each class
+	// cols holds the p columns of X~ = [X, B], n values each.
+	cols []float64
 	// sums holds, per class, sum_{y_i = k} x~_i; total sums every row.
 	sums  [][]float64
 	total []float64
@@ -52,6 +54,8 @@ type primalScratch struct {
 	chg, plus, minus []int
 	in               []bool
 	block, outer     []float64 // rows gathered for addOuters, and their sum
+	row              []float64 // one row x~_i
+	terms            []uint64  // the terms of marginsTerms
 }
 
 // primalPool holds the buffers of solvePrimal, shared by all problems:
@@ -63,17 +67,18 @@ var primalPool sync.Pool
 func (pb *Problem) getScratch() *primalScratch {
 	n, p := pb.n, pb.p
 	sc, _ := primalPool.Get().(*primalScratch)
-	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*p || cap(sc.outer) < p*p {
+	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*p || cap(sc.outer) < p*p || cap(sc.row) < p || cap(sc.terms) < 2*p {
 		sc = &primalScratch{z: make([]float64, n), dz: make([]float64, n),
 			line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
 			plus: make([]int, 0, n), minus: make([]int, 0, n),
-			block: make([]float64, outerBlock*p), outer: make([]float64, p*p)}
+			block: make([]float64, outerBlock*p), outer: make([]float64, p*p), row: make([]float64, p),
+			terms: make([]uint64, 0, 2*p)}
 	}
 	sc.z, sc.dz, sc.in = sc.z[:n], sc.dz[:n], sc.in[:n]
 	l := sc.line
 	l.cand, l.br, l.bt, l.ba, l.bb = l.cand[:n], l.br[:n], l.bt[:n], l.ba[:n], l.bb[:n]
 	sc.chg, sc.plus, sc.minus = sc.chg[:0], sc.plus[:0], sc.minus[:0]
-	sc.block, sc.outer = sc.block[:outerBlock*p], sc.outer[:p*p]
+	sc.block, sc.outer, sc.row = sc.block[:outerBlock*p], sc.outer[:p*p], sc.row[:p]
 	clear(sc.z)
 	clear(sc.in)
 	return sc
@@ -112,14 +117,35 @@ func NewProblem(x *mat.Dense, y []int, nclass int, bias float64) (*Problem, erro
 	if err != nil {
 		return nil, err
 	}
-	n, d, err := check(x, len(y))
+	n, d, err := checkShape(x, len(y))
 	if err != nil {
 		return nil, err
+	}
+	p := d
+	if o.Bias > 0 {
+		p++
+	}
+	// The columns of X~, checking each value on the way.
+	cols := make([]float64, p*n)
+	for i := range n {
+		for j, v := range x.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, notFinite(i, j, v)
+			}
+			cols[j*n+i] = v
+		}
+	}
+	if o.Bias > 0 {
+		bc := cols[d*n : (d+1)*n]
+		for i := range bc {
+			bc[i] = o.Bias
+		}
 	}
 	if nclass < 2 {
 		return nil, fmt.Errorf("svm: nclass = %d, want at least 2", nclass)
 	}
 	present := make([]bool, nclass)
+	count := make([]int, nclass)
 	npresent := 0
 	for i, l := range y {
 		if l < 0 || l >= nclass {
@@ -129,27 +155,12 @@ func NewProblem(x *mat.Dense, y []int, nclass int, bias float64) (*Problem, erro
 			present[l] = true
 			npresent++
 		}
+		count[l]++
 	}
 	if npresent < 2 {
 		return nil, fmt.Errorf("svm: only %d class present in %d labels, need at least 2", npresent, n)
 	}
-	pb := &Problem{x: x, y: y, nclass: nclass, n: n, d: d, p: d, bias: o.Bias, present: present}
-	if o.Bias > 0 {
-		pb.p++
-	}
-	p := pb.p
-	pb.cols = make([]float64, p*n)
-	pb.rows = make([]float64, n*p)
-	for i := range n {
-		r := pb.rows[i*p : (i+1)*p]
-		copy(r, x.RawRowView(i))
-		if o.Bias > 0 {
-			r[d] = o.Bias
-		}
-		for j, v := range r {
-			pb.cols[j*n+i] = v
-		}
-	}
+	pb := &Problem{x: x, y: y, nclass: nclass, n: n, d: d, p: p, bias: o.Bias, present: present, count: count, cols: cols}
 	pb.sums = make([][]float64, nclass)
 	for k := range pb.sums {
 		pb.sums[k] = make([]float64, p)
@@ -222,7 +233,10 @@ func (pb *Problem) Train(ctx context.Context, o Options) (*Model, error) {
 	var wg sync.WaitGroup
 	for ci, k := range classes {
 		wg.Go(func() {
-			yk := pb.classLabels(k)
+			var yk []float64
+			if o.Solver != Primal {
+				yk = pb.classLabels(k)
+			}
 			b, err := pb.machine(ctx, yk, k, uint64(k), o)
 			if err != nil {
 				errs[ci] = err
@@ -291,11 +305,13 @@ func (pb *Problem) resolve(o Options) (Options, error) {
 	return o, nil
 }
 
-// machine trains the binary machine of class k (labels y in {-1, +1}) with
-// the resolved options o; stream is the Dual solver's random stream.
+// machine trains the binary machine of class k with the resolved options
+// o: the rows of class k are positive, the others negative. The Dual
+// solver takes these labels in y (in {-1, +1}), and stream is its random
+// stream; the Primal solver ignores y.
 func (pb *Problem) machine(ctx context.Context, y []float64, k int, stream uint64, o Options) (*Binary, error) {
 	if o.Solver == Primal {
-		return pb.solvePrimal(ctx, y, k, o)
+		return pb.solvePrimal(ctx, k, o)
 	}
 	return solveDual(ctx, pb.x, y, o, stream)
 }
@@ -319,8 +335,9 @@ func (pb *Problem) initWeights(k int, o Options) []float64 {
 }
 
 // solvePrimal minimizes f(w) = 1/2 w'w + C sum_i max(0, 1 - y_i w'x~_i)^2
-// for machine k (labels y) by the generalized Newton method (Mangasarian
-// 2002; Keerthi and DeCoste 2005): with I = {i : y_i w'x~_i < 1},
+// for machine k (y_i = 1 for the rows of class k, -1 for the others) by
+// the generalized Newton method (Mangasarian 2002; Keerthi and DeCoste
+// 2005): with I = {i : y_i w'x~_i < 1},
 //
 //	grad f = w - 2C sum_{i in I} (1 - y_i w'x~_i) y_i x~_i,
 //	H      = I + 2C sum_{i in I} x~_i x~_i',
@@ -334,15 +351,10 @@ func (pb *Problem) initWeights(k int, o Options) []float64 {
 // one iteration to the next and updated with the rows that enter or leave
 // I; since y_i (1 - y_i w'x~_i) = y_i - w'x~_i, they give the gradient
 // w - 2C (v - S w) without a pass over the rows.
-func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Options) (*Binary, error) {
+func (pb *Problem) solvePrimal(ctx context.Context, k int, o Options) (*Binary, error) {
 	n, p := pb.n, pb.p
 	c2 := 2 * o.C
-	var npos int
-	for _, v := range y {
-		if v > 0 {
-			npos++
-		}
-	}
+	npos := pb.count[k]
 	// grad f(0) = -2C sum_i y_i x~_i = -2C (2 sum_{y_i = 1} x~_i - sum_i x~_i).
 	var g0 float64
 	for j := range p {
@@ -370,7 +382,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 	h := mat.NewSymDense(p, nil)
 	active := n
 	if !cold {
-		pb.margins(z, w, y)
+		pb.margins(z, w, k)
 		active = pb.memberships(z, in, &changed)
 	}
 	var chol mat.Cholesky
@@ -393,39 +405,41 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 				in[i] = true
 			}
 		case it > 0 && len(changed) <= min(active, n-active):
-			plus, minus := sc.plus[:0], sc.minus[:0]
+			// The lists without branches, which would be mispredicted
+			// about as often as not.
+			plus, minus := sc.plus[:len(changed)], sc.minus[:len(changed)]
+			np, nm := 0, 0
 			for _, i := range changed {
-				in[i] = !in[i]
-				if in[i] {
-					plus = append(plus, i)
-				} else {
-					minus = append(minus, i)
-				}
+				a := !in[i]
+				in[i] = a
+				plus[np], minus[nm] = i, i
+				np += b2i(a)
+				nm += b2i(!a)
 			}
-			pb.addOuters(sum, v, plus, y, 1, sc)
-			pb.addOuters(sum, v, minus, y, -1, sc)
+			pb.addOuters(sum, v, plus[:np], k, 1, sc)
+			pb.addOuters(sum, v, minus[:nm], k, -1, sc)
 		case active <= n-active:
 			clear(sum)
 			clear(v)
-			plus := sc.plus[:0]
+			plus, np := sc.plus[:n], 0
 			for i, zi := range z {
-				in[i] = zi < 1
-				if in[i] {
-					plus = append(plus, i)
-				}
+				a := zi < 1
+				in[i] = a
+				plus[np] = i
+				np += b2i(a)
 			}
-			pb.addOuters(sum, v, plus, y, 1, sc)
+			pb.addOuters(sum, v, plus[:np], k, 1, sc)
 		default:
 			copy(sum, pb.gramMatrix())
 			copy(v, vall)
-			minus := sc.minus[:0]
+			minus, nm := sc.minus[:n], 0
 			for i, zi := range z {
-				in[i] = zi < 1
-				if !in[i] {
-					minus = append(minus, i)
-				}
+				a := zi < 1
+				in[i] = a
+				minus[nm] = i
+				nm += b2i(!a)
 			}
-			pb.addOuters(sum, v, minus, y, -1, sc)
+			pb.addOuters(sum, v, minus[:nm], k, -1, sc)
 		}
 		// Gradient: w - 2C sum_{i in I} (1 - z_i) y_i x~_i
 		// = w - 2C (v - S w), with v = sum_{i in I} y_i x~_i and
@@ -461,7 +475,9 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 			return nil, err
 		}
 		s := sv.RawVector().Data
-		pb.margins(dz, s, y)
+		// dz_i = y_i s'x~_i, with the line search's first pass over the
+		// rows.
+		nb, nc := pb.marginsLine(dz, s, z, k, sc)
 		// The sums of the line search over I: 2C sum (1 - z_i) dz_i =
 		// s'(w - g) and 2C sum dz_i^2 = 2C s' sum s.
 		var a0, quad float64
@@ -474,7 +490,7 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 			}
 			quad += sa * q
 		}
-		t, _, _ := lineSearch(w, s, z, dz, c2, a0, c2*quad, sc.line)
+		t, _, _ := lineSearchFrom(w, s, z, dz, c2, a0, c2*quad, sc.line, nb, nc)
 		floats.AddScaled(w, -t, s)
 		active = pb.stepMemberships(z, dz, -t, in, &changed)
 	}
@@ -483,9 +499,11 @@ func (pb *Problem) solvePrimal(ctx context.Context, y []float64, k int, o Option
 	if pb.bias > 0 {
 		res.Intercept = w[pb.d] * pb.bias
 	}
-	res.Alpha = make([]float64, n)
-	for i := range n {
-		res.Alpha[i] = c2 * math.Max(0, 1-z[i])
+	if o.KeepAlpha {
+		res.Alpha = make([]float64, n)
+		for i := range n {
+			res.Alpha[i] = c2 * math.Max(0, 1-z[i])
+		}
 	}
 	return res, nil
 }
@@ -507,14 +525,19 @@ func (pb *Problem) memberships(z []float64, in []bool, changed *[]int) int {
 }
 
 // stepMemberships is memberships after the step z_i += mt dz_i, in the
-// same pass over the rows.
-// The rows that changed are listed without a branch, which would be
-// mispredicted about as often as rows change.
+// same pass over the rows (four rows at a time in assembly where the CPU
+// allows). The rows that changed are listed without a branch, which would
+// be mispredicted about as often as rows change.
 func (pb *Problem) stepMemberships(z, dz []float64, mt float64, in []bool, changed *[]int) int {
 	ch := (*changed)[:len(z)]
 	nc, active := 0, 0
 	dz, in = dz[:len(z)], in[:len(z)]
-	for i := range z {
+	i := 0
+	if hasAVX2 {
+		i = len(z) &^ 3
+		nc, active = stepAVX2(z[:i], dz[:i], mt, in[:i], ch)
+	}
+	for ; i < len(z); i++ {
 		zi := z[i] + mt*dz[i]
 		z[i] = zi
 		act := zi < 1
@@ -535,15 +558,88 @@ func addScaled(v []float64, a float64, x []float64) {
 	}
 }
 
-// margins stores y_i w'x~_i in dst for every row.
-func (pb *Problem) margins(dst, w, y []float64) {
+// negBit returns the sign bit of y_i for machine k: 0 for the rows of
+// class k (y_i = 1), the sign bit for the others (y_i = -1). Flipping it
+// is multiplying by y_i, exactly.
+func negBit(label, k int) uint64 { return uint64(b2i(label != k)) << 63 }
+
+// margins stores y_i w'x~_i in dst for every row, for machine k.
+func (pb *Problem) margins(dst, w []float64, k int) {
 	clear(dst)
 	for j, wj := range w {
 		if wj != 0 {
 			floats.AddScaled(dst, wj, pb.col(j))
 		}
 	}
-	floats.Mul(dst, y)
+	y := pb.y[:len(dst)]
+	for i, v := range dst {
+		dst[i] = math.Float64frombits(math.Float64bits(v) ^ negBit(y[i], k))
+	}
+}
+
+// marginsLine is margins(dz, s, k) together with the first pass of the
+// line search over the rows (lineFirst): the labels' signs are applied
+// in that pass (signedFirst). It returns the counts of lineFirst.
+func (pb *Problem) marginsLine(dz, s, z []float64, k int, sc *primalScratch) (nb, nc int) {
+	pb.marginsTerms(dz, s, sc)
+	return signedFirst(z, dz, pb.y, k, sc.line)
+}
+
+// marginsTerms stores X~ s in dst: for each row the products s_j x~_ij
+// over the j with s_j != 0 summed in increasing j from zero, each product
+// rounded and then added, the bits of clearing dst and adding
+// floats.AddScaled(dst, s_j, column j) for those j in turn (four rows at
+// a time in assembly where the CPU allows).
+func (pb *Problem) marginsTerms(dst, s []float64, sc *primalScratch) {
+	n := pb.n
+	dst = dst[:n]
+	i := 0
+	if hasAVX2 {
+		terms := sc.terms[:0]
+		for j, sj := range s {
+			if sj != 0 {
+				terms = append(terms, uint64(j*n*8), math.Float64bits(sj))
+			}
+		}
+		sc.terms = terms
+		i = n &^ 3
+		marginsAVX2(dst[:i], pb.cols, terms)
+	}
+	for ; i < n; i++ {
+		var acc float64
+		for j, sj := range s {
+			if sj != 0 {
+				acc += sj * pb.cols[j*n+i]
+			}
+		}
+		dst[i] = acc
+	}
+}
+
+// signedFirst multiplies dz_i by the label y_i of machine k (1 for class
+// k, else -1) and makes the first pass of the line search (lineFirst) with
+// the result, in one pass; it returns the counts of lineFirst.
+func signedFirst(z, dz []float64, y []int, k int, sc *lineScratch) (nb, nc int) {
+	n := len(z)
+	dz, y = dz[:n], y[:n]
+	br, cand := sc.br[:n], sc.cand[:n]
+	i := 0
+	if hasAVX2 {
+		i = n &^ 3
+		nb, nc = signedFirstAVX2(z[:i], dz[:i], y[:i], k, br, cand)
+	}
+	for ; i < n; i++ {
+		u := 1 - z[i]
+		d := math.Float64frombits(math.Float64bits(dz[i]) ^ negBit(y[i], k))
+		dz[i] = d
+		in := u > 0
+		sw := in != (u+d > 0)
+		br[nb] = i
+		nb += b2i(sw)
+		cand[nc] = i
+		nc += b2i(!sw) & later(in, d)
+	}
+	return nb, nc
 }
 
 // outerBlock is the number of rows gathered per SYRK update in addOuters;
@@ -554,17 +650,22 @@ const (
 )
 
 // addOuters adds sign sum_{i in rows} x~_i x~_i' to the upper triangle of
-// the p x p matrix sum, and sign sum_{i in rows} y_i x~_i to v (in the same
-// pass over the rows): by SYRK on blocks of gathered rows for many rows,
-// one outer product at a time for few.
-func (pb *Problem) addOuters(sum, v []float64, rows []int, y []float64, sign float64, sc *primalScratch) {
+// the p x p matrix sum, and sign sum_{i in rows} y_i x~_i to v (y_i the
+// label of machine k), in the same pass over the rows: by SYRK on blocks of
+// gathered rows for many rows, one outer product at a time for few.
+func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, sc *primalScratch) {
 	p := pb.p
 	v = v[:p]
+	// sign y_i, for y_i = +-1.
+	sy := func(i int) float64 {
+		return math.Float64frombits(math.Float64bits(sign) ^ negBit(pb.y[i], k))
+	}
 	if len(rows) < outerMin {
+		r := sc.row
 		for _, i := range rows {
-			r := pb.rows[i*p : i*p+p]
+			pb.rowTo(r, i)
 			addOuter(sum, r, sign)
-			addScaled(v, sign*y[i], r)
+			addScaled(v, sy(i), r)
 		}
 		return
 	}
@@ -572,9 +673,9 @@ func (pb *Problem) addOuters(sum, v []float64, rows []int, y []float64, sign flo
 	for lo := 0; lo < len(rows); lo += outerBlock {
 		hi := min(lo+outerBlock, len(rows))
 		for j, i := range rows[lo:hi] {
-			r := pb.rows[i*p : i*p+p]
-			copy(sc.block[j*p:(j+1)*p], r)
-			addScaled(v, sign*y[i], r)
+			r := sc.block[j*p : (j+1)*p]
+			pb.rowTo(r, i)
+			addScaled(v, sy(i), r)
 		}
 		gemm.Syrk(blas.Trans, blas64.General{Rows: hi - lo, Cols: p, Stride: p, Data: sc.block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: sc.outer})
 	}
@@ -582,6 +683,14 @@ func (pb *Problem) addOuters(sum, v []float64, rows []int, y []float64, sign flo
 		for b := a; b < p; b++ {
 			sum[a*p+b] += sign * sc.outer[a*p+b]
 		}
+	}
+}
+
+// rowTo stores the row x~_i = [x_i, B] in dst (p values).
+func (pb *Problem) rowTo(dst []float64, i int) {
+	copy(dst, pb.x.RawRowView(i))
+	if pb.bias > 0 {
+		dst[pb.d] = pb.bias
 	}
 }
 

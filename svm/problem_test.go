@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -198,6 +199,7 @@ func TestAddOuters(t *testing.T) {
 	p := pb.p
 	sc := pb.getScratch()
 	yk := pb.classLabels(1)
+	xa := augment(x, 1)
 	for _, n := range []int{0, 5, outerMin, 300} {
 		rows := make([]int, n)
 		for i := range rows {
@@ -212,11 +214,11 @@ func TestAddOuters(t *testing.T) {
 			for j := range v {
 				v[j] = float64(-j)
 			}
-			pb.addOuters(sum, v, rows, yk, sign, sc)
+			pb.addOuters(sum, v, rows, 1, sign, sc)
 			for j := range p {
 				want := float64(-j)
 				for _, i := range rows {
-					want += sign * yk[i] * pb.rows[i*p+j]
+					want += sign * yk[i] * xa.At(i, j)
 				}
 				if math.Abs(v[j]-want) > 1e-12*(1+math.Abs(want)) {
 					t.Errorf("%d rows, sign %v: v[%d] = %v, want %v", n, sign, j, v[j], want)
@@ -226,7 +228,7 @@ func TestAddOuters(t *testing.T) {
 				for b := a; b < p; b++ {
 					want := float64(a*p + b)
 					for _, i := range rows {
-						want += sign * pb.rows[i*p+a] * pb.rows[i*p+b]
+						want += sign * xa.At(i, a) * xa.At(i, b)
 					}
 					if math.Abs(sum[a*p+b]-want) > 1e-12*(1+math.Abs(want)) {
 						t.Errorf("%d rows, sign %v: sum[%d][%d] = %v, want %v", n, sign, a, b, sum[a*p+b], want)
@@ -375,4 +377,59 @@ func TestScratchShared(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// TestMarginsTerms checks marginsTerms (four rows at a time in assembly
+// where the CPU allows) bit for bit against clearing the output and adding
+// floats.AddScaled of every column with a nonzero weight in turn, for row
+// counts around multiples of 4 and weights with zeros.
+func TestMarginsTerms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, n := range []int{2, 3, 4, 5, 11, 1001} {
+		for _, d := range []int{1, 4, 10} {
+			x := mat.NewDense(n, d, nil)
+			for i := range n {
+				for j := range d {
+					x.Set(i, j, 10*rng.NormFloat64())
+				}
+			}
+			y := make([]int, n)
+			y[0] = 1
+			pb, err := NewProblem(x, y, 2, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := pb.getScratch()
+			for _, s := range [][]float64{make([]float64, d+1), randomWeights(rng, d+1, 0), randomWeights(rng, d+1, 0.4)} {
+				want := make([]float64, n)
+				for j, sj := range s {
+					if sj != 0 {
+						floats.AddScaled(want, sj, pb.col(j))
+					}
+				}
+				got := make([]float64, n)
+				for i := range got {
+					got[i] = math.NaN()
+				}
+				pb.marginsTerms(got, s, sc)
+				for i := range n {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("n=%d d=%d s=%v: row %d = %v, want %v", n, d, s, i, got[i], want[i])
+					}
+				}
+			}
+			putScratch(sc)
+		}
+	}
+}
+
+// randomWeights returns p normal weights, each zero with probability zero.
+func randomWeights(rng *rand.Rand, p int, zero float64) []float64 {
+	s := make([]float64, p)
+	for j := range s {
+		if rng.Float64() >= zero {
+			s[j] = rng.NormFloat64()
+		}
+	}
+	return s
 }

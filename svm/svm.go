@@ -135,6 +135,10 @@ type Options struct {
 	Bias float64
 	// NoShrink disables shrinking.
 	NoShrink bool
+	// KeepAlpha asks the Primal solver for the dual variables
+	// (Binary.Alpha), an n-vector per machine; without it the Primal
+	// solver leaves Alpha nil. The Dual solver always returns them.
+	KeepAlpha bool
 	// Seed seeds the PCG generator of the per-epoch permutations. Class k of
 	// a one-vs-rest model uses the stream rand.NewPCG(Seed, k).
 	Seed uint64
@@ -197,8 +201,9 @@ type Binary struct {
 	// Intercept is w_B * B (0 without a bias feature).
 	Intercept float64
 	// Alpha holds the n dual variables at the solution; the primal weights
-	// are [W, w_B] = sum_i y_i Alpha_i [x_i, B]. The Primal solver returns
-	// the dual point given by the optimality conditions,
+	// are [W, w_B] = sum_i y_i Alpha_i [x_i, B]. The Dual solver always
+	// returns them; the Primal solver only with Options.KeepAlpha (else
+	// Alpha is nil), as the dual point given by the optimality conditions,
 	// Alpha_i = 2C max(0, 1 - y_i f(x_i)).
 	Alpha []float64
 	// Epochs is the number of passes over the (active) data, or of Newton
@@ -301,6 +306,22 @@ func TrainBinary(ctx context.Context, x *mat.Dense, y []float64, o Options) (*Bi
 
 // check validates x against n labels and returns its shape.
 func check(x *mat.Dense, nlabels int) (n, d int, err error) {
+	n, d, err = checkShape(x, nlabels)
+	if err != nil {
+		return 0, 0, err
+	}
+	for i := range n {
+		for j, v := range x.RawRowView(i) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, 0, notFinite(i, j, v)
+			}
+		}
+	}
+	return n, d, nil
+}
+
+// checkShape is check without the check of the values.
+func checkShape(x *mat.Dense, nlabels int) (n, d int, err error) {
 	if x == nil || x.IsEmpty() {
 		return 0, 0, errors.New("svm: empty input matrix")
 	}
@@ -308,14 +329,12 @@ func check(x *mat.Dense, nlabels int) (n, d int, err error) {
 	if n != nlabels {
 		return 0, 0, fmt.Errorf("svm: %d rows in x but %d labels", n, nlabels)
 	}
-	for i := range n {
-		for j, v := range x.RawRowView(i) {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return 0, 0, fmt.Errorf("svm: x[%d, %d] = %g is not finite", i, j, v)
-			}
-		}
-	}
 	return n, d, nil
+}
+
+// notFinite is the error of check for the value v at x[i, j].
+func notFinite(i, j int, v float64) error {
+	return fmt.Errorf("svm: x[%d, %d] = %g is not finite", i, j, v)
 }
 
 // solveDual is the dual coordinate descent of LIBLINEAR's
@@ -520,26 +539,107 @@ func (m *Model) Predict(x *mat.Dense) ([]int, error) {
 	if d != m.Dim {
 		return nil, fmt.Errorf("svm: input has %d columns, model expects %d", d, m.Dim)
 	}
-	// The decision values of Decision, row by row, without storing them.
+	// The decision values of Decision, row by row, without storing them,
+	// each summed over the features in order; the largest is chosen
+	// without branches, which would be mispredicted as often as the
+	// classes overlap.
 	pred := make([]int, n)
+	nc := m.NClass
 	xr, wr := x.RawMatrix(), m.W.RawMatrix()
-	for i := range n {
-		xi := xr.Data[i*xr.Stride : i*xr.Stride+d]
-		best, bestV := 0, 0.0
-		for k := range m.NClass {
-			wk := wr.Data[k*wr.Stride : k*wr.Stride+d]
+	b := m.Intercept[:nc]
+	if nc == 4 {
+		// The weights interleaved by feature, for the four sums at once.
+		var buf [64]float64
+		w := buf[:0]
+		if 4*d <= len(buf) {
+			w = buf[:4*d]
+		} else {
+			w = make([]float64, 4*d)
+		}
+		for k := range 4 {
+			for j, v := range wr.Data[k*wr.Stride : k*wr.Stride+d] {
+				w[4*j+k] = v
+			}
+		}
+		if hasAVX2 {
+			// Rows with a NaN decision value are left at -1.
+			if predict4AVX2(xr.Data[:(n-1)*xr.Stride+d], xr.Stride, d, w, b, pred) == 0 {
+				return pred, nil
+			}
+			for i, p := range pred {
+				if p < 0 {
+					pred[i] = predict4(xr.Data[i*xr.Stride:][:d], w, b)
+				}
+			}
+			return pred, nil
+		}
+		for i := range pred {
+			pred[i] = predict4(xr.Data[i*xr.Stride:][:d], w, b)
+		}
+		return pred, nil
+	}
+	w := make([]float64, nc*d)
+	for k := range nc {
+		copy(w[k*d:(k+1)*d], wr.Data[k*wr.Stride:k*wr.Stride+d])
+	}
+	for i := range pred {
+		xi := xr.Data[i*xr.Stride:][:d]
+		var sel argmax
+		for k := range nc {
+			wk := w[k*d:][:len(xi)]
 			var v float64
 			for j, xv := range xi {
 				v += xv * wk[j]
 			}
-			v += m.Intercept[k]
-			if k == 0 || v > bestV {
-				best, bestV = k, v
-			}
+			sel.add(k, v+b[k])
 		}
-		pred[i] = best
+		pred[i] = sel.best
 	}
 	return pred, nil
+}
+
+// predict4 returns the class of the largest of the four decision values
+// sum_j x_j w[4j+k] + b[k], k = 0..3 (the weights interleaved by feature),
+// the first on ties, never a NaN value unless class 0's.
+func predict4(x, w, b []float64) int {
+	w = w[:4*len(x)]
+	var v0, v1, v2, v3 float64
+	for j, xv := range x {
+		q := w[4*j:][:4]
+		v0 += xv * q[0]
+		v1 += xv * q[1]
+		v2 += xv * q[2]
+		v3 += xv * q[3]
+	}
+	v0, v1, v2, v3 = v0+b[0], v1+b[1], v2+b[2], v3+b[3]
+	if v0 != v0 || v1 != v1 || v2 != v2 || v3 != v3 {
+		// A NaN is never larger: the first rule, one at a time.
+		var sel argmax
+		sel.add(0, v0)
+		sel.add(1, v1)
+		sel.add(2, v2)
+		sel.add(3, v3)
+		return sel.best
+	}
+	// The first of the largest: of the first pair, of the second, then
+	// the second pair's if strictly larger.
+	ia, ib := b2i(v1 > v0), 2+b2i(v3 > v2)
+	return ia + b2i(max(v2, v3) > max(v0, v1))*(ib-ia)
+}
+
+// argmax selects the first class of the largest value among those added
+// in increasing order of class, without branches.
+type argmax struct {
+	best  int
+	value float64
+}
+
+// add offers the value v of class k: it is taken if k is 0 or v is
+// larger than the best value so far (never if v is NaN).
+func (a *argmax) add(k int, v float64) {
+	take := -uint64(b2i(k == 0) | b2i(v > a.value))
+	a.best = a.best&^int(take) | k&int(take)
+	a.value = math.Float64frombits(math.Float64bits(a.value)&^take | math.Float64bits(v)&take)
 }
 
 // Accuracy returns the fraction of positions where pred equals truth, or NaN

@@ -138,7 +138,7 @@ func TestDualityGap(t *testing.T) {
 		{Primal, SquaredHinge, 1, -1},
 	} {
 		t.Run(fmt.Sprintf("%v/%v/C=%g/B=%g", tc.solver, tc.loss, tc.c, tc.bias), func(t *testing.T) {
-			o := Options{Solver: tc.solver, C: tc.c, Loss: tc.loss, Bias: tc.bias, Tol: 1e-6, MaxEpochs: 100000, Seed: 1}
+			o := Options{Solver: tc.solver, C: tc.c, Loss: tc.loss, Bias: tc.bias, Tol: 1e-6, MaxEpochs: 100000, Seed: 1, KeepAlpha: tc.solver == Primal}
 			b, err := TrainBinary(context.Background(), x, y, o)
 			if err != nil {
 				t.Fatal(err)

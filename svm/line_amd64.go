@@ -1,0 +1,37 @@
+//go:build amd64 && !noasm
+
+package svm
+
+import "github.com/dicalab/dica/internal/cpu"
+
+// hasAVX2 reports whether the assembly kernels of the package can run.
+var hasAVX2 = cpu.AVX2FMA
+
+// signedFirstAVX2 is the loop of signedFirst over the rows
+// 0..len(z)&^3 - 1, four at a time; it returns the counts nb and nc.
+// dz and y must be as long as z, br and cand at least as long.
+//
+//go:noescape
+func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc int)
+
+// stepAVX2 is the loop of stepMemberships over the rows
+// 0..len(z)&^3 - 1, four at a time; it returns the number of rows listed
+// in ch and the number of active rows. dz and in must be as long as z, ch
+// at least as long.
+//
+//go:noescape
+func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int)
+
+// marginsAVX2 is the loop of marginsTerms over the rows
+// 0..len(dz)&^3 - 1, four at a time.
+//
+//go:noescape
+func marginsAVX2(dz, cols []float64, terms []uint64)
+
+// predict4AVX2 is Predict's loop for four classes (the weights w
+// interleaved by feature, the intercepts b) over the len(pred) rows of x,
+// d values each and stride apart, four classes in one register; rows with
+// a NaN decision value get -1, and it returns their number.
+//
+//go:noescape
+func predict4AVX2(x []float64, stride, d int, w, b []float64, pred []int) (nan int)

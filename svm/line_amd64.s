@@ -1,0 +1,279 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc int)
+//
+// For four rows at a time: d = dz_i with its sign flipped when y_i != k
+// (stored back), u = 1 - z_i, in = u > 0, sw = in != (u + d > 0); the row
+// is appended to br when sw, and to cand when !sw and (in ? -d : d) > 0.
+// The appends store the index unconditionally and advance the count by
+// the mask bit (BT, ADC), without branches. Every operation is exact or
+// correctly rounded (no fused multiply-add), as the Go loop.
+TEXT ·signedFirstAVX2(SB), NOSPLIT, $0-144
+	MOVQ z_base+0(FP), SI
+	MOVQ z_len+8(FP), CX
+	MOVQ dz_base+24(FP), DI
+	MOVQ y_base+48(FP), DX
+	MOVQ k+72(FP), AX
+	MOVQ br_base+80(FP), R8
+	MOVQ cand_base+104(FP), R9
+	XORQ R10, R10
+	XORQ R11, R11
+	XORQ R12, R12
+	SHRQ $2, CX
+	JZ   done
+
+	MOVQ         AX, X12
+	VPBROADCASTQ X12, Y12               // k
+	MOVQ         $0x3ff0000000000000, AX
+	MOVQ         AX, X11
+	VPBROADCASTQ X11, Y11               // 1.0
+	MOVQ         $0x8000000000000000, AX
+	MOVQ         AX, X13
+	VPBROADCASTQ X13, Y13               // the sign bit
+	VXORPD       Y14, Y14, Y14          // 0
+
+loop:
+	VMOVUPD  (SI)(R12*8), Y0
+	VSUBPD   Y0, Y11, Y1        // u = 1 - z
+	VMOVDQU  (DX)(R12*8), Y2
+	VPCMPEQQ Y12, Y2, Y2        // y_i == k
+	VPANDN   Y13, Y2, Y2        // the sign bit where y_i != k
+	VMOVUPD  (DI)(R12*8), Y3
+	VXORPD   Y2, Y3, Y3         // d
+	VMOVUPD  Y3, (DI)(R12*8)
+	VCMPPD   $0x1e, Y14, Y1, Y4 // in = u > 0
+	VADDPD   Y3, Y1, Y5         // u + d
+	VCMPPD   $0x1e, Y14, Y5, Y5 // u + d > 0
+	VXORPD   Y4, Y5, Y5         // sw
+	VANDPD   Y13, Y4, Y6
+	VXORPD   Y3, Y6, Y6         // -d if in, else d
+	VCMPPD   $0x1e, Y14, Y6, Y6 // > 0
+	VANDNPD  Y6, Y5, Y6         // and not sw
+	VMOVMSKPD Y5, AX
+	VMOVMSKPD Y6, BX
+	MOVQ R12, (R8)(R10*8)
+	BTQ  $0, AX
+	ADCQ $0, R10
+	MOVQ R12, (R9)(R11*8)
+	BTQ  $0, BX
+	ADCQ $0, R11
+	LEAQ 1(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $1, AX
+	ADCQ $0, R10
+	MOVQ R13, (R9)(R11*8)
+	BTQ  $1, BX
+	ADCQ $0, R11
+	LEAQ 2(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $2, AX
+	ADCQ $0, R10
+	MOVQ R13, (R9)(R11*8)
+	BTQ  $2, BX
+	ADCQ $0, R11
+	LEAQ 3(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $3, AX
+	ADCQ $0, R10
+	MOVQ R13, (R9)(R11*8)
+	BTQ  $3, BX
+	ADCQ $0, R11
+	ADDQ $4, R12
+	DECQ CX
+	JNZ  loop
+
+done:
+	MOVQ R10, nb+128(FP)
+	MOVQ R11, nc+136(FP)
+	VZEROUPPER
+	RET
+
+
+// func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int)
+//
+// For four rows at a time: z_i += mt dz_i (a product, then a sum: no
+// fused multiply-add), act = z_i < 1; the row is counted in active when
+// act, and appended to ch when act != in_i, without branches.
+TEXT ·stepAVX2(SB), NOSPLIT, $0-120
+	MOVQ z_base+0(FP), SI
+	MOVQ z_len+8(FP), CX
+	MOVQ dz_base+24(FP), DI
+	MOVSD mt+48(FP), X10
+	MOVQ in_base+56(FP), DX
+	MOVQ ch_base+80(FP), R8
+	XORQ R10, R10
+	XORQ R11, R11
+	XORQ R12, R12
+	SHRQ $2, CX
+	JZ   stepdone
+
+	VBROADCASTSD X10, Y10               // mt
+	MOVQ         $0x3ff0000000000000, AX
+	MOVQ         AX, X11
+	VPBROADCASTQ X11, Y11               // 1.0
+	VPXOR        Y14, Y14, Y14          // 0
+
+steploop:
+	VMULPD    (DI)(R12*8), Y10, Y0 // mt dz
+	VADDPD    (SI)(R12*8), Y0, Y0  // z + mt dz
+	VMOVUPD   Y0, (SI)(R12*8)
+	VCMPPD    $0x11, Y11, Y0, Y1   // act = z < 1
+	VPMOVZXBQ (DX)(R12*1), Y2      // in
+	VPCMPEQQ  Y14, Y2, Y2          // !in
+	VMOVMSKPD Y1, AX
+	VMOVMSKPD Y2, BX
+	XORQ      AX, BX               // act == in (4 bits)
+	XORQ      $15, BX              // act != in
+	MOVQ R12, (R8)(R10*8)
+	BTQ  $0, BX
+	ADCQ $0, R10
+	BTQ  $0, AX
+	ADCQ $0, R11
+	LEAQ 1(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $1, BX
+	ADCQ $0, R10
+	BTQ  $1, AX
+	ADCQ $0, R11
+	LEAQ 2(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $2, BX
+	ADCQ $0, R10
+	BTQ  $2, AX
+	ADCQ $0, R11
+	LEAQ 3(R12), R13
+	MOVQ R13, (R8)(R10*8)
+	BTQ  $3, BX
+	ADCQ $0, R10
+	BTQ  $3, AX
+	ADCQ $0, R11
+	ADDQ $4, R12
+	DECQ CX
+	JNZ  steploop
+
+stepdone:
+	MOVQ R10, nc+104(FP)
+	MOVQ R11, active+112(FP)
+	VZEROUPPER
+	RET
+
+
+// func marginsAVX2(dz, cols []float64, terms []uint64)
+//
+// For four rows at a time: dz_i = sum over the terms (off, s) of
+// s x_i, x the column at byte offset off in cols, summed in the order of
+// the terms from zero, each product rounded and then added (no fused
+// multiply-add), as floats.AddScaled column after column does.
+TEXT ·marginsAVX2(SB), NOSPLIT, $0-72
+	MOVQ dz_base+0(FP), DI
+	MOVQ dz_len+8(FP), CX
+	MOVQ cols_base+24(FP), SI
+	MOVQ terms_base+48(FP), R8
+	MOVQ terms_len+56(FP), R9
+	SHLQ $3, R9
+	ADDQ R8, R9             // the end of the terms
+	SHRQ $2, CX
+	JZ   margdone
+
+margloop:
+	VXORPD Y0, Y0, Y0
+	MOVQ   R8, R10
+
+margterm:
+	CMPQ         R10, R9
+	JAE          margstore
+	MOVQ         (R10), AX          // off
+	VBROADCASTSD 8(R10), Y1         // s
+	VMULPD       (SI)(AX*1), Y1, Y2 // s x
+	VADDPD       Y2, Y0, Y0
+	ADDQ         $16, R10
+	JMP          margterm
+
+margstore:
+	VMOVUPD Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     margloop
+
+margdone:
+	VZEROUPPER
+	RET
+
+
+// func predict4AVX2(x []float64, stride, d int, w, b []float64, pred []int) (nan int)
+//
+// For each of the len(pred) rows of x (d values, stride apart): the four
+// decision values sum_j x_j w[4j+k] + b[k] in one register, each product
+// rounded and then added from zero in increasing j (no fused
+// multiply-add), as the Go loop; pred gets the first class of the largest
+// (of the first pair, of the second, the second pair's if strictly
+// larger), or -1 if a value is NaN; it returns the number of such rows.
+TEXT ·predict4AVX2(SB), NOSPLIT, $0-120
+	MOVQ x_base+0(FP), SI
+	MOVQ stride+24(FP), R10
+	SHLQ $3, R10
+	MOVQ d+32(FP), R8
+	MOVQ w_base+40(FP), DX
+	MOVQ b_base+64(FP), AX
+	MOVQ pred_base+88(FP), R9
+	MOVQ pred_len+96(FP), CX
+	XORQ R12, R12
+	TESTQ CX, CX
+	JZ   preddone
+	VMOVUPD (AX), Y12 // the intercepts
+
+predrow:
+	VXORPD Y0, Y0, Y0
+	XORQ   R11, R11
+	MOVQ   DX, R13
+
+predterm:
+	CMPQ         R11, R8
+	JAE          predsum
+	VBROADCASTSD (SI)(R11*8), Y1
+	VMULPD       (R13), Y1, Y2
+	VADDPD       Y2, Y0, Y0
+	ADDQ         $32, R13
+	INCQ         R11
+	JMP          predterm
+
+predsum:
+	VADDPD    Y12, Y0, Y0
+	VCMPPD    $3, Y0, Y0, Y1 // NaN lanes
+	VMOVMSKPD Y1, AX
+	TESTQ     AX, AX
+	JNZ       prednan
+	VPERMILPD $5, Y0, Y1          // v1 v0 v3 v2
+	VCMPPD    $0x1e, Y0, Y1, Y2   // v1 > v0, _, v3 > v2, _
+	VMOVMSKPD Y2, AX
+	VMAXPD    Y1, Y0, Y3          // the pairs' largest, twice each
+	VPERM2F128 $1, Y3, Y3, Y4     // the halves swapped
+	VCMPPD    $0x1e, Y3, Y4, Y5   // the second pair's > the first's
+	VMOVMSKPD Y5, BX
+	MOVQ      AX, R13
+	ANDQ      $1, R13             // ia
+	SHRQ      $2, AX
+	ANDQ      $1, AX
+	ADDQ      $2, AX              // ib
+	BTQ       $0, BX
+	CMOVQCS   AX, R13
+	MOVQ      R13, (R9)
+	JMP       prednext
+
+prednan:
+	MOVQ $-1, (R9)
+	INCQ R12
+
+prednext:
+	ADDQ R10, SI
+	ADDQ $8, R9
+	DECQ CX
+	JNZ  predrow
+
+preddone:
+	MOVQ R12, nan+112(FP)
+	VZEROUPPER
+	RET

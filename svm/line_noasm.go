@@ -1,0 +1,15 @@
+//go:build !amd64 || noasm
+
+package svm
+
+// hasAVX2 is false: the assembly kernels are amd64 only (or disabled by
+// the noasm build tag).
+const hasAVX2 = false
+
+func signedFirstAVX2(z, dz []float64, y []int, k int, br, cand []int) (nb, nc int) { return 0, 0 }
+
+func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int) { return 0, 0 }
+
+func marginsAVX2(dz, cols []float64, terms []uint64) {}
+
+func predict4AVX2(x []float64, stride, d int, w, b []float64, pred []int) (nan int) { return 0 }
