@@ -35,3 +35,9 @@ func marginsAVX2(dz, cols []float64, terms []uint64)
 //
 //go:noescape
 func predict4AVX2(x []float64, stride, d int, w, b []float64, pred []int) (nan int)
+
+// addRowsAVX2 adds sy_i row_i to v for each of the len(sy) rows of 12
+// values in rows, in order. v must hold 12 values, rows 12 len(sy).
+//
+//go:noescape
+func addRowsAVX2(v, rows, sy []float64)

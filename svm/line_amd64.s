@@ -277,3 +277,39 @@ preddone:
 	MOVQ R12, nan+112(FP)
 	VZEROUPPER
 	RET
+
+// func addRowsAVX2(v, rows, sy []float64)
+//
+// For each of the len(sy) rows of 12 values in rows, in order: v +=
+// sy_i row_i over the 12 values of v, each product rounded and then added
+// (no fused multiply-add), as the Go loop, with v in three registers.
+TEXT ·addRowsAVX2(SB), NOSPLIT, $0-72
+	MOVQ    v_base+0(FP), DI
+	MOVQ    rows_base+24(FP), SI
+	MOVQ    sy_base+48(FP), DX
+	MOVQ    sy_len+56(FP), CX
+	VMOVUPD 0(DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	TESTQ   CX, CX
+	JZ      rowsdone
+
+rowsloop:
+	VBROADCASTSD (DX), Y3
+	VMULPD       0(SI), Y3, Y4
+	VMULPD       32(SI), Y3, Y5
+	VMULPD       64(SI), Y3, Y6
+	VADDPD       Y4, Y0, Y0
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
+	ADDQ         $8, DX
+	ADDQ         $96, SI
+	DECQ         CX
+	JNZ          rowsloop
+
+rowsdone:
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VZEROUPPER
+	RET

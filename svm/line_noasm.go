@@ -13,3 +13,5 @@ func stepAVX2(z, dz []float64, mt float64, in []bool, ch []int) (nc, active int)
 func marginsAVX2(dz, cols []float64, terms []uint64) {}
 
 func predict4AVX2(x []float64, stride, d int, w, b []float64, pred []int) (nan int) { return 0 }
+
+func addRowsAVX2(v, rows, sy []float64) {}

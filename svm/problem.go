@@ -53,6 +53,7 @@ type primalScratch struct {
 	in               []bool
 	block, outer     []float64 // rows gathered for addOuters, and their sum (padded for gemm.SyrkPadded)
 	row              []float64 // one row x~_i
+	sy               []float64 // the signs of the rows of block
 	terms            []uint64  // the terms of marginsTerms
 }
 
@@ -70,7 +71,7 @@ func (pb *Problem) getScratch() *primalScratch {
 		sc = &primalScratch{z: make([]float64, n), dz: make([]float64, n),
 			line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
 			plus: make([]int, 0, n), minus: make([]int, 0, n),
-			block: make([]float64, outerBlock*ld), outer: make([]float64, lo), row: make([]float64, p),
+			block: make([]float64, outerBlock*ld), outer: make([]float64, lo), row: make([]float64, p), sy: make([]float64, outerBlock),
 			terms: make([]uint64, 0, 2*p)}
 	}
 	sc.z, sc.dz, sc.in = sc.z[:n], sc.dz[:n], sc.in[:n]
@@ -674,6 +675,12 @@ func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, 
 	outer := sc.outer[:gemm.SyrkPaddedLen(p)]
 	clear(outer)
 	xs, stride, d := pb.x.RawMatrix().Data, pb.x.RawMatrix().Stride, pb.d
+	// Up to 12 columns, the sums of v stay in registers over a block of
+	// rows in assembly where the CPU allows, in a padded copy of v.
+	asm := hasAVX2 && ld == 12
+	var vpad [12]float64
+	copy(vpad[:], v)
+	sys := sc.sy[:outerBlock]
 	for lo := 0; lo < len(rows); lo += outerBlock {
 		hi := min(lo+outerBlock, len(rows))
 		for j, i := range rows[lo:hi] {
@@ -686,9 +693,19 @@ func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, 
 			if pb.bias > 0 {
 				r[d] = pb.bias
 			}
-			addScaled(v, sy(i), r)
+			if asm {
+				sys[j] = sy(i)
+			} else {
+				addScaled(v, sy(i), r)
+			}
+		}
+		if asm {
+			addRowsAVX2(vpad[:], sc.block[:(hi-lo)*12], sys[:hi-lo])
 		}
 		gemm.SyrkPadded(outer, sc.block, hi-lo, p)
+	}
+	if asm {
+		copy(v, vpad[:p])
 	}
 	for a := range p {
 		for b := a; b < p; b++ {
