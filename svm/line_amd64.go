@@ -41,3 +41,9 @@ func predict4AVX2(x []float64, stride, d int, w, b []float64, pred []int) (nan i
 //
 //go:noescape
 func addRowsAVX2(v, rows, sy []float64)
+
+// sumCompactAVX2 is sumCompactGo with the pairs (g1, g2) and (e1, e2)
+// each in one register. len(bab) must be 2 len(bt).
+//
+//go:noescape
+func sumCompactAVX2(bt, bab []float64, lo, hi, t float64) (k int, e1, e2, g1, g2 float64)

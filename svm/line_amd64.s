@@ -313,3 +313,65 @@ rowsdone:
 	VMOVUPD Y2, 64(DI)
 	VZEROUPPER
 	RET
+
+// func sumCompactAVX2(bt, bab []float64, lo, hi, t float64) (k int, e1, e2, g1, g2 float64)
+//
+// For each term j in order: x = bt_j, P = (alpha_j, beta_j) from bab;
+// below = x <= lo, on = x < t and !below (ordered comparisons, false for
+// NaN, as Go's); G += below ? P : 0 and E += on ? P + (t beta_j, 0) : 0
+// in one register each (G = (g1, g2), E = (e1, e2); the product rounded
+// and then added, as the Go loop; beta_j + 0 is beta_j but for -0, which
+// the sums, never -0 from their +0 start, do not tell apart); the term is
+// stored at k, and k advances when x < hi and !below.
+TEXT ·sumCompactAVX2(SB), NOSPLIT, $0-112
+	MOVQ     bt_base+0(FP), SI
+	MOVQ     bt_len+8(FP), CX
+	MOVQ     bab_base+24(FP), DI
+	MOVQ     DI, R11
+	VMOVDDUP lo+48(FP), X10                // (lo, lo)
+	VMOVDDUP hi+56(FP), X11                // (hi, hi)
+	VMOVDDUP t+64(FP), X13                 // (t, t)
+	XORQ     AX, AX                        // k
+	XORQ     R8, R8                        // j
+	VXORPD   X0, X0, X0                    // G
+	VXORPD   X1, X1, X1                    // E
+	TESTQ    CX, CX
+	JZ       compactdone
+
+compactloop:
+	VMOVDDUP  (SI)(R8*8), X2 // (x, x)
+	VMOVUPD   (DI), X3       // P = (alpha, beta)
+	VCMPPD    $0x12, X10, X2, X4 // below = x <= lo
+	VCMPPD    $0x11, X13, X2, X5 // x < t
+	VANDNPD   X5, X4, X5         // on = x < t and !below
+	VANDPD    X3, X4, X6
+	VADDPD    X6, X0, X0         // G += below ? P : 0
+	VPERMILPD $1, X3, X7         // (beta, alpha)
+	VMULSD    X13, X7, X7        // (t beta, alpha)
+	VMOVQ     X7, X7             // (t beta, 0)
+	VADDPD    X7, X3, X7         // (alpha + t beta, beta + 0)
+	VANDPD    X7, X5, X7
+	VADDPD    X7, X1, X1         // E += on ? ... : 0
+	VCMPPD    $0x11, X11, X2, X8 // x < hi
+	VANDNPD   X8, X4, X8         // kept = x < hi and !below
+	VMOVSD    X2, (SI)(AX*8)     // bt[k] = x
+	MOVQ      AX, R10
+	SHLQ      $4, R10
+	VMOVUPD   X3, (R11)(R10*1)   // the pair at k
+	VMOVMSKPD X8, BX
+	ANDQ      $1, BX
+	ADDQ      BX, AX
+	INCQ      R8
+	ADDQ      $16, DI
+	DECQ      CX
+	JNZ       compactloop
+
+compactdone:
+	MOVQ      AX, k+72(FP)
+	VMOVSD    X1, e1+80(FP)
+	VPERMILPD $1, X1, X1
+	VMOVSD    X1, e2+88(FP)
+	VMOVSD    X0, g1+96(FP)
+	VPERMILPD $1, X0, X0
+	VMOVSD    X0, g2+104(FP)
+	RET

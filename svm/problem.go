@@ -76,7 +76,7 @@ func (pb *Problem) getScratch() *primalScratch {
 	}
 	sc.z, sc.dz, sc.in = sc.z[:n], sc.dz[:n], sc.in[:n]
 	l := sc.line
-	l.cand, l.br, l.bt, l.ba, l.bb = l.cand[:n], l.br[:n], l.bt[:n], l.ba[:n], l.bb[:n]
+	l.cand, l.br, l.bt, l.bab = l.cand[:n], l.br[:n], l.bt[:n], l.bab[:2*n]
 	sc.chg, sc.plus, sc.minus = sc.chg[:0], sc.plus[:0], sc.minus[:0]
 	sc.block, sc.outer, sc.row = sc.block[:outerBlock*ld], sc.outer[:lo], sc.row[:p]
 	clear(sc.z)
