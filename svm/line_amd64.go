@@ -47,3 +47,9 @@ func addRowsAVX2(v, rows, sy []float64)
 //
 //go:noescape
 func sumCompactAVX2(bt, bab []float64, lo, hi, t float64) (k int, e1, e2, g1, g2 float64)
+
+// listAVX2 is listGo with (e1, e2) in one register. The indices of idx
+// must lie in z and dz, bt and bab hold len(idx) and 2 len(idx) values.
+//
+//go:noescape
+func listAVX2(idx []int, z, dz []float64, c2, t float64, bt, bab []float64) (e1, e2 float64)

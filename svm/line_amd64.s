@@ -375,3 +375,63 @@ compactdone:
 	VPERMILPD $1, X0, X0
 	VMOVSD    X0, g2+104(FP)
 	RET
+
+// func listAVX2(idx []int, z, dz []float64, c2, t float64, bt, bab []float64) (e1, e2 float64)
+//
+// For each term j in order, i = idx[j], u = 1 - z_i, d = dz_i: sg = -c2
+// when u > 0 (ordered, false for NaN, as Go's), else c2;
+// (alpha, beta) = (sg u, sg d) d into bab, (-u) / d into bt, and
+// E += (alpha + t beta, beta + 0) (E = (e1, e2); each product rounded and
+// then added, as the Go loop; beta + 0 is beta but for -0, which the sums,
+// never -0 from their +0 start, do not tell apart).
+TEXT ·listAVX2(SB), NOSPLIT, $0-152
+	MOVQ         idx_base+0(FP), SI
+	MOVQ         idx_len+8(FP), CX
+	MOVQ         z_base+24(FP), R8
+	MOVQ         dz_base+48(FP), R9
+	VMOVSD       c2+72(FP), X12        // c2
+	VMOVSD       t+80(FP), X13         // t
+	MOVQ         bt_base+88(FP), DI
+	MOVQ         bab_base+112(FP), DX
+	MOVQ         $0x3ff0000000000000, AX
+	MOVQ         AX, X15               // 1.0
+	MOVQ         $0x8000000000000000, AX
+	MOVQ         AX, X14               // the sign bit
+	VXORPD       X11, X11, X11         // 0
+	VXORPD       X1, X1, X1            // E
+	TESTQ        CX, CX
+	JZ           listdone
+
+listloop:
+	MOVQ      (SI), R10
+	VMOVSD    (R8)(R10*8), X2    // z
+	VMOVSD    (R9)(R10*8), X3    // d
+	VSUBSD    X2, X15, X4        // u = 1 - z
+	VCMPSD    $0x1e, X11, X4, X5 // u > 0
+	VANDPD    X14, X5, X5
+	VXORPD    X12, X5, X6        // sg
+	VUNPCKLPD X3, X4, X7         // (u, d)
+	VMOVDDUP  X6, X6             // (sg, sg)
+	VMULPD    X7, X6, X7         // (sg u, sg d)
+	VMOVDDUP  X3, X8             // (d, d)
+	VMULPD    X8, X7, X7         // (alpha, beta)
+	VMOVUPD   X7, (DX)
+	VXORPD    X14, X4, X9        // -u
+	VDIVSD    X3, X9, X9         // -u / d
+	VMOVSD    X9, (DI)
+	VPERMILPD $1, X7, X10        // (beta, alpha)
+	VMULSD    X13, X10, X10      // (t beta, alpha)
+	VMOVQ     X10, X10           // (t beta, 0)
+	VADDPD    X10, X7, X10       // (alpha + t beta, beta + 0)
+	VADDPD    X10, X1, X1        // E += ...
+	ADDQ      $8, SI
+	ADDQ      $8, DI
+	ADDQ      $16, DX
+	DECQ      CX
+	JNZ       listloop
+
+listdone:
+	VMOVSD    X1, e1+136(FP)
+	VPERMILPD $1, X1, X1
+	VMOVSD    X1, e2+144(FP)
+	RET

@@ -374,3 +374,53 @@ func BenchmarkSumCompact(b *testing.B) {
 		})
 	}
 }
+
+// TestListTerms checks listTerms (in assembly where the CPU allows) bit
+// for bit against listGo, its plain loop, on margins z_i = 1 (u = 0),
+// slopes dz_i = +-0, infinities and NaN, values of very different sizes,
+// with repeated and unordered indices.
+func TestListTerms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	special := []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 1e-300, 1e300}
+	t.Logf("assembly: %v", hasAVX2)
+	for _, n := range []int{0, 1, 3, 40, 2000} {
+		z, dz := make([]float64, n+5), make([]float64, n+5)
+		for i := range z {
+			if n < 100 && rng.IntN(3) == 0 {
+				z[i], dz[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+			} else {
+				z[i] = 1 + rng.NormFloat64()*math.Exp(3*rng.NormFloat64())
+				dz[i] = rng.NormFloat64() * math.Exp(3*rng.NormFloat64())
+			}
+		}
+		idx := make([]int, n)
+		for j := range idx {
+			idx[j] = rng.IntN(len(z))
+		}
+		// Terms with u = 0 exactly, listed first.
+		z[0], dz[0], z[1], dz[1], z[2], dz[2] = 1, 0.5, 1, -2, 1, 0
+		copy(idx, []int{0, 1, 2})
+		for _, c2 := range []float64{0.2, 20} {
+			const tt = 0.75
+			wbt, wbab := make([]float64, n), make([]float64, 2*n)
+			we1, we2 := listGo(idx, z, dz, c2, tt, wbt, wbab)
+			bt, bab := make([]float64, n), make([]float64, 2*n)
+			e1, e2 := listTerms(idx, z, dz, c2, tt, bt, bab)
+			same := func(a, b float64) bool {
+				return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+			}
+			if !same(e1, we1) || !same(e2, we2) {
+				t.Fatalf("n=%d c2=%v: e = (%v, %v), want (%v, %v)", n, c2, e1, e2, we1, we2)
+			}
+			for j := range n {
+				if !same(bt[j], wbt[j]) || !same(bab[2*j], wbab[2*j]) || !same(bab[2*j+1], wbab[2*j+1]) {
+					t.Fatalf("n=%d c2=%v: term %d (row %d) = (%v, %v, %v), want (%v, %v, %v)", n, c2, j, idx[j],
+						bt[j], bab[2*j], bab[2*j+1], wbt[j], wbab[2*j], wbab[2*j+1])
+				}
+			}
+			if n >= 1000 && (math.IsNaN(we1) || we2 == 0) {
+				t.Errorf("n=%d: sums (%v, %v), want finite and nonzero", n, we1, we2)
+			}
+		}
+	}
+}

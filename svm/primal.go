@@ -116,18 +116,7 @@ func lineSearchFrom(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch, 
 		evals++
 		visited += len(idx)
 		bt, bab = sc.bt[:len(idx)], sc.bab[:2*len(idx)]
-		var e1, e2 float64
-		for j, i := range idx {
-			u, d := 1-z[i], dz[i]
-			sg := c2
-			if u > 0 {
-				sg = -c2
-			}
-			al, be := sg*u*d, sg*d*d
-			bt[j], bab[2*j], bab[2*j+1] = -u/d, al, be
-			e1 += al + t*be
-			e2 += be
-		}
+		e1, e2 := listTerms(idx, z, dz, c2, t, bt, bab)
 		return t*ss - ws + a + t*b + e1, ss + b + e2
 	}
 	d1, d2 := list(br[:nb], hi)
@@ -188,6 +177,38 @@ func lineSearchFrom(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch, 
 		d1, d2 = eval(t)
 	}
 	return t, evals, visited
+}
+
+// listTerms stores the breakpoint t_j = -u/d and the correction
+// alpha_j = sg u d, beta_j = sg d d (sg = -c2 when the term is active,
+// u > 0, else c2) of each term i = idx[j], u = 1 - z_i, d = dz_i, in bt[j]
+// and bab[2j], bab[2j+1], and returns the sums e1 of alpha_j + t beta_j
+// and e2 of beta_j in increasing j from zero. In assembly where the CPU
+// allows, with (e1, e2) in one register: the same operations on each
+// value, hence the same bits.
+func listTerms(idx []int, z, dz []float64, c2, t float64, bt, bab []float64) (e1, e2 float64) {
+	bt, bab, dz = bt[:len(idx)], bab[:2*len(idx)], dz[:len(z)]
+	if hasAVX2 {
+		return listAVX2(idx, z, dz, c2, t, bt, bab)
+	}
+	return listGo(idx, z, dz, c2, t, bt, bab)
+}
+
+// listGo is listTerms in Go.
+func listGo(idx []int, z, dz []float64, c2, t float64, bt, bab []float64) (e1, e2 float64) {
+	bt, bab = bt[:len(idx)], bab[:2*len(idx)]
+	for j, i := range idx {
+		u, d := 1-z[i], dz[i]
+		sg := c2
+		if u > 0 {
+			sg = -c2
+		}
+		al, be := sg*u*d, sg*d*d
+		bt[j], bab[2*j], bab[2*j+1] = -u/d, al, be
+		e1 += al + t*be
+		e2 += be
+	}
+	return e1, e2
 }
 
 // sumCompact returns the sums e1 of alpha_j + t beta_j and e2 of beta_j
