@@ -53,3 +53,9 @@ func sumCompactAVX2(bt, bab []float64, lo, hi, t float64) (k int, e1, e2, g1, g2
 //
 //go:noescape
 func listAVX2(idx []int, z, dz []float64, c2, t float64, bt, bab []float64) (e1, e2 float64)
+
+// splitCandAVX2 is splitCandGo. The indices of cand must lie in z and
+// dz; br must be as long as cand.
+//
+//go:noescape
+func splitCandAVX2(cand, br []int, z, dz []float64, hi float64) (nb, k int)

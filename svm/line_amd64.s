@@ -435,3 +435,51 @@ listdone:
 	VPERMILPD $1, X1, X1
 	VMOVSD    X1, e2+144(FP)
 	RET
+
+// func splitCandAVX2(cand, br []int, z, dz []float64, hi float64) (nb, k int)
+//
+// For each term i of cand in order: u = 1 - z_i, sw = (u + hi dz_i > 0)
+// != (u > 0) (the product rounded and then added, ordered comparisons, as
+// the Go loop); i is stored at br[nb] and at cand[k], and nb advances by
+// sw, k by !sw, without branches.
+TEXT ·splitCandAVX2(SB), NOSPLIT, $0-120
+	MOVQ   cand_base+0(FP), SI
+	MOVQ   cand_len+8(FP), CX
+	MOVQ   br_base+24(FP), DI
+	MOVQ   z_base+48(FP), R8
+	MOVQ   dz_base+72(FP), R9
+	VMOVSD hi+96(FP), X13
+	MOVQ   $0x3ff0000000000000, AX
+	MOVQ   AX, X15                 // 1.0
+	VXORPD X11, X11, X11           // 0
+	XORQ   R12, R12                // nb
+	XORQ   R13, R13                // k
+	XORQ   R11, R11                // j
+	TESTQ  CX, CX
+	JZ     splitdone
+
+splitloop:
+	MOVQ   (SI)(R11*8), R10
+	VMOVSD (R8)(R10*8), X2     // z
+	VMOVSD (R9)(R10*8), X3     // d
+	VSUBSD X2, X15, X4         // u = 1 - z
+	VMULSD X3, X13, X5         // hi d
+	VADDSD X5, X4, X5          // u + hi d
+	VCMPSD $0x1e, X11, X5, X6  // u + hi d > 0
+	VCMPSD $0x1e, X11, X4, X7  // u > 0
+	VXORPD X7, X6, X6          // sw
+	VMOVQ  X6, AX
+	ANDQ   $1, AX
+	MOVQ   R10, (DI)(R12*8)
+	ADDQ   AX, R12
+	MOVQ   R10, (SI)(R13*8)
+	XORQ   $1, AX
+	ADDQ   AX, R13
+	INCQ   R11
+	DECQ   CX
+	JNZ    splitloop
+
+splitdone:
+	MOVQ R12, nb+104(FP)
+	MOVQ R13, k+112(FP)
+	RET

@@ -23,3 +23,5 @@ func sumCompactAVX2(bt, bab []float64, lo, hi, t float64) (k int, e1, e2, g1, g2
 func listAVX2(idx []int, z, dz []float64, c2, t float64, bt, bab []float64) (e1, e2 float64) {
 	return 0, 0
 }
+
+func splitCandAVX2(cand, br []int, z, dz []float64, hi float64) (nb, k int) { return 0, 0 }

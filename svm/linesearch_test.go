@@ -424,3 +424,70 @@ func TestListTerms(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitCand checks splitCand (in assembly where the CPU allows) bit
+// for bit against splitCandGo, its plain loop, with terms at the bracket's
+// end (u + hi dz_i = 0), u = 0, slopes +-0, infinities and NaN.
+func TestSplitCand(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	special := []float64{0, math.Copysign(0, -1), 1, -1, 2, math.Inf(1), math.Inf(-1), math.NaN()}
+	t.Logf("assembly: %v", hasAVX2)
+	const hi = 2.0
+	for _, n := range []int{0, 1, 3, 40, 3000} {
+		z, dz := make([]float64, n), make([]float64, n)
+		for i := range n {
+			switch rng.IntN(4) {
+			case 0:
+				z[i], dz[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+			case 1:
+				z[i] = 1 + rng.NormFloat64()
+				dz[i] = (z[i] - 1) / hi // u + hi d = 0 when exact
+			default:
+				z[i], dz[i] = 1+rng.NormFloat64(), rng.NormFloat64()
+			}
+		}
+		var cand []int
+		for i := range n {
+			if rng.IntN(3) > 0 {
+				cand = append(cand, i)
+			}
+		}
+		wcand, wbr := slices.Clone(cand), make([]int, len(cand))
+		wnb, wk := splitCandGo(wcand, wbr, z, dz, hi)
+		gcand, gbr := slices.Clone(cand), make([]int, len(cand))
+		nb, k := splitCand(gcand, gbr, z, dz, hi)
+		if nb != wnb || k != wk || !slices.Equal(gbr[:nb], wbr[:wnb]) || !slices.Equal(gcand[:k], wcand[:wk]) {
+			t.Fatalf("n=%d: br %v, cand %v; want %v, %v", n, gbr[:nb], gcand[:k], wbr[:wnb], wcand[:wk])
+		}
+		if n >= 1000 && (wnb == 0 || wk == 0) {
+			t.Errorf("n=%d: %d switching, %d kept: want some of each", n, wnb, wk)
+		}
+	}
+}
+
+// BenchmarkSplitCand splits 10,000 candidates of 20,000 rows, about a
+// third of them switching.
+func BenchmarkSplitCand(b *testing.B) {
+	const n = 20000
+	rng := rand.New(rand.NewPCG(53, 54))
+	z, dz := make([]float64, n), make([]float64, n)
+	var cand []int
+	for i := range n {
+		z[i], dz[i] = 1+rng.NormFloat64(), rng.NormFloat64()
+		if i%2 == 0 {
+			cand = append(cand, i)
+		}
+	}
+	wcand, br := make([]int, len(cand)), make([]int, len(cand))
+	for _, f := range []struct {
+		name string
+		f    func(cand, br []int, z, dz []float64, hi float64) (int, int)
+	}{{"native", splitCand}, {"go", splitCandGo}} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(wcand, cand)
+				f.f(wcand, br, z, dz, 2)
+			}
+		})
+	}
+}

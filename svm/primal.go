@@ -140,16 +140,8 @@ func lineSearchFrom(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch, 
 			b += bab[2*j+1]
 		}
 		lo, hi = hi, 2*hi
-		nb, k := 0, 0
 		visited += len(cand)
-		for _, i := range cand {
-			u, d := 1-z[i], dz[i]
-			sw := (u+hi*d > 0) != (u > 0)
-			br[nb] = i
-			nb += b2i(sw)
-			cand[k] = i
-			k += b2i(!sw)
-		}
+		nb, k := splitCand(cand, br, z, dz, hi)
 		cand = cand[:k]
 		d1, d2 = list(br[:nb], hi)
 	}
@@ -177,6 +169,33 @@ func lineSearchFrom(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch, 
 		d1, d2 = eval(t)
 	}
 	return t, evals, visited
+}
+
+// splitCand moves the terms i of cand that switch inside [0, hi], those
+// with (1 - z_i + hi dz_i > 0) != (1 - z_i > 0), to br (nb of them) and
+// the others to the front of cand (k of them), in order, without
+// branches (in assembly where the CPU allows). The indices of cand must
+// lie in z and dz; br must be as long as cand.
+func splitCand(cand, br []int, z, dz []float64, hi float64) (nb, k int) {
+	br, dz = br[:len(cand)], dz[:len(z)]
+	if hasAVX2 {
+		return splitCandAVX2(cand, br, z, dz, hi)
+	}
+	return splitCandGo(cand, br, z, dz, hi)
+}
+
+// splitCandGo is splitCand in Go.
+func splitCandGo(cand, br []int, z, dz []float64, hi float64) (nb, k int) {
+	br = br[:len(cand)]
+	for _, i := range cand {
+		u, d := 1-z[i], dz[i]
+		sw := (u+hi*d > 0) != (u > 0)
+		br[nb] = i
+		nb += b2i(sw)
+		cand[k] = i
+		k += b2i(!sw)
+	}
+	return nb, k
 }
 
 // listTerms stores the breakpoint t_j = -u/d and the correction
