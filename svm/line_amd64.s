@@ -277,3 +277,209 @@ preddone:
 	MOVQ R12, nan+112(FP)
 	VZEROUPPER
 	RET
+
+// func addRowsAVX2(v, rows, sy []float64)
+//
+// For each of the len(sy) rows of 12 values in rows, in order: v +=
+// sy_i row_i over the 12 values of v, each product rounded and then added
+// (no fused multiply-add), as the Go loop, with v in three registers.
+TEXT ·addRowsAVX2(SB), NOSPLIT, $0-72
+	MOVQ    v_base+0(FP), DI
+	MOVQ    rows_base+24(FP), SI
+	MOVQ    sy_base+48(FP), DX
+	MOVQ    sy_len+56(FP), CX
+	VMOVUPD 0(DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	TESTQ   CX, CX
+	JZ      rowsdone
+
+rowsloop:
+	VBROADCASTSD (DX), Y3
+	VMULPD       0(SI), Y3, Y4
+	VMULPD       32(SI), Y3, Y5
+	VMULPD       64(SI), Y3, Y6
+	VADDPD       Y4, Y0, Y0
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
+	ADDQ         $8, DX
+	ADDQ         $96, SI
+	DECQ         CX
+	JNZ          rowsloop
+
+rowsdone:
+	VMOVUPD Y0, 0(DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VZEROUPPER
+	RET
+
+// func sumCompactAVX2(bt, bab []float64, lo, hi, t float64) (k int, e1, e2, g1, g2 float64)
+//
+// For each term j in order: x = bt_j, P = (alpha_j, beta_j) from bab;
+// below = x <= lo, on = x < t and !below (ordered comparisons, false for
+// NaN, as Go's); G += below ? P : 0 and E += on ? P + (t beta_j, 0) : 0
+// in one register each (G = (g1, g2), E = (e1, e2); the product rounded
+// and then added, as the Go loop; beta_j + 0 is beta_j but for -0, which
+// the sums, never -0 from their +0 start, do not tell apart); the term is
+// stored at k, and k advances when x < hi and !below.
+TEXT ·sumCompactAVX2(SB), NOSPLIT, $0-112
+	MOVQ     bt_base+0(FP), SI
+	MOVQ     bt_len+8(FP), CX
+	MOVQ     bab_base+24(FP), DI
+	MOVQ     DI, R11
+	VMOVDDUP lo+48(FP), X10                // (lo, lo)
+	VMOVDDUP hi+56(FP), X11                // (hi, hi)
+	VMOVDDUP t+64(FP), X13                 // (t, t)
+	XORQ     AX, AX                        // k
+	XORQ     R8, R8                        // j
+	VXORPD   X0, X0, X0                    // G
+	VXORPD   X1, X1, X1                    // E
+	TESTQ    CX, CX
+	JZ       compactdone
+
+compactloop:
+	VMOVDDUP  (SI)(R8*8), X2 // (x, x)
+	VMOVUPD   (DI), X3       // P = (alpha, beta)
+	VCMPPD    $0x12, X10, X2, X4 // below = x <= lo
+	VCMPPD    $0x11, X13, X2, X5 // x < t
+	VANDNPD   X5, X4, X5         // on = x < t and !below
+	VANDPD    X3, X4, X6
+	VADDPD    X6, X0, X0         // G += below ? P : 0
+	VPERMILPD $1, X3, X7         // (beta, alpha)
+	VMULSD    X13, X7, X7        // (t beta, alpha)
+	VMOVQ     X7, X7             // (t beta, 0)
+	VADDPD    X7, X3, X7         // (alpha + t beta, beta + 0)
+	VANDPD    X7, X5, X7
+	VADDPD    X7, X1, X1         // E += on ? ... : 0
+	VCMPPD    $0x11, X11, X2, X8 // x < hi
+	VANDNPD   X8, X4, X8         // kept = x < hi and !below
+	VMOVSD    X2, (SI)(AX*8)     // bt[k] = x
+	MOVQ      AX, R10
+	SHLQ      $4, R10
+	VMOVUPD   X3, (R11)(R10*1)   // the pair at k
+	VMOVMSKPD X8, BX
+	ANDQ      $1, BX
+	ADDQ      BX, AX
+	INCQ      R8
+	ADDQ      $16, DI
+	DECQ      CX
+	JNZ       compactloop
+
+compactdone:
+	MOVQ      AX, k+72(FP)
+	VMOVSD    X1, e1+80(FP)
+	VPERMILPD $1, X1, X1
+	VMOVSD    X1, e2+88(FP)
+	VMOVSD    X0, g1+96(FP)
+	VPERMILPD $1, X0, X0
+	VMOVSD    X0, g2+104(FP)
+	RET
+
+// func listAVX2(idx []int, z, dz []float64, c2, t float64, bt, bab []float64) (e1, e2 float64)
+//
+// For each term j in order, i = idx[j], u = 1 - z_i, d = dz_i: sg = -c2
+// when u > 0 (ordered, false for NaN, as Go's), else c2;
+// (alpha, beta) = (sg u, sg d) d into bab, (-u) / d into bt, and
+// E += (alpha + t beta, beta + 0) (E = (e1, e2); each product rounded and
+// then added, as the Go loop; beta + 0 is beta but for -0, which the sums,
+// never -0 from their +0 start, do not tell apart).
+TEXT ·listAVX2(SB), NOSPLIT, $0-152
+	MOVQ         idx_base+0(FP), SI
+	MOVQ         idx_len+8(FP), CX
+	MOVQ         z_base+24(FP), R8
+	MOVQ         dz_base+48(FP), R9
+	VMOVSD       c2+72(FP), X12        // c2
+	VMOVSD       t+80(FP), X13         // t
+	MOVQ         bt_base+88(FP), DI
+	MOVQ         bab_base+112(FP), DX
+	MOVQ         $0x3ff0000000000000, AX
+	MOVQ         AX, X15               // 1.0
+	MOVQ         $0x8000000000000000, AX
+	MOVQ         AX, X14               // the sign bit
+	VXORPD       X11, X11, X11         // 0
+	VXORPD       X1, X1, X1            // E
+	TESTQ        CX, CX
+	JZ           listdone
+
+listloop:
+	MOVQ      (SI), R10
+	VMOVSD    (R8)(R10*8), X2    // z
+	VMOVSD    (R9)(R10*8), X3    // d
+	VSUBSD    X2, X15, X4        // u = 1 - z
+	VCMPSD    $0x1e, X11, X4, X5 // u > 0
+	VANDPD    X14, X5, X5
+	VXORPD    X12, X5, X6        // sg
+	VUNPCKLPD X3, X4, X7         // (u, d)
+	VMOVDDUP  X6, X6             // (sg, sg)
+	VMULPD    X7, X6, X7         // (sg u, sg d)
+	VMOVDDUP  X3, X8             // (d, d)
+	VMULPD    X8, X7, X7         // (alpha, beta)
+	VMOVUPD   X7, (DX)
+	VXORPD    X14, X4, X9        // -u
+	VDIVSD    X3, X9, X9         // -u / d
+	VMOVSD    X9, (DI)
+	VPERMILPD $1, X7, X10        // (beta, alpha)
+	VMULSD    X13, X10, X10      // (t beta, alpha)
+	VMOVQ     X10, X10           // (t beta, 0)
+	VADDPD    X10, X7, X10       // (alpha + t beta, beta + 0)
+	VADDPD    X10, X1, X1        // E += ...
+	ADDQ      $8, SI
+	ADDQ      $8, DI
+	ADDQ      $16, DX
+	DECQ      CX
+	JNZ       listloop
+
+listdone:
+	VMOVSD    X1, e1+136(FP)
+	VPERMILPD $1, X1, X1
+	VMOVSD    X1, e2+144(FP)
+	RET
+
+// func splitCandAVX2(cand, br []int, z, dz []float64, hi float64) (nb, k int)
+//
+// For each term i of cand in order: u = 1 - z_i, sw = (u + hi dz_i > 0)
+// != (u > 0) (the product rounded and then added, ordered comparisons, as
+// the Go loop); i is stored at br[nb] and at cand[k], and nb advances by
+// sw, k by !sw, without branches.
+TEXT ·splitCandAVX2(SB), NOSPLIT, $0-120
+	MOVQ   cand_base+0(FP), SI
+	MOVQ   cand_len+8(FP), CX
+	MOVQ   br_base+24(FP), DI
+	MOVQ   z_base+48(FP), R8
+	MOVQ   dz_base+72(FP), R9
+	VMOVSD hi+96(FP), X13
+	MOVQ   $0x3ff0000000000000, AX
+	MOVQ   AX, X15                 // 1.0
+	VXORPD X11, X11, X11           // 0
+	XORQ   R12, R12                // nb
+	XORQ   R13, R13                // k
+	XORQ   R11, R11                // j
+	TESTQ  CX, CX
+	JZ     splitdone
+
+splitloop:
+	MOVQ   (SI)(R11*8), R10
+	VMOVSD (R8)(R10*8), X2     // z
+	VMOVSD (R9)(R10*8), X3     // d
+	VSUBSD X2, X15, X4         // u = 1 - z
+	VMULSD X3, X13, X5         // hi d
+	VADDSD X5, X4, X5          // u + hi d
+	VCMPSD $0x1e, X11, X5, X6  // u + hi d > 0
+	VCMPSD $0x1e, X11, X4, X7  // u > 0
+	VXORPD X7, X6, X6          // sw
+	VMOVQ  X6, AX
+	ANDQ   $1, AX
+	MOVQ   R10, (DI)(R12*8)
+	ADDQ   AX, R12
+	MOVQ   R10, (SI)(R13*8)
+	XORQ   $1, AX
+	ADDQ   AX, R13
+	INCQ   R11
+	DECQ   CX
+	JNZ    splitloop
+
+splitdone:
+	MOVQ R12, nb+104(FP)
+	MOVQ R13, k+112(FP)
+	RET

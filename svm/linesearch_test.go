@@ -269,3 +269,225 @@ func TestStepMemberships(t *testing.T) {
 		}
 	}
 }
+
+// TestSumCompact checks sumCompact (in assembly where the CPU allows) and
+// sumCompactGo bit for bit against a plain loop with branches, on
+// breakpoints equal to lo, t and hi, infinities and NaN, corrections of
+// very different sizes (so that the order of the sums shows), signed
+// zeros, for lengths around the edges.
+func TestSumCompact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	const lo, tt, hi = 0.25, 0.5, 1.0
+	xs := []float64{lo, tt, hi, math.Nextafter(lo, 0), math.Nextafter(tt, 1), math.Inf(1), math.Inf(-1), math.NaN(), 0, math.Copysign(0, -1)}
+	vs := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN()}
+	t.Logf("assembly: %v", hasAVX2)
+	for _, n := range []int{0, 1, 2, 5, 1001, 4096} {
+		bt, bab := make([]float64, n), make([]float64, 2*n)
+		for j := range n {
+			if rng.IntN(5) == 0 {
+				bt[j] = xs[rng.IntN(len(xs))]
+			} else {
+				bt[j] = 1.25 * rng.Float64()
+			}
+			for h := range 2 {
+				// Infinities and NaN only in short lists, whose sums
+				// they make NaN (compared as NaN).
+				if n < 100 && rng.IntN(3) == 0 || rng.IntN(20) == 0 {
+					bab[2*j+h] = vs[rng.IntN(len(vs))]
+					if n >= 100 {
+						bab[2*j+h] = vs[rng.IntN(2)]
+					}
+				} else {
+					bab[2*j+h] = rng.NormFloat64() * math.Exp(10*rng.NormFloat64())
+				}
+			}
+		}
+		// The plain loop.
+		var wk int
+		var we1, we2, wg1, wg2 float64
+		wbt, wbab := slices.Clone(bt), slices.Clone(bab)
+		for j := range n {
+			x, al, be := bt[j], bab[2*j], bab[2*j+1]
+			if x <= lo {
+				wg1 += al
+				wg2 += be
+				continue
+			}
+			if x < tt {
+				we1 += al + tt*be
+				we2 += be
+			}
+			if x < hi {
+				wbt[wk], wbab[2*wk], wbab[2*wk+1] = x, al, be
+				wk++
+			}
+		}
+		same := func(a, b float64) bool {
+			return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+		}
+		for _, f := range []struct {
+			name string
+			f    func(bt, bab []float64, lo, hi, t float64) (int, float64, float64, float64, float64)
+		}{{"sumCompact", sumCompact}, {"sumCompactGo", sumCompactGo}} {
+			gbt, gbab := slices.Clone(bt), slices.Clone(bab)
+			k, e1, e2, g1, g2 := f.f(gbt, gbab, lo, hi, tt)
+			if k != wk || !same(e1, we1) || !same(e2, we2) || !same(g1, wg1) || !same(g2, wg2) {
+				t.Fatalf("%s n=%d: k=%d e=(%v, %v) g=(%v, %v), want k=%d e=(%v, %v) g=(%v, %v)",
+					f.name, n, k, e1, e2, g1, g2, wk, we1, we2, wg1, wg2)
+			}
+			for j := range k {
+				if !same(gbt[j], wbt[j]) || !same(gbab[2*j], wbab[2*j]) || !same(gbab[2*j+1], wbab[2*j+1]) {
+					t.Fatalf("%s n=%d: term %d = (%v, %v, %v), want (%v, %v, %v)", f.name, n, j,
+						gbt[j], gbab[2*j], gbab[2*j+1], wbt[j], wbab[2*j], wbab[2*j+1])
+				}
+			}
+		}
+		if n >= 1000 && (wk == 0 || math.IsNaN(we1) || math.IsNaN(wg1)) {
+			t.Errorf("n=%d: %d kept, e1 %v, g1 %v: want some kept and finite sums", n, wk, we1, wg1)
+		}
+	}
+}
+
+// BenchmarkSumCompact sums and compacts 3,000 terms, about 30% of them
+// below lo, 45% between lo and t, 20% between t and hi and 5% above hi, as
+// the line searches of the primal solver on the CyTOF data do; each
+// iteration copies the terms back first.
+func BenchmarkSumCompact(b *testing.B) {
+	const n, lo, tt, hi = 3000, 0.3, 0.75, 0.95
+	rng := rand.New(rand.NewPCG(47, 48))
+	bt, bab := make([]float64, n), make([]float64, 2*n)
+	for j := range n {
+		bt[j] = rng.Float64()
+		bab[2*j], bab[2*j+1] = rng.NormFloat64(), rng.Float64()
+	}
+	wbt, wbab := make([]float64, n), make([]float64, 2*n)
+	for _, f := range []struct {
+		name string
+		f    func(bt, bab []float64, lo, hi, t float64) (int, float64, float64, float64, float64)
+	}{{"native", sumCompact}, {"go", sumCompactGo}} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(wbt, bt)
+				copy(wbab, bab)
+				f.f(wbt, wbab, lo, hi, tt)
+			}
+		})
+	}
+}
+
+// TestListTerms checks listTerms (in assembly where the CPU allows) bit
+// for bit against listGo, its plain loop, on margins z_i = 1 (u = 0),
+// slopes dz_i = +-0, infinities and NaN, values of very different sizes,
+// with repeated and unordered indices.
+func TestListTerms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	special := []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 1e-300, 1e300}
+	t.Logf("assembly: %v", hasAVX2)
+	for _, n := range []int{0, 1, 3, 40, 2000} {
+		z, dz := make([]float64, n+5), make([]float64, n+5)
+		for i := range z {
+			if n < 100 && rng.IntN(3) == 0 {
+				z[i], dz[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+			} else {
+				z[i] = 1 + rng.NormFloat64()*math.Exp(3*rng.NormFloat64())
+				dz[i] = rng.NormFloat64() * math.Exp(3*rng.NormFloat64())
+			}
+		}
+		idx := make([]int, n)
+		for j := range idx {
+			idx[j] = rng.IntN(len(z))
+		}
+		// Terms with u = 0 exactly, listed first.
+		z[0], dz[0], z[1], dz[1], z[2], dz[2] = 1, 0.5, 1, -2, 1, 0
+		copy(idx, []int{0, 1, 2})
+		for _, c2 := range []float64{0.2, 20} {
+			const tt = 0.75
+			wbt, wbab := make([]float64, n), make([]float64, 2*n)
+			we1, we2 := listGo(idx, z, dz, c2, tt, wbt, wbab)
+			bt, bab := make([]float64, n), make([]float64, 2*n)
+			e1, e2 := listTerms(idx, z, dz, c2, tt, bt, bab)
+			same := func(a, b float64) bool {
+				return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+			}
+			if !same(e1, we1) || !same(e2, we2) {
+				t.Fatalf("n=%d c2=%v: e = (%v, %v), want (%v, %v)", n, c2, e1, e2, we1, we2)
+			}
+			for j := range n {
+				if !same(bt[j], wbt[j]) || !same(bab[2*j], wbab[2*j]) || !same(bab[2*j+1], wbab[2*j+1]) {
+					t.Fatalf("n=%d c2=%v: term %d (row %d) = (%v, %v, %v), want (%v, %v, %v)", n, c2, j, idx[j],
+						bt[j], bab[2*j], bab[2*j+1], wbt[j], wbab[2*j], wbab[2*j+1])
+				}
+			}
+			if n >= 1000 && (math.IsNaN(we1) || we2 == 0) {
+				t.Errorf("n=%d: sums (%v, %v), want finite and nonzero", n, we1, we2)
+			}
+		}
+	}
+}
+
+// TestSplitCand checks splitCand (in assembly where the CPU allows) bit
+// for bit against splitCandGo, its plain loop, with terms at the bracket's
+// end (u + hi dz_i = 0), u = 0, slopes +-0, infinities and NaN.
+func TestSplitCand(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	special := []float64{0, math.Copysign(0, -1), 1, -1, 2, math.Inf(1), math.Inf(-1), math.NaN()}
+	t.Logf("assembly: %v", hasAVX2)
+	const hi = 2.0
+	for _, n := range []int{0, 1, 3, 40, 3000} {
+		z, dz := make([]float64, n), make([]float64, n)
+		for i := range n {
+			switch rng.IntN(4) {
+			case 0:
+				z[i], dz[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+			case 1:
+				z[i] = 1 + rng.NormFloat64()
+				dz[i] = (z[i] - 1) / hi // u + hi d = 0 when exact
+			default:
+				z[i], dz[i] = 1+rng.NormFloat64(), rng.NormFloat64()
+			}
+		}
+		var cand []int
+		for i := range n {
+			if rng.IntN(3) > 0 {
+				cand = append(cand, i)
+			}
+		}
+		wcand, wbr := slices.Clone(cand), make([]int, len(cand))
+		wnb, wk := splitCandGo(wcand, wbr, z, dz, hi)
+		gcand, gbr := slices.Clone(cand), make([]int, len(cand))
+		nb, k := splitCand(gcand, gbr, z, dz, hi)
+		if nb != wnb || k != wk || !slices.Equal(gbr[:nb], wbr[:wnb]) || !slices.Equal(gcand[:k], wcand[:wk]) {
+			t.Fatalf("n=%d: br %v, cand %v; want %v, %v", n, gbr[:nb], gcand[:k], wbr[:wnb], wcand[:wk])
+		}
+		if n >= 1000 && (wnb == 0 || wk == 0) {
+			t.Errorf("n=%d: %d switching, %d kept: want some of each", n, wnb, wk)
+		}
+	}
+}
+
+// BenchmarkSplitCand splits 10,000 candidates of 20,000 rows, about a
+// third of them switching.
+func BenchmarkSplitCand(b *testing.B) {
+	const n = 20000
+	rng := rand.New(rand.NewPCG(53, 54))
+	z, dz := make([]float64, n), make([]float64, n)
+	var cand []int
+	for i := range n {
+		z[i], dz[i] = 1+rng.NormFloat64(), rng.NormFloat64()
+		if i%2 == 0 {
+			cand = append(cand, i)
+		}
+	}
+	wcand, br := make([]int, len(cand)), make([]int, len(cand))
+	for _, f := range []struct {
+		name string
+		f    func(cand, br []int, z, dz []float64, hi float64) (int, int)
+	}{{"native", splitCand}, {"go", splitCandGo}} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(wcand, cand)
+				f.f(wcand, br, z, dz, 2)
+			}
+		})
+	}
+}

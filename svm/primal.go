@@ -23,16 +23,16 @@ func later(in bool, d float64) int {
 }
 
 // lineScratch is the scratch space of lineSearch for n terms: the indices
-// cand and br, and the breakpoints of the terms that switch inside the
-// bracket with their corrections (bt, ba, bb).
+// cand and br, and the breakpoints bt of the terms that switch inside the
+// bracket with their corrections alpha, beta in pairs in bab (2n values).
 type lineScratch struct {
-	cand, br   []int
-	bt, ba, bb []float64
+	cand, br []int
+	bt, bab  []float64
 }
 
 func newLineScratch(n int) *lineScratch {
 	return &lineScratch{cand: make([]int, n), br: make([]int, n),
-		bt: make([]float64, n), ba: make([]float64, n), bb: make([]float64, n)}
+		bt: make([]float64, n), bab: make([]float64, 2*n)}
 }
 
 // b2i returns 1 for true and 0 for false, without a branch.
@@ -111,23 +111,12 @@ func lineSearchFrom(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch, 
 	// list stores the breakpoints and corrections of the terms of idx, all
 	// of which switch before t (the end of the bracket), and returns phi'
 	// and phi'' at t.
-	var bt, ba, bb []float64
+	var bt, bab []float64
 	list := func(idx []int, t float64) (d1, d2 float64) {
 		evals++
 		visited += len(idx)
-		bt, ba, bb = sc.bt[:len(idx)], sc.ba[:len(idx)], sc.bb[:len(idx)]
-		var e1, e2 float64
-		for j, i := range idx {
-			u, d := 1-z[i], dz[i]
-			sg := c2
-			if u > 0 {
-				sg = -c2
-			}
-			al, be := sg*u*d, sg*d*d
-			bt[j], ba[j], bb[j] = -u/d, al, be
-			e1 += al + t*be
-			e2 += be
-		}
+		bt, bab = sc.bt[:len(idx)], sc.bab[:2*len(idx)]
+		e1, e2 := listTerms(idx, z, dz, c2, t, bt, bab)
 		return t*ss - ws + a + t*b + e1, ss + b + e2
 	}
 	d1, d2 := list(br[:nb], hi)
@@ -137,8 +126,8 @@ func lineSearchFrom(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch, 
 	eval := func(t float64) (d1, d2 float64) {
 		evals++
 		visited += len(bt)
-		k, e1, e2, g1, g2 := sumCompact(bt, ba, bb, lo, hi, t)
-		bt, ba, bb = bt[:k], ba[:k], bb[:k]
+		k, e1, e2, g1, g2 := sumCompact(bt, bab, lo, hi, t)
+		bt, bab = bt[:k], bab[:2*k]
 		a += g1
 		b += g2
 		return t*ss - ws + a + t*b + e1, ss + b + e2
@@ -147,20 +136,12 @@ func lineSearchFrom(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch, 
 		// Every listed term switched below hi: fold them, and list the
 		// candidates that switch inside the doubled bracket.
 		for j := range bt {
-			a += ba[j]
-			b += bb[j]
+			a += bab[2*j]
+			b += bab[2*j+1]
 		}
 		lo, hi = hi, 2*hi
-		nb, k := 0, 0
 		visited += len(cand)
-		for _, i := range cand {
-			u, d := 1-z[i], dz[i]
-			sw := (u+hi*d > 0) != (u > 0)
-			br[nb] = i
-			nb += b2i(sw)
-			cand[k] = i
-			k += b2i(!sw)
-		}
+		nb, k := splitCand(cand, br, z, dz, hi)
 		cand = cand[:k]
 		d1, d2 = list(br[:nb], hi)
 	}
@@ -190,21 +171,92 @@ func lineSearchFrom(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch, 
 	return t, evals, visited
 }
 
-// sumCompact returns the sums e1 of ba_j + t bb_j and e2 of bb_j over
-// the terms with lo < bt_j < t, and the sums g1 of ba_j and g2 of bb_j over
-// those with bt_j <= lo; it moves the terms with lo < bt_j < hi to the
-// front (k of them), in order.
-func sumCompact(bt, ba, bb []float64, lo, hi, t float64) (k int, e1, e2, g1, g2 float64) {
-	ba, bb = ba[:len(bt)], bb[:len(bt)]
+// splitCand moves the terms i of cand that switch inside [0, hi], those
+// with (1 - z_i + hi dz_i > 0) != (1 - z_i > 0), to br (nb of them) and
+// the others to the front of cand (k of them), in order, without
+// branches (in assembly where the CPU allows). The indices of cand must
+// lie in z and dz; br must be as long as cand.
+func splitCand(cand, br []int, z, dz []float64, hi float64) (nb, k int) {
+	br, dz = br[:len(cand)], dz[:len(z)]
+	if hasAVX2 {
+		return splitCandAVX2(cand, br, z, dz, hi)
+	}
+	return splitCandGo(cand, br, z, dz, hi)
+}
+
+// splitCandGo is splitCand in Go.
+func splitCandGo(cand, br []int, z, dz []float64, hi float64) (nb, k int) {
+	br = br[:len(cand)]
+	for _, i := range cand {
+		u, d := 1-z[i], dz[i]
+		sw := (u+hi*d > 0) != (u > 0)
+		br[nb] = i
+		nb += b2i(sw)
+		cand[k] = i
+		k += b2i(!sw)
+	}
+	return nb, k
+}
+
+// listTerms stores the breakpoint t_j = -u/d and the correction
+// alpha_j = sg u d, beta_j = sg d d (sg = -c2 when the term is active,
+// u > 0, else c2) of each term i = idx[j], u = 1 - z_i, d = dz_i, in bt[j]
+// and bab[2j], bab[2j+1], and returns the sums e1 of alpha_j + t beta_j
+// and e2 of beta_j in increasing j from zero. In assembly where the CPU
+// allows, with (e1, e2) in one register: the same operations on each
+// value, hence the same bits.
+func listTerms(idx []int, z, dz []float64, c2, t float64, bt, bab []float64) (e1, e2 float64) {
+	bt, bab, dz = bt[:len(idx)], bab[:2*len(idx)], dz[:len(z)]
+	if hasAVX2 {
+		return listAVX2(idx, z, dz, c2, t, bt, bab)
+	}
+	return listGo(idx, z, dz, c2, t, bt, bab)
+}
+
+// listGo is listTerms in Go.
+func listGo(idx []int, z, dz []float64, c2, t float64, bt, bab []float64) (e1, e2 float64) {
+	bt, bab = bt[:len(idx)], bab[:2*len(idx)]
+	for j, i := range idx {
+		u, d := 1-z[i], dz[i]
+		sg := c2
+		if u > 0 {
+			sg = -c2
+		}
+		al, be := sg*u*d, sg*d*d
+		bt[j], bab[2*j], bab[2*j+1] = -u/d, al, be
+		e1 += al + t*be
+		e2 += be
+	}
+	return e1, e2
+}
+
+// sumCompact returns the sums e1 of alpha_j + t beta_j and e2 of beta_j
+// over the terms with lo < bt_j < t, and the sums g1 of alpha_j and g2 of
+// beta_j over those with bt_j <= lo, each in increasing j from zero
+// (alpha_j, beta_j = bab[2j], bab[2j+1]); it moves the terms with
+// lo < bt_j < hi to the front (k of them), in order. In assembly where the
+// CPU allows, with the pairs (g1, g2) and (e1, e2) in one register each:
+// the same operations on each value, hence the same bits.
+func sumCompact(bt, bab []float64, lo, hi, t float64) (k int, e1, e2, g1, g2 float64) {
+	bab = bab[:2*len(bt)]
+	if hasAVX2 {
+		return sumCompactAVX2(bt, bab, lo, hi, t)
+	}
+	return sumCompactGo(bt, bab, lo, hi, t)
+}
+
+// sumCompactGo is sumCompact in Go.
+func sumCompactGo(bt, bab []float64, lo, hi, t float64) (k int, e1, e2, g1, g2 float64) {
+	bab = bab[:2*len(bt)]
 	for j := range bt {
-		x, al, be := bt[j], ba[j], bb[j]
+		x, al, be := bt[j], bab[2*j], bab[2*j+1]
 		below := x <= lo
 		g1 += maskIf(below, al)
 		g2 += maskIf(below, be)
 		on := b2i(x < t) &^ b2i(below)
 		e1 += maskIf(on == 1, al+t*be)
 		e2 += maskIf(on == 1, be)
-		bt[k], ba[k], bb[k] = x, al, be
+		bt[k], bab[2*k], bab[2*k+1] = x, al, be
 		k += b2i(x < hi) &^ b2i(below)
 	}
 	return k, e1, e2, g1, g2

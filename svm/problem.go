@@ -7,8 +7,6 @@ import (
 	"math"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
@@ -53,8 +51,9 @@ type primalScratch struct {
 	line             *lineScratch
 	chg, plus, minus []int
 	in               []bool
-	block, outer     []float64 // rows gathered for addOuters, and their sum
+	block, outer     []float64 // rows gathered for addOuters, and their sum (padded for gemm.SyrkPadded)
 	row              []float64 // one row x~_i
+	sy               []float64 // the signs of the rows of block
 	terms            []uint64  // the terms of marginsTerms
 }
 
@@ -67,18 +66,19 @@ var primalPool sync.Pool
 func (pb *Problem) getScratch() *primalScratch {
 	n, p := pb.n, pb.p
 	sc, _ := primalPool.Get().(*primalScratch)
-	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*p || cap(sc.outer) < p*p || cap(sc.row) < p || cap(sc.terms) < 2*p {
+	ld, lo := gemm.SyrkPad(p), gemm.SyrkPaddedLen(p)
+	if sc == nil || cap(sc.z) < n || cap(sc.block) < outerBlock*ld || cap(sc.outer) < lo || cap(sc.row) < p || cap(sc.terms) < 2*p {
 		sc = &primalScratch{z: make([]float64, n), dz: make([]float64, n),
 			line: newLineScratch(n), chg: make([]int, 0, n), in: make([]bool, n),
 			plus: make([]int, 0, n), minus: make([]int, 0, n),
-			block: make([]float64, outerBlock*p), outer: make([]float64, p*p), row: make([]float64, p),
+			block: make([]float64, outerBlock*ld), outer: make([]float64, lo), row: make([]float64, p), sy: make([]float64, outerBlock),
 			terms: make([]uint64, 0, 2*p)}
 	}
 	sc.z, sc.dz, sc.in = sc.z[:n], sc.dz[:n], sc.in[:n]
 	l := sc.line
-	l.cand, l.br, l.bt, l.ba, l.bb = l.cand[:n], l.br[:n], l.bt[:n], l.ba[:n], l.bb[:n]
+	l.cand, l.br, l.bt, l.bab = l.cand[:n], l.br[:n], l.bt[:n], l.bab[:2*n]
 	sc.chg, sc.plus, sc.minus = sc.chg[:0], sc.plus[:0], sc.minus[:0]
-	sc.block, sc.outer, sc.row = sc.block[:outerBlock*p], sc.outer[:p*p], sc.row[:p]
+	sc.block, sc.outer, sc.row = sc.block[:outerBlock*ld], sc.outer[:lo], sc.row[:p]
 	clear(sc.z)
 	clear(sc.in)
 	return sc
@@ -652,7 +652,9 @@ const (
 // addOuters adds sign sum_{i in rows} x~_i x~_i' to the upper triangle of
 // the p x p matrix sum, and sign sum_{i in rows} y_i x~_i to v (y_i the
 // label of machine k), in the same pass over the rows: by SYRK on blocks of
-// gathered rows for many rows, one outer product at a time for few.
+// rows gathered as its kernel reads them (gemm.SyrkPadded, the bits of
+// gemm.Syrk on the blocks) for many rows, one outer product at a time for
+// few.
 func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, sc *primalScratch) {
 	p := pb.p
 	v = v[:p]
@@ -669,19 +671,45 @@ func (pb *Problem) addOuters(sum, v []float64, rows []int, k int, sign float64, 
 		}
 		return
 	}
-	clear(sc.outer)
+	ld := gemm.SyrkPad(p)
+	outer := sc.outer[:gemm.SyrkPaddedLen(p)]
+	clear(outer)
+	xs, stride, d := pb.x.RawMatrix().Data, pb.x.RawMatrix().Stride, pb.d
+	// Up to 12 columns, the sums of v stay in registers over a block of
+	// rows in assembly where the CPU allows, in a padded copy of v.
+	asm := hasAVX2 && ld == 12
+	var vpad [12]float64
+	copy(vpad[:], v)
+	sys := sc.sy[:outerBlock]
 	for lo := 0; lo < len(rows); lo += outerBlock {
 		hi := min(lo+outerBlock, len(rows))
 		for j, i := range rows[lo:hi] {
-			r := sc.block[j*p : (j+1)*p]
-			pb.rowTo(r, i)
-			addScaled(v, sy(i), r)
+			r := sc.block[j*ld : j*ld+p]
+			// The row x~_i, in a loop rather than copy's call for these
+			// few values.
+			for c, xc := range xs[i*stride : i*stride+d] {
+				r[c] = xc
+			}
+			if pb.bias > 0 {
+				r[d] = pb.bias
+			}
+			if asm {
+				sys[j] = sy(i)
+			} else {
+				addScaled(v, sy(i), r)
+			}
 		}
-		gemm.Syrk(blas.Trans, blas64.General{Rows: hi - lo, Cols: p, Stride: p, Data: sc.block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: sc.outer})
+		if asm {
+			addRowsAVX2(vpad[:], sc.block[:(hi-lo)*12], sys[:hi-lo])
+		}
+		gemm.SyrkPadded(outer, sc.block, hi-lo, p)
+	}
+	if asm {
+		copy(v, vpad[:p])
 	}
 	for a := range p {
 		for b := a; b < p; b++ {
-			sum[a*p+b] += sign * sc.outer[a*p+b]
+			sum[a*p+b] += sign * outer[a*ld+b]
 		}
 	}
 }

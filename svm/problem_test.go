@@ -9,8 +9,12 @@ import (
 	"sync"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dicalab/dica/internal/gemm"
 )
 
 // overlapping returns n points per class of nc overlapping Gaussian classes
@@ -239,6 +243,97 @@ func TestAddOuters(t *testing.T) {
 	}
 }
 
+// addOutersSyrk is the SYRK path of addOuters on rows gathered one by one
+// into blocks of stride p for gemm.Syrk, the reference for the bits of
+// addOuters; block and outer are its scratch (outerBlock*p and p*p values).
+func addOutersSyrk(pb *Problem, sum, v []float64, rows []int, k int, sign float64, block, outer []float64) {
+	p := pb.p
+	block, outer = block[:outerBlock*p], outer[:p*p]
+	clear(outer)
+	for lo := 0; lo < len(rows); lo += outerBlock {
+		hi := min(lo+outerBlock, len(rows))
+		for j, i := range rows[lo:hi] {
+			r := block[j*p : (j+1)*p]
+			pb.rowTo(r, i)
+			sy := sign
+			if pb.y[i] != k {
+				sy = -sign
+			}
+			addScaled(v, sy, r)
+		}
+		gemm.Syrk(blas.Trans, blas64.General{Rows: hi - lo, Cols: p, Stride: p, Data: block}, blas64.Symmetric{Uplo: blas.Upper, N: p, Stride: p, Data: outer})
+	}
+	for a := range p {
+		for b := a; b < p; b++ {
+			sum[a*p+b] += sign * outer[a*p+b]
+		}
+	}
+}
+
+// TestAddOutersBits checks addOuters bit for bit against gemm.Syrk on
+// rows gathered one by one, for several widths with and without the bias
+// feature, with one scratch shared by the problems as the pool does.
+func TestAddOutersBits(t *testing.T) {
+	for _, tc := range []struct {
+		n, d int
+		bias float64
+		seed uint64
+	}{
+		{900, 10, 0, 1}, {900, 3, 0, 2}, {700, 8, -1, 3}, {800, 11, 0.5, 4}, {600, 13, 0, 5}, {500, 1, 0, 6},
+	} {
+		x, y := overlapping(tc.n, tc.d, 3, tc.seed)
+		// Values of very different sizes, so that the order of the terms
+		// shows in the bits.
+		rng := rand.New(rand.NewPCG(tc.seed, 9))
+		rowsx, _ := x.Dims()
+		for i := range rowsx {
+			for j := range tc.d {
+				x.Set(i, j, x.At(i, j)*math.Exp(2*rng.NormFloat64()))
+			}
+		}
+		pb, err := NewProblem(x, y, 3, tc.bias)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The pool hands back the scratch of the previous case: its
+		// padding holds that case's rows.
+		sc := pb.getScratch()
+		p := pb.p
+		for _, n := range []int{outerMin, 255, 256, 257, 600} {
+			rows := make([]int, n)
+			for i := range rows {
+				rows[i] = rng.IntN(rowsx)
+			}
+			for _, sign := range []float64{1, -1} {
+				sum := make([]float64, p*p)
+				v := make([]float64, p)
+				for i := range sum {
+					sum[i] = rng.NormFloat64()
+				}
+				for i := range v {
+					v[i] = rng.NormFloat64()
+				}
+				wsum, wv := slices.Clone(sum), slices.Clone(v)
+				pb.addOuters(sum, v, rows, 2, sign, sc)
+				addOutersSyrk(pb, wsum, wv, rows, 2, sign, make([]float64, outerBlock*p), make([]float64, p*p))
+				for a := range p {
+					for b := a; b < p; b++ {
+						if math.Float64bits(sum[a*p+b]) != math.Float64bits(wsum[a*p+b]) {
+							t.Fatalf("n=%d d=%d bias=%v, %d rows, sign %v: sum[%d][%d] = %v, want %v", tc.n, tc.d, tc.bias, n, sign, a, b, sum[a*p+b], wsum[a*p+b])
+						}
+					}
+				}
+				for j := range p {
+					if math.Float64bits(v[j]) != math.Float64bits(wv[j]) {
+						t.Fatalf("n=%d d=%d bias=%v, %d rows, sign %v: v[%d] = %v, want %v", tc.n, tc.d, tc.bias, n, sign, j, v[j], wv[j])
+					}
+				}
+			}
+		}
+		putScratch(sc)
+	}
+}
+
 // TestPrimalStoppingGradient checks the gradient the primal solver takes
 // from its sums over the margin violators against the gradient computed
 // directly from the rows, at the default tolerance, for cold and warm
@@ -432,4 +527,35 @@ func randomWeights(rng *rand.Rand, p int, zero float64) []float64 {
 		}
 	}
 	return s
+}
+
+// BenchmarkAddOuters adds the outer products of 2,000 random rows of
+// 20,000 (10 features and the bias, as in the evaluation's grid) by
+// addOuters and by the reference, gemm.Syrk on rows gathered one by one.
+func BenchmarkAddOuters(b *testing.B) {
+	x, y := overlapping(5000, 10, 4, 1)
+	pb, err := NewProblem(x, y, 4, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(2, 3))
+	rows := make([]int, 2000)
+	for i := range rows {
+		rows[i] = rng.IntN(len(y))
+	}
+	slices.Sort(rows)
+	p := pb.p
+	sum, v := make([]float64, p*p), make([]float64, p)
+	b.Run("padded", func(b *testing.B) {
+		sc := pb.getScratch()
+		for b.Loop() {
+			pb.addOuters(sum, v, rows, 1, 1, sc)
+		}
+	})
+	b.Run("syrk", func(b *testing.B) {
+		block, outer := make([]float64, outerBlock*p), make([]float64, p*p)
+		for b.Loop() {
+			addOutersSyrk(pb, sum, v, rows, 1, 1, block, outer)
+		}
+	})
 }

@@ -29,7 +29,8 @@
 // operands are packed, per block of kc = 256 inner indices, into
 // micro-panels of 4 rows of op(A) and 12 columns of op(B) (for Syrk with
 // n <= 160 the rows of F are only copied into rows padded to a multiple of
-// 12, and the kernel reads them with a stride), and a 4 x 12
+// 12, and the kernel reads them with a stride; SyrkPadded takes rows the
+// caller has already laid out so), and a 4 x 12
 // register-blocked micro-kernel accumulates a tile of C in 12 YMM
 // registers. The triangular solves are recursive: the off-diagonal blocks
 // go through the GEMM kernel, diagonal blocks of order <= 32 through a
