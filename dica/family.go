@@ -489,8 +489,11 @@ var projectBuffers = sync.Pool{New: func() any { return new([]float64) }}
 type Projector struct {
 	models []*Model
 	raw    int
-	w      []float64 // the models' wraw^T stacked: sum k x raw
-	cols   int       // sum of the models' components
+	w      *gemm.PackedB // the models' wraw stacked side by side: raw x sum k
+	cols   int           // sum of the models' components
+	// shift holds, side by side, each model's offsets negated (0 - o):
+	// the initial value of each row of the product.
+	shift []float64
 }
 
 // NewProjector returns the projector of the models, which must all have
@@ -513,10 +516,14 @@ func NewProjector(models ...*Model) (*Projector, error) {
 		}
 		p.cols += m.Positive
 	}
-	p.w = make([]float64, 0, p.cols*p.raw)
+	w := make([]float64, 0, p.cols*p.raw)
 	for _, m := range models {
-		p.w = append(p.w, m.wrawT[:m.Positive*p.raw]...)
+		w = append(w, m.wrawT[:m.Positive*p.raw]...)
+		for _, o := range m.offset[:m.Positive] {
+			p.shift = append(p.shift, 0-o)
+		}
 	}
+	p.w = gemm.PackB(blas.Trans, blas64.General{Rows: p.cols, Cols: p.raw, Stride: p.raw, Data: w})
 	return p, nil
 }
 
@@ -550,11 +557,14 @@ func (p *Projector) Project(dst []*mat.Dense, f *mat.Dense) error {
 			return fmt.Errorf("dica: ProjectRaw destination is %d x %d, want %d x %d", rr, cc, r, k)
 		}
 	}
+	// Each element starts at 0 - o for the model's offset o, so that the
+	// product's single rounding of acc + (0 - o), acc the exact-order sum
+	// of the products, gives the bits of (0 + acc) - o.
 	var zr blas64.General
 	if len(dst) == 1 {
 		zr = dst[0].RawMatrix()
 		for i := 0; i < r; i++ {
-			clear(zr.Data[i*zr.Stride : i*zr.Stride+p.cols])
+			copy(zr.Data[i*zr.Stride:i*zr.Stride+p.cols], p.shift)
 		}
 	} else {
 		// The models' columns side by side, in a buffer that successive
@@ -565,21 +575,21 @@ func (p *Projector) Project(dst []*mat.Dense, f *mat.Dense) error {
 			*buf = make([]float64, r*p.cols)
 		}
 		*buf = (*buf)[:r*p.cols]
-		clear(*buf)
+		for i := 0; i < r; i++ {
+			copy((*buf)[i*p.cols:(i+1)*p.cols], p.shift)
+		}
 		zr = blas64.General{Rows: r, Cols: p.cols, Stride: p.cols, Data: *buf}
 	}
-	gemm.Gemm(blas.NoTrans, blas.Trans, 1, f.RawMatrix(), blas64.General{Rows: p.cols, Cols: c, Stride: c, Data: p.w},
-		blas64.General{Rows: r, Cols: p.cols, Stride: zr.Stride, Data: zr.Data}, 1)
+	gemm.GemmPacked(blas.NoTrans, 1, f.RawMatrix(), p.w, blas64.General{Rows: r, Cols: p.cols, Stride: zr.Stride, Data: zr.Data}, 1)
+	if len(dst) == 1 {
+		return nil
+	}
 	off := 0
 	for mi, m := range p.models {
 		k := m.Positive
 		d := dst[mi].RawMatrix()
 		for i := 0; i < r; i++ {
-			src := zr.Data[i*zr.Stride+off : i*zr.Stride+off+k]
-			row := d.Data[i*d.Stride : i*d.Stride+k]
-			for j, o := range m.offset[:k] {
-				row[j] = src[j] - o
-			}
+			copy(d.Data[i*d.Stride:i*d.Stride+k], zr.Data[i*zr.Stride+off:i*zr.Stride+off+k])
 		}
 		off += k
 	}

@@ -92,7 +92,27 @@ func symSquare(s *mat.SymDense) *mat.Dense {
 	out := mat.NewDense(n, n, nil)
 	for r := 0; r < n; r++ {
 		row := full.RawRowView(r)
-		for c := r; c < n; c++ {
+		c := r
+		// Four elements at a time: four independent sums, each in the
+		// order of the single one.
+		for ; c+4 <= n; c += 4 {
+			c0 := full.RawRowView(c)[:len(row)]
+			c1 := full.RawRowView(c + 1)[:len(row)]
+			c2 := full.RawRowView(c + 2)[:len(row)]
+			c3 := full.RawRowView(c + 3)[:len(row)]
+			var v0, v1, v2, v3 float64
+			for i, e := range row {
+				v0 += e * c0[i]
+				v1 += e * c1[i]
+				v2 += e * c2[i]
+				v3 += e * c3[i]
+			}
+			for j, v := range [4]float64{v0, v1, v2, v3} {
+				out.Set(r, c+j, v)
+				out.Set(c+j, r, v)
+			}
+		}
+		for ; c < n; c++ {
 			col := full.RawRowView(c)[:len(row)]
 			var v float64
 			for i, e := range row {

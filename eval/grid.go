@@ -39,8 +39,11 @@ type foldData struct {
 	held      []int // the held-out training domains
 	fitRows   []int
 	validRows []int
-	fitDS     *dataset.Dataset
-	validX    *mat.Dense
+	// fitCells and validCells gather the labels and domains of fitRows
+	// and validRows for the learners.
+	fitCells, validCells *rowCells
+	fitDS                *dataset.Dataset
+	validX               *mat.Dense
 }
 
 // cvMethod is the inner cross-validation of one method of a split.
@@ -119,6 +122,7 @@ func (e *evaluator) crossValidate(ctx context.Context, si int, names []string, o
 		fd := &foldData{f: f, held: held}
 		fd.fitRows = e.sample(si, inner, e.o.MaxFitCells, e.rng(si, f, purposeInnerFit))
 		fd.validRows = e.sample(si, held, e.o.MaxFitCells, e.rng(si, f, purposeInnerValid))
+		fd.fitCells, fd.validCells = e.gather(fd.fitRows), e.gather(fd.validRows)
 		fd.fitDS = e.subset(fd.fitRows)
 		fd.validX = e.ds.Subset(fd.validRows).X
 		cv.folds = append(cv.folds, fd)
@@ -431,7 +435,7 @@ func (cv *cvSplit) learners(ctx context.Context, cm *cvMethod, f, fi int, zfit, 
 			}
 			continue
 		}
-		ts, err := e.trainingSet(firstCols(zfit, k), fd.fitRows, e.rng(cv.si, f, purposeLearner))
+		ts, err := e.trainingSetOf(firstCols(zfit, k), fd.fitCells, e.rng(cv.si, f, purposeLearner))
 		var zs *mat.Dense
 		if err == nil {
 			zs, err = ts.scaler.Apply(firstCols(zval, k))
@@ -460,7 +464,7 @@ func (cv *cvSplit) learners(ctx context.Context, cm *cvMethod, f, fi int, zfit, 
 			l, err := e.learn(ctx, ts, lp)
 			if err == nil {
 				acc := map[int]*tally{}
-				if err = e.scoreStd(l, zs, fd.validRows, acc, nil); err == nil {
+				if err = e.scoreStdOf(l, zs, fd.validCells, acc, nil); err == nil {
 					for _, gi := range fd.held {
 						if t := acc[gi]; t != nil { // else no labelled cell: not scored
 							cm.vals[f][pi] = append(cm.vals[f][pi], e.value(t))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -116,7 +115,12 @@ type trainSet struct {
 // classifier learns from the cells with a label only: the others are left
 // out first (the transformation was fitted on them too).
 func (e *evaluator) trainingSet(z *mat.Dense, rows []int, rng *rand.Rand) (*trainSet, error) {
-	z, rows = e.labelledOnly(z, rows)
+	return e.trainingSetOf(z, e.gather(rows), rng)
+}
+
+// trainingSetOf is trainingSet for rows gathered beforehand (gather).
+func (e *evaluator) trainingSetOf(z *mat.Dense, rc *rowCells, rng *rand.Rand) (*trainSet, error) {
+	z, rows := e.labelledOnly(z, rc)
 	if len(rows) == 0 {
 		return nil, errors.New("eval: no training cell has a label")
 	}
@@ -151,25 +155,58 @@ func (e *evaluator) trainingSet(z *mat.Dense, rows []int, rng *rand.Rand) (*trai
 	return ts, nil
 }
 
-// labelledOnly returns the rows of z and rows whose cells have a class
-// label: z and rows themselves for regression, and when every cell is
-// labelled.
-func (e *evaluator) labelledOnly(z *mat.Dense, rows []int) (*mat.Dense, []int) {
-	if e.regression || !slices.ContainsFunc(rows, func(p int) bool { return e.ds.Label[p] == dataset.NoLabel }) {
-		return z, rows
-	}
-	var keep []int
+// rowCells holds rows of the data set with their domains and (for
+// classification) class labels gathered side by side: the learners of the inner grid are trained on
+// (and scored on) the same rows many times, and reading the labels and
+// domains of scattered rows is slower than the loops over them.
+type rowCells struct {
+	rows          []int
+	label, domain []int
+	// labelled holds the positions in rows of the cells with a class
+	// label, or is nil when every cell has one (and for regression).
+	labelled []int
+}
+
+// gather returns the labels and domains of the rows.
+func (e *evaluator) gather(rows []int) *rowCells {
+	rc := &rowCells{rows: rows, domain: make([]int, len(rows))}
 	for i, p := range rows {
-		if e.ds.Label[p] != dataset.NoLabel {
-			keep = append(keep, i)
+		rc.domain[i] = e.ds.Domain[p]
+	}
+	if e.regression {
+		return rc // the labels are not read
+	}
+	all := true
+	rc.label = make([]int, len(rows))
+	for i, p := range rows {
+		rc.label[i] = e.ds.Label[p]
+		all = all && rc.label[i] != dataset.NoLabel
+	}
+	if !all {
+		rc.labelled = make([]int, 0, len(rows))
+		for i, c := range rc.label {
+			if c != dataset.NoLabel {
+				rc.labelled = append(rc.labelled, i)
+			}
 		}
 	}
+	return rc
+}
+
+// labelledOnly returns the rows of z and rc.rows whose cells have a class
+// label: z and rc.rows themselves for regression, and when every cell is
+// labelled.
+func (e *evaluator) labelledOnly(z *mat.Dense, rc *rowCells) (*mat.Dense, []int) {
+	if rc.labelled == nil {
+		return z, rc.rows
+	}
+	keep := rc.labelled
 	_, d := z.Dims()
 	sub := mat.NewDense(max(len(keep), 1), d, nil)
 	out := make([]int, len(keep))
 	for j, i := range keep {
 		sub.SetRow(j, z.RawRowView(i))
-		out[j] = rows[i]
+		out[j] = rc.rows[i]
 	}
 	return sub, out
 }
@@ -397,12 +434,24 @@ func (e *evaluator) score(l *learner, z *mat.Dense, rows []int, acc map[int]*tal
 // scoreStd is score for projections zs already standardized with the
 // learner's scaler.
 func (e *evaluator) scoreStd(l *learner, zs *mat.Dense, rows []int, acc map[int]*tally, conf [][]int) error {
+	return e.scoreStdOf(l, zs, e.gather(rows), acc, conf)
+}
+
+// scoreStdOf is scoreStd for rows gathered beforehand (gather).
+func (e *evaluator) scoreStdOf(l *learner, zs *mat.Dense, rc *rowCells, acc map[int]*tally, conf [][]int) error {
+	rows := rc.rows
+	// The tallies by domain, looked up in acc once per domain.
+	byDomain := make([]*tally, len(e.ds.DomainNames))
 	get := func(g int) *tally {
+		if t := byDomain[g]; t != nil {
+			return t
+		}
 		t := acc[g]
 		if t == nil {
 			t = &tally{}
 			acc[g] = t
 		}
+		byDomain[g] = t
 		return t
 	}
 	if l.svm != nil {
@@ -410,18 +459,18 @@ func (e *evaluator) scoreStd(l *learner, zs *mat.Dense, rows []int, acc map[int]
 		if err != nil {
 			return err
 		}
-		for i, p := range rows {
-			if e.ds.Label[p] == dataset.NoLabel {
+		for i, c := range rc.label {
+			if c == dataset.NoLabel {
 				continue // not scored
 			}
-			t := get(e.ds.Domain[p])
-			if pred[i] == e.ds.Label[p] {
+			t := get(rc.domain[i])
+			if pred[i] == c {
 				t.sum++
 			}
 			t.count++
 			t.cells++
 			if conf != nil {
-				conf[e.ds.Label[p]][pred[i]]++
+				conf[c][pred[i]]++
 			}
 		}
 		return nil

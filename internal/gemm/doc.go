@@ -3,7 +3,8 @@
 // raw feature rows (Syrk), the Cholesky factorization of a dense symmetric
 // positive definite matrix (Potrf, and CholeskyTo for a mat.Cholesky), the
 // triangular solves with many right-hand sides that go with it (Trsm), the
-// general product (Gemm), and the Gram sum of float32 rows, in float32
+// general product (Gemm, and GemmPacked with a right operand packed once by
+// PackB for many left operands), and the Gram sum of float32 rows, in float32
 // within blocks of 128 rows and in float64 across them (Syrk32, with a
 // 4 x 24 float32 micro-kernel). Gemm, Syrk, Trsm and Potrf mirror the blas64
 // or lapack64 function of the same name, with one more argument, the number

@@ -85,6 +85,10 @@ type product struct {
 	// gram reports that opA = opB^T: the panels of A are read from the
 	// packed B (see rowBlock), A is not packed.
 	gram bool
+	// prepacked, when not nil, holds opB packed by PackB: the block of
+	// inner indices p0..p0+kb at prepacked[p0*np : (p0+kb)*np], np the
+	// number of columns rounded up to a multiple of nr.
+	prepacked []float64
 }
 
 // packA packs rows i0..i0+mb of opA, inner indices p0..p0+kb, into
@@ -308,7 +312,10 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 	}
 	nPanels := (g.n + nr - 1) / nr
 	kb0 := min(kc, g.k)
-	bp := grow(&ws.bp, nPanels*nr*kb0)
+	var bp []float64
+	if g.prepacked == nil {
+		bp = grow(&ws.bp, nPanels*nr*kb0)
+	}
 	nBlocks := (g.m + mc - 1) / mc
 	workers = max(1, min(workers, nBlocks))
 	for len(ws.ap) < workers {
@@ -323,8 +330,11 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 	var tmp [mr * nr]float64
 	for p0 := 0; p0 < g.k; p0 += kc {
 		kb := min(kc, g.k-p0)
+		if g.prepacked != nil {
+			bp = g.prepacked[p0*nPanels*nr : (p0+kb)*nPanels*nr]
+		}
 		if workers == 1 {
-			if !g.packedB {
+			if !g.packedB && g.prepacked == nil {
 				g.packB(bp, 0, g.n, p0, kb)
 			}
 			for i0 := 0; i0 < g.m; i0 += mc {
@@ -339,7 +349,7 @@ func (im impl) run(g *product, workers int, ws *workspace) {
 			continue
 		}
 		// Pack B in parallel, in runs of whole panels.
-		if !g.packedB {
+		if !g.packedB && g.prepacked == nil {
 			parallel(nPanels, (nPanels+workers-1)/workers, workers, func(lo, hi int) {
 				g.packB(bp[lo*nr*kb:], lo*nr, min(g.n, hi*nr)-lo*nr, p0, kb)
 			})
@@ -420,6 +430,60 @@ func (im impl) gemm(tA, tB blas.Transpose, alpha float64, a, b, c blas64.General
 	}
 	im.run(&product{m: m, n: n, k: k, alpha: alpha, a: a.Data, lda: a.Stride, transA: transA,
 		b: b.Data, ldb: b.Stride, transB: transB, c: c.Data, ldc: c.Stride}, workers, nil)
+}
+
+// PackedB is the right operand op(B) of products C += alpha op(A) op(B)
+// packed once (PackB) for use with many left operands (GemmPacked): the
+// layout Gemm packs op(B) into for each call.
+type PackedB struct {
+	k, n int
+	data []float64
+}
+
+// Dims returns the dimensions k x n of the packed op(B).
+func (b *PackedB) Dims() (k, n int) { return b.k, b.n }
+
+// PackB returns op(B) packed for GemmPacked, where op(B) is B for
+// blas.NoTrans and B^T for blas.Trans (or blas.ConjTrans). It uses
+// k x n rounded up to a multiple of 12 float64 and does not keep b.
+func PackB(tB blas.Transpose, b blas64.General) *PackedB {
+	checkMatrix("B", b.Data, b.Stride, b.Rows, b.Cols)
+	transB := isTrans(tB)
+	k, n := b.Rows, b.Cols
+	if transB {
+		k, n = n, k
+	}
+	nPanels := (n + nr - 1) / nr
+	g := &product{k: k, n: n, b: b.Data, ldb: b.Stride, transB: transB}
+	p := &PackedB{k: k, n: n, data: make([]float64, k*nPanels*nr)}
+	for p0 := 0; p0 < k; p0 += kc {
+		kb := min(kc, k-p0)
+		g.packB(p.data[p0*nPanels*nr:(p0+kb)*nPanels*nr], 0, n, p0, kb)
+	}
+	return p
+}
+
+// GemmPacked computes C += alpha * op(A) * op(B) for op(B) packed by
+// PackB: the same product, bit for bit, as Gemm with the matrix PackB was
+// given, without packing op(B) again. It panics on inconsistent shapes.
+func GemmPacked(tA blas.Transpose, alpha float64, a blas64.General, b *PackedB, c blas64.General, workers int) {
+	native.gemmPacked(tA, alpha, a, b, c, workers)
+}
+
+func (im impl) gemmPacked(tA blas.Transpose, alpha float64, a blas64.General, b *PackedB, c blas64.General, workers int) {
+	transA := isTrans(tA)
+	checkMatrix("A", a.Data, a.Stride, a.Rows, a.Cols)
+	checkMatrix("C", c.Data, c.Stride, c.Rows, c.Cols)
+	m, n := c.Rows, c.Cols
+	am, k := a.Rows, a.Cols
+	if transA {
+		am, k = k, am
+	}
+	if am != m || b.k != k || b.n != n {
+		panic(fmt.Sprintf("gemm: GemmPacked: op(A) is %d x %d, op(B) %d x %d and C %d x %d", am, k, b.k, b.n, m, n))
+	}
+	im.run(&product{m: m, n: n, k: k, alpha: alpha, a: a.Data, lda: a.Stride, transA: transA,
+		c: c.Data, ldc: c.Stride, prepacked: b.data}, workers, nil)
 }
 
 // Syrk adds A^T A to the upper triangle of C: for 0 <= i <= j < n,

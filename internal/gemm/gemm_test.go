@@ -281,6 +281,16 @@ func TestGemm(t *testing.T) {
 					c := append([]float64(nil), c0...)
 					Gemm(tr(tA), tr(tB), alpha, general(ar, ac, lda, a), general(br, bc, ldb, b), general(m, n, ldc, c), workers)
 					name := fmt.Sprintf("%dx%dx%d tA=%v tB=%v workers=%d", m, n, k, tA, tB, workers)
+					// op(B) packed once, used twice: each product the
+					// bits of Gemm's.
+					pb := PackB(tr(tB), general(br, bc, ldb, b))
+					for range 2 {
+						cp := append([]float64(nil), c0...)
+						GemmPacked(tr(tA), alpha, general(ar, ac, lda, a), pb, general(m, n, ldc, cp), workers)
+						if !sameBits(cp, c) {
+							t.Errorf("%s: GemmPacked differs from Gemm", name)
+						}
+					}
 					if workers == 1 {
 						first = c
 						tol := 1e-13 * math.Sqrt(float64(k))
