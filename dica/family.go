@@ -37,25 +37,9 @@ type Family struct {
 	mu    sync.Mutex
 	cache map[familyKey]*featureStats
 
-	// raw holds the raw input features of the pass's rows
-	// (NewFamilyFeatures), else nil; guarded by mu.
+	// features holds the raw input features of the pass's rows
+	// (NewFamilyFeatures), else nil.
 	raw *mat.Dense
-}
-
-// featureBuffers holds the data of the feature matrices released by
-// Family.ReleaseFeatures (*[]float64), for the next NewFamilyFeatures:
-// the pass writes every value of the matrix, so a reused one needs no
-// clearing.
-var featureBuffers sync.Pool
-
-// featureMatrix returns an r x c matrix for the kept features, whose
-// values are to be overwritten: released data when there is large enough,
-// else new.
-func featureMatrix(r, c int) *mat.Dense {
-	if b, ok := featureBuffers.Get().(*[]float64); ok && cap(*b) >= r*c {
-		return mat.NewDense(r, c, (*b)[:r*c])
-	}
-	return mat.NewDense(r, c, nil)
 }
 
 // familyKey names cached feature statistics: those of the supervised or
@@ -124,29 +108,7 @@ func (f *Family) Features() *mat.Dense {
 	if f == nil {
 		return nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	return f.raw
-}
-
-// ReleaseFeatures hands the matrix Features returns back for reuse by a
-// later NewFamilyFeatures in the process, which then needs no new
-// allocation (of 8 n RawDim bytes that the runtime would clear) when it
-// keeps as many features or fewer. From then on Features returns nil, and
-// the caller must no longer use the matrix. It does nothing for a family
-// without features. Solve does not use the features.
-func (f *Family) ReleaseFeatures() {
-	if f == nil {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.raw == nil {
-		return
-	}
-	d := f.raw.RawMatrix().Data
-	f.raw = nil
-	featureBuffers.Put(&d)
 }
 
 func newFamily(ctx context.Context, src dataset.Source, keep bool, cfgs []Config) (*Family, error) {
@@ -209,8 +171,10 @@ func newFamily(ctx context.Context, src dataset.Source, keep bool, cfgs []Config
 	}
 	both := first[0] != nil && first[1] != nil
 	if keep && !p.SinglePrecision() {
-		if n := src.(dataset.Sizer).Len(); n > 0 {
-			f.raw = featureMatrix(n, rawDim(p.inMap))
+		n := src.(dataset.Sizer).Len()
+		f.raw = mat.NewDense(max(n, 1), rawDim(p.inMap), nil)
+		if n == 0 {
+			f.raw = nil
 		}
 	}
 	main, second, domains, classes, err := p.accumulateFamily(ctx, src, gram, both, f.raw)

@@ -62,11 +62,6 @@ func TestNilAndZero(t *testing.T) {
 		{Name: "Family.Features", Call: func() error {
 			return apitest.WantZero((*Family)(nil).Features() == nil && (&Family{}).Features() == nil, nil)
 		}},
-		{Name: "Family.ReleaseFeatures", Call: func() error {
-			(*Family)(nil).ReleaseFeatures()
-			(&Family{}).ReleaseFeatures()
-			return nil
-		}},
 		{Name: "NewFamilyFeatures/nil ctx", Call: func() error { return two(NewFamilyFeatures(nil, ds.Source(), Config{Method: DICA})) }},
 		{Name: "NewFamilyFeatures/nil src", Call: func() error { return two(NewFamilyFeatures(ctx, nil, Config{Method: DICA})) }},
 		{Name: "NewFamilyFeatures/no config", Call: func() error { return two(NewFamilyFeatures(ctx, ds.Source())) }},

@@ -55,10 +55,8 @@ type band struct {
 	models []*dica.Model
 	errs   []error
 	// features holds the raw input features of the fitting cells when
-	// fitBand was asked to keep them (dica.NewFamilyFeatures), else nil;
-	// release hands them back for reuse (dica.Family.ReleaseFeatures).
+	// fitBand was asked to keep them (dica.NewFamilyFeatures), else nil.
 	features *mat.Dense
-	release  func()
 	// scaledOf[i] is the index of the spec whose model stands for spec
 	// i's, which was not solved (its model and error are nil), or -1.
 	scaledOf []int
@@ -100,7 +98,7 @@ func (e *evaluator) fitBand(ctx context.Context, ds *dataset.Dataset, specs []fi
 			}
 			return b, nil
 		}
-		b.plan, b.features, b.release = fam.Plan(), fam.Features(), fam.ReleaseFeatures
+		b.plan, b.features = fam.Plan(), fam.Features()
 	}
 	for i, s := range specs {
 		if err := ctx.Err(); err != nil {

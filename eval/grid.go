@@ -340,13 +340,10 @@ func (cv *cvSplit) run(ctx context.Context, t cvTask, workers int) error {
 		}
 	}
 	zfit, err := proj.project(e, fd.fitDS.X, fd.fitRows, workers, b.features)
-	b.features = nil
-	if b.release != nil {
-		b.release() // for the next task's pass
-	}
 	if err != nil {
 		return err
 	}
+	b.features = nil
 	zval, err := proj.project(e, fd.validX, fd.validRows, workers, nil)
 	if err != nil {
 		return err
