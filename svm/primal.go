@@ -83,10 +83,16 @@ func lineSearch(w, s, z, dz []float64, c2, a0, b0 float64, sc *lineScratch) (t f
 // switch later (active with dz_i < 0, inactive with dz_i > 0) to sc.cand
 // (nc of them); without branches, which would be mispredicted.
 func lineFirst(z, dz []float64, sc *lineScratch) (nb, nc int) {
+	return firstTerms(z, dz, sc.br, sc.cand, 0, 0, 0)
+}
+
+// firstTerms is lineFirst's pass over the terms from i0 on, appending to
+// the nb terms already in br and the nc already in cand.
+func firstTerms(z, dz []float64, br, cand []int, i0, nb, nc int) (int, int) {
 	n := len(z)
-	dz, br, cand := dz[:n], sc.br[:n], sc.cand[:n]
-	for i, zi := range z {
-		u, d := 1-zi, dz[i]
+	dz, br, cand = dz[:n], br[:n], cand[:n]
+	for i := i0; i < n; i++ {
+		u, d := 1-z[i], dz[i]
 		in := u > 0
 		sw := in != (u+d > 0)
 		br[nb] = i

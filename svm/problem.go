@@ -628,18 +628,10 @@ func signedFirst(z, dz []float64, y []int, k int, sc *lineScratch) (nb, nc int) 
 		i = n &^ 3
 		nb, nc = signedFirstAVX2(z[:i], dz[:i], y[:i], k, br, cand)
 	}
-	for ; i < n; i++ {
-		u := 1 - z[i]
-		d := math.Float64frombits(math.Float64bits(dz[i]) ^ negBit(y[i], k))
-		dz[i] = d
-		in := u > 0
-		sw := in != (u+d > 0)
-		br[nb] = i
-		nb += b2i(sw)
-		cand[nc] = i
-		nc += b2i(!sw) & later(in, d)
+	for j := i; j < n; j++ {
+		dz[j] = math.Float64frombits(math.Float64bits(dz[j]) ^ negBit(y[j], k))
 	}
-	return nb, nc
+	return firstTerms(z, dz, br, cand, i, nb, nc)
 }
 
 // outerBlock is the number of rows gathered per SYRK update in addOuters;
