@@ -483,6 +483,9 @@ func (m *Model) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("dica: model: %d unexpected bytes at the end", len(d.b))
 	}
 	md := p.inMap.Dim()
+	if out.Positive < 0 || out.Positive > len(out.Eigenvalues) {
+		return fmt.Errorf("dica: model: %d components for %d eigenvalues", out.Positive, len(out.Eigenvalues))
+	}
 	if out.Positive > 0 {
 		if out.W == nil || out.W.RawMatrix().Rows != md || out.W.RawMatrix().Cols != out.Positive || len(out.Mean) != md {
 			return fmt.Errorf("dica: model: weights do not match the feature map (%d features)", md)
